@@ -1,0 +1,18 @@
+import { Schema, type Connection } from 'mongoose';
+
+// An API key is "<prefix>_<keyId>_<secret>". Only the SHA-256 of the secret part is stored;
+// lookup is by key id, then the hashes are compared in constant time.
+export const ApiKeySchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    userId: { type: String, required: true, index: true },
+    secretHash: { type: String, required: true },
+    label: { type: String, default: null },
+    createdAt: { type: Date, required: true, default: () => new Date() },
+    revokedAt: { type: Date, default: null },
+  },
+  { versionKey: false, strict: true, collection: 'api_keys' },
+);
+
+export const apiKeyModel = (conn: Connection) => conn.model('ApiKey', ApiKeySchema);
+export type ApiKeyModel = ReturnType<typeof apiKeyModel>;

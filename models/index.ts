@@ -1,0 +1,22 @@
+import type { Connection } from 'mongoose';
+import { apiKeyModel } from './api-key.model.js';
+import { customSecretModel } from './custom-secret.model.js';
+import { gitProviderTokensModel } from './git-provider-tokens.model.js';
+import { settingsModel } from './settings.model.js';
+
+export * from './api-key.model.js';
+export * from './custom-secret.model.js';
+export * from './git-provider-tokens.model.js';
+export * from './settings.model.js';
+
+/** Binds every model to one connection, so tests can run several databases in one process. */
+export function createModels(conn: Connection) {
+  return {
+    ApiKey: apiKeyModel(conn),
+    Settings: settingsModel(conn),
+    GitProviderTokens: gitProviderTokensModel(conn),
+    CustomSecret: customSecretModel(conn),
+  };
+}
+
+export type Models = ReturnType<typeof createModels>;

@@ -1,0 +1,64 @@
+import { Schema, type Connection } from 'mongoose';
+
+// MCP config mirrors API.md B.4. Credential fields (api_key, env values) hold ciphertext.
+const SseServerSchema = new Schema({ url: { type: String, required: true }, api_key: { type: String, default: null } }, { _id: false });
+const ShttpServerSchema = new Schema(
+  { url: { type: String, required: true }, api_key: { type: String, default: null }, timeout: { type: Number, default: null } },
+  { _id: false },
+);
+const StdioServerSchema = new Schema(
+  {
+    name: { type: String, required: true },
+    command: { type: String, required: true },
+    args: { type: [String], default: [] },
+    env: { type: Map, of: String, default: {} },
+  },
+  { _id: false },
+);
+const McpConfigSchema = new Schema(
+  {
+    sse_servers: { type: [SseServerSchema], default: [] },
+    stdio_servers: { type: [StdioServerSchema], default: [] },
+    shttp_servers: { type: [ShttpServerSchema], default: [] },
+  },
+  { _id: false },
+);
+
+// One document per user. Only fields the user has saved are present; defaults are applied
+// when reading (services/settings.service.ts), so a partial save never writes defaults over
+// stored values. llm_api_key, search_api_key and sandbox_api_key hold ciphertext.
+export const SettingsSchema = new Schema(
+  {
+    userId: { type: String, required: true, unique: true },
+    language: String,
+    agent: String,
+    max_iterations: Number,
+    security_analyzer: String,
+    confirmation_mode: Boolean,
+    llm_model: String,
+    llm_api_key: String,
+    llm_base_url: String,
+    remote_runtime_resource_factor: Number,
+    enable_default_condenser: Boolean,
+    enable_sound_notifications: Boolean,
+    enable_proactive_conversation_starters: Boolean,
+    enable_solvability_analysis: Boolean,
+    user_consents_to_analytics: Boolean,
+    sandbox_base_container_image: String,
+    sandbox_runtime_container_image: String,
+    mcp_config: { type: McpConfigSchema, default: undefined },
+    search_api_key: String,
+    sandbox_api_key: String,
+    max_budget_per_task: Number,
+    condenser_max_size: Number,
+    email: String,
+    email_verified: Boolean,
+    git_user_name: String,
+    git_user_email: String,
+    updatedAt: Date,
+  },
+  { versionKey: false, strict: true, collection: 'settings', minimize: false },
+);
+
+export const settingsModel = (conn: Connection) => conn.model('Settings', SettingsSchema);
+export type SettingsModel = ReturnType<typeof settingsModel>;

@@ -1,0 +1,53 @@
+// Wire helpers shared by the resource schemas. This file imports only zod so the schemas
+// can be shared with the Next.js frontend.
+import { z } from 'zod';
+
+/**
+ * Wraps a leaf schema so trpc-to-openapi's input coercion cannot reach it.
+ *
+ * The REST adapter coerces number/boolean leaves of every input object with JavaScript
+ * semantics (Boolean("false") === true) and does so by mutating the shared schema in
+ * place, which would make tRPC behaviour depend on whether a REST request came first
+ * (STYLE.md §3.1 items 2-3). A pipe is opaque to that walk; the identity transform keeps
+ * the wire type and the OpenAPI document unchanged. test/unit/schemas.test.ts checks that
+ * no REST input exposes a coercible leaf.
+ */
+export function noCoerce<T extends z.ZodType>(schema: T) {
+  return schema.pipe(z.transform((value: z.output<T>) => value));
+}
+
+export const jsonBool = () => noCoerce(z.boolean());
+export const jsonInt = () => noCoerce(z.number().int());
+export const jsonNumber = () => noCoerce(z.number());
+
+export const MessageResponseSchema = z.object({ message: z.string() }).meta({ id: 'MessageResponse' });
+
+export const ProviderTypeSchema = z.enum(['github', 'gitlab', 'bitbucket', 'enterprise_sso']).meta({ id: 'ProviderType' });
+export type ProviderType = z.infer<typeof ProviderTypeSchema>;
+
+/** The mask shown in place of a stored credential; sending it back keeps the stored value. */
+export const SECRET_MASK = '**********';
+
+// Validation messages in the reference server's (pydantic's) words, so legacy clients that
+// display `msg` read the same text. Set once, process-wide, when the schemas load.
+z.config({
+  customError(issue) {
+    if (issue.code === 'invalid_type') {
+      if (issue.input === undefined) return 'Field required';
+      return TYPE_MESSAGES[issue.expected] ?? undefined;
+    }
+    if (issue.code === 'unrecognized_keys') return 'Extra inputs are not permitted';
+    return undefined;
+  },
+});
+
+const TYPE_MESSAGES: Record<string, string> = {
+  string: 'Input should be a valid string',
+  number: 'Input should be a valid number',
+  int: 'Input should be a valid integer',
+  boolean: 'Input should be a valid boolean',
+  object: 'Input should be a valid dictionary',
+  record: 'Input should be a valid dictionary',
+  array: 'Input should be a valid list',
+  null: 'Input should be None',
+};

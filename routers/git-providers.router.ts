@@ -1,0 +1,29 @@
+import { z } from 'zod';
+import { authedProcedure } from '../src/procedures.js';
+import { router } from '../src/trpc.js';
+import { MessageResponseSchema } from './common.schema.js';
+import { AddGitProvidersInputSchema } from './git-providers.schema.js';
+
+export const gitProvidersRouter = router({
+  add: authedProcedure
+    .meta({
+      openapi: { method: 'POST', path: '/api/add-git-providers', tags: ['git-providers'], summary: 'Validate and store git provider tokens' },
+    })
+    .input(AddGitProvidersInputSchema)
+    .output(MessageResponseSchema)
+    .mutation(async ({ ctx, input }) => {
+      await ctx.services.gitProviders.add(ctx.user.id, input);
+      return { message: 'Git providers stored' };
+    }),
+
+  unset: authedProcedure
+    .meta({
+      openapi: { method: 'POST', path: '/api/unset-provider-tokens', tags: ['git-providers'], summary: 'Remove all git provider tokens' },
+    })
+    .input(z.object({}))
+    .output(MessageResponseSchema)
+    .mutation(async ({ ctx }) => {
+      await ctx.services.gitProviders.unsetAll(ctx.user.id);
+      return { message: 'Unset Git provider tokens' };
+    }),
+});

@@ -1,0 +1,40 @@
+import { z } from 'zod';
+import { authedProcedure } from '../src/procedures.js';
+import { router } from '../src/trpc.js';
+import { MessageResponseSchema } from './common.schema.js';
+import { CreateSecretInputSchema, SecretIdInputSchema, SecretsListSchema, UpdateSecretInputSchema } from './secrets.schema.js';
+
+export const secretsRouter = router({
+  list: authedProcedure
+    .meta({ openapi: { method: 'GET', path: '/api/secrets', tags: ['secrets'], summary: 'List custom secret names' } })
+    .input(z.object({}))
+    .output(SecretsListSchema)
+    .query(async ({ ctx }) => ({ custom_secrets: await ctx.services.secrets.list(ctx.user.id) })),
+
+  create: authedProcedure
+    .meta({ successStatus: 201, openapi: { method: 'POST', path: '/api/secrets', tags: ['secrets'], summary: 'Create a custom secret' } })
+    .input(CreateSecretInputSchema)
+    .output(MessageResponseSchema)
+    .mutation(async ({ ctx, input }) => {
+      await ctx.services.secrets.create(ctx.user.id, input);
+      return { message: 'Secret created successfully' };
+    }),
+
+  update: authedProcedure
+    .meta({ openapi: { method: 'PUT', path: '/api/secrets/{secret_id}', tags: ['secrets'], summary: 'Rename or re-describe a secret' } })
+    .input(UpdateSecretInputSchema)
+    .output(MessageResponseSchema)
+    .mutation(async ({ ctx, input }) => {
+      await ctx.services.secrets.update(ctx.user.id, input.secret_id, input);
+      return { message: 'Secret updated successfully' };
+    }),
+
+  delete: authedProcedure
+    .meta({ openapi: { method: 'DELETE', path: '/api/secrets/{secret_id}', tags: ['secrets'], summary: 'Delete a secret' } })
+    .input(SecretIdInputSchema)
+    .output(MessageResponseSchema)
+    .mutation(async ({ ctx, input }) => {
+      await ctx.services.secrets.delete(ctx.user.id, input.secret_id);
+      return { message: 'Secret deleted successfully' };
+    }),
+});

@@ -1,0 +1,34 @@
+import { z } from 'zod';
+import { AppError } from '../src/errors.js';
+import { authedProcedure } from '../src/procedures.js';
+import { router } from '../src/trpc.js';
+import { MessageResponseSchema } from './common.schema.js';
+import { SaveSettingsInputSchema, SettingsSchema } from './settings.schema.js';
+
+export const settingsRouter = router({
+  get: authedProcedure
+    .meta({ openapi: { method: 'GET', path: '/api/settings', tags: ['settings'], summary: 'Load the user\'s settings (secrets masked)' } })
+    .input(z.object({}))
+    .output(SettingsSchema)
+    .query(({ ctx }) => ctx.services.settings.get(ctx.user.id)),
+
+  save: authedProcedure
+    .meta({ openapi: { method: 'POST', path: '/api/settings', tags: ['settings'], summary: 'Store settings (partial update)' } })
+    .input(SaveSettingsInputSchema)
+    .output(MessageResponseSchema)
+    .mutation(async ({ ctx, input }) => {
+      await ctx.services.settings.save(ctx.user.id, input);
+      return { message: 'Settings stored' };
+    }),
+
+  // Legacy: the reference removed reset and always answers 410.
+  reset: authedProcedure
+    .meta({ openapi: { method: 'POST', path: '/api/reset-settings', tags: ['settings'], summary: 'Removed; always 410' } })
+    .input(z.object({}))
+    .output(MessageResponseSchema)
+    .mutation(() => {
+      throw new AppError('GONE', 'Reset settings functionality has been removed.', {
+        restBody: { error: 'Reset settings functionality has been removed.' },
+      });
+    }),
+});

@@ -1,0 +1,78 @@
+// Typed configuration, parsed once from the environment by main.ts / cli.ts and passed
+// down as a dependency. Nothing else in the service reads process.env.
+import os from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
+
+const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
+
+const EnvSchema = z.object({
+  PORT: port(3000),
+  HOST: z.string().default('127.0.0.1'),
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  DATA_DIR: z.string().default('./.data'),
+  AGENT_CP_CACHE_DIR: optionalString,
+  MONGODB_URI: optionalString,
+  EMBEDDED_MONGO_PORT: port(0),
+  SESSION_API_KEY: optionalString,
+  ENCRYPTION_KEY: optionalString,
+  ENCRYPTION_KEY_PREVIOUS: optionalString,
+  MAX_BODY_SIZE: z
+    .string()
+    .regex(/^\d+(b|kb|mb)?$/i, 'a size such as 1mb, 512kb or 100000')
+    .default('1mb'),
+  PERMITTED_CORS_ORIGINS: optionalString,
+  GITHUB_API_URL: z.url().default('https://api.github.com'),
+  GITLAB_API_URL: z.url().default('https://gitlab.com/api/v4'),
+  BITBUCKET_API_URL: z.url().default('https://api.bitbucket.org/2.0'),
+  PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+});
+
+export type Env = z.input<typeof EnvSchema>;
+
+export function loadConfig(env: NodeJS.ProcessEnv) {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new Error(`Invalid configuration:\n${z.prettifyError(parsed.error)}`);
+  }
+  const e = parsed.data;
+  const dataDir = path.resolve(e.DATA_DIR);
+  const cacheDir = path.resolve(
+    e.AGENT_CP_CACHE_DIR ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'agent-control-plane'),
+  );
+  return Object.freeze({
+    env: e.NODE_ENV,
+    http: { port: e.PORT, host: e.HOST, maxBodySize: e.MAX_BODY_SIZE, corsOrigins: splitList(e.PERMITTED_CORS_ORIGINS) },
+    log: { level: e.LOG_LEVEL },
+    dataDir,
+    cacheDir,
+    mongo: { uri: e.MONGODB_URI, embeddedPort: e.EMBEDDED_MONGO_PORT },
+    auth: { sessionApiKey: e.SESSION_API_KEY },
+    encryption: { key: e.ENCRYPTION_KEY, previousKeys: splitList(e.ENCRYPTION_KEY_PREVIOUS) },
+    providers: {
+      githubApiUrl: trimSlash(e.GITHUB_API_URL),
+      gitlabApiUrl: trimSlash(e.GITLAB_API_URL),
+      bitbucketApiUrl: trimSlash(e.BITBUCKET_API_URL),
+      timeoutMs: e.PROVIDER_TIMEOUT_MS,
+    },
+  });
+}
+
+export type Config = ReturnType<typeof loadConfig>;
+
+function splitList(value: string | undefined): string[] {
+  return (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+function trimSlash(url: string): string {
+  return url.replace(/\/+$/, '');
+}

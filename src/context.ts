@@ -1,0 +1,46 @@
+// Request context shared by both transports. createContextInner is transport-free (tests
+// build it directly); createContextFactory adapts an HTTP request of either adapter.
+import type { IncomingMessage } from 'node:http';
+import type { Config } from './config.js';
+import type { Database } from './db.js';
+import type { Logger } from './logger.js';
+import type { Metrics } from './metrics.js';
+import type { Services } from './services/index.js';
+
+export interface Deps {
+  config: Config;
+  log: Logger;
+  db: Database;
+  services: Services;
+  metrics: Metrics;
+}
+
+export interface User {
+  id: string;
+}
+
+export type Transport = 'rest' | 'trpc' | 'internal';
+
+export interface Context {
+  deps: Deps;
+  services: Services;
+  user: User | null;
+  transport: Transport;
+  log: Logger;
+}
+
+export function createContextInner(deps: Deps, user: User | null, transport: Transport = 'internal'): Context {
+  return { deps, services: deps.services, user, transport, log: deps.log };
+}
+
+export const SESSION_HEADER = 'x-session-api-key';
+
+export function createContextFactory(deps: Deps, transport: Transport) {
+  return async ({ req }: { req: IncomingMessage }): Promise<Context> => {
+    const header = req.headers[SESSION_HEADER];
+    const key = Array.isArray(header) ? header[0] : header;
+    const user = key ? await deps.services.apiKeys.authenticate(key) : null;
+    const log = (req as { log?: Logger }).log ?? deps.log;
+    return { ...createContextInner(deps, user, transport), log };
+  };
+}

@@ -1,0 +1,44 @@
+// Database connection. Each call makes its own mongoose connection (never the global one),
+// so a test process can hold several isolated databases side by side.
+import mongoose from 'mongoose';
+import { createModels, type Models } from '../models/index.js';
+
+export const DEFAULT_DB_NAME = 'agent_control_plane';
+
+export interface Database {
+  connection: mongoose.Connection;
+  models: Models;
+  /** True when the server answers a ping (used by /ready). */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export async function connectDatabase(uri: string, dbName?: string): Promise<Database> {
+  const connection = mongoose.createConnection(uri, {
+    ...(dbName ? { dbName } : hasPathDb(uri) ? {} : { dbName: DEFAULT_DB_NAME }),
+    serverSelectionTimeoutMS: 10_000,
+    // Indexes are created once below, explicitly, so start-up fails loudly if one is rejected.
+    autoIndex: false,
+  });
+  await connection.asPromise();
+  const models = createModels(connection);
+  await Promise.all(Object.values(models).map((m) => m.createIndexes()));
+  return {
+    connection,
+    models,
+    async ping() {
+      try {
+        await connection.db!.command({ ping: 1 }, { timeoutMS: 2_000 });
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    close: () => connection.close(),
+  };
+}
+
+function hasPathDb(uri: string): boolean {
+  const match = /^mongodb(?:\+srv)?:\/\/[^/]+\/([^?]*)/.exec(uri);
+  return Boolean(match?.[1]);
+}

@@ -1,0 +1,82 @@
+// The one error vocabulary of the domain: tRPC error codes. Services throw AppError; the
+// procedure middleware turns it into a TRPCError, and the REST layer maps it to the legacy
+// status and body (src/rest/errors.ts). HTTP numbers never appear in domain code.
+import { TRPCError } from '@trpc/server';
+
+export type AppErrorCode =
+  | 'BAD_REQUEST'
+  | 'UNAUTHORIZED'
+  | 'FORBIDDEN'
+  | 'NOT_FOUND'
+  | 'CONFLICT'
+  | 'GONE' // not a tRPC code: mapped to PRECONDITION_FAILED on tRPC, 410 on REST
+  | 'PAYLOAD_TOO_LARGE'
+  | 'UNPROCESSABLE_CONTENT'
+  | 'TOO_MANY_REQUESTS'
+  | 'BAD_GATEWAY'
+  | 'SERVICE_UNAVAILABLE'
+  | 'INTERNAL_SERVER_ERROR';
+
+export interface AppErrorOptions {
+  /** Exact JSON body legacy REST clients expect, e.g. {"error": "Settings not found"}. */
+  restBody?: unknown;
+  /** REST status when a legacy endpoint answers differently from the code's usual status. */
+  restStatus?: number;
+  /** Extra HTTP headers for REST, e.g. Retry-After. */
+  headers?: Record<string, string>;
+  cause?: unknown;
+}
+
+export class AppError extends Error {
+  readonly code: AppErrorCode;
+  readonly restBody: unknown;
+  readonly restStatus: number | undefined;
+  readonly headers: Record<string, string> | undefined;
+
+  constructor(code: AppErrorCode, message: string, options: AppErrorOptions = {}) {
+    super(message, { cause: options.cause });
+    this.name = 'AppError';
+    this.code = code;
+    this.restBody = options.restBody;
+    this.restStatus = options.restStatus;
+    this.headers = options.headers;
+  }
+}
+
+const TRPC_CODE: Record<AppErrorCode, TRPCError['code']> = {
+  BAD_REQUEST: 'BAD_REQUEST',
+  UNAUTHORIZED: 'UNAUTHORIZED',
+  FORBIDDEN: 'FORBIDDEN',
+  NOT_FOUND: 'NOT_FOUND',
+  CONFLICT: 'CONFLICT',
+  GONE: 'PRECONDITION_FAILED',
+  PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+  UNPROCESSABLE_CONTENT: 'UNPROCESSABLE_CONTENT',
+  TOO_MANY_REQUESTS: 'TOO_MANY_REQUESTS',
+  BAD_GATEWAY: 'BAD_GATEWAY',
+  SERVICE_UNAVAILABLE: 'SERVICE_UNAVAILABLE',
+  INTERNAL_SERVER_ERROR: 'INTERNAL_SERVER_ERROR',
+};
+
+export function toTRPCError(error: unknown): TRPCError {
+  if (error instanceof TRPCError) return error;
+  if (error instanceof AppError) {
+    return new TRPCError({ code: TRPC_CODE[error.code], message: error.message, cause: error });
+  }
+  return new TRPCError({ code: 'INTERNAL_SERVER_ERROR', message: 'Internal Server Error', cause: error });
+}
+
+/** Finds the AppError behind a TRPCError, if the failure came from our domain code. */
+export function appErrorOf(error: unknown): AppError | undefined {
+  let current: unknown = error;
+  for (let depth = 0; current && depth < 5; depth++) {
+    if (current instanceof AppError) return current;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/** Mongo duplicate-key error (E11000), reported by MongoDB and by FerretDB on insert. */
+export function isDuplicateKeyError(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 11000;
+}

@@ -1,0 +1,65 @@
+// Base procedures. Every procedure converts domain errors (AppError) to tRPC errors in one
+// place, logs and times itself; authedProcedure also narrows ctx.user to non-null.
+import { TRPCError } from '@trpc/server';
+import { ZodError } from 'zod';
+import { appErrorOf, toTRPCError } from './errors.js';
+import { middleware, publicProcedure as basePublic } from './trpc.js';
+
+const observed = middleware(async ({ ctx, path, type, next }) => {
+  const started = performance.now();
+  const result = await next();
+  const durationMs = performance.now() - started;
+  let outcome = 'ok';
+  if (!result.ok) {
+    const appError = appErrorOf(result.error);
+    const error = appError
+      ? toTRPCError(appError)
+      : result.error.code === 'INTERNAL_SERVER_ERROR'
+        ? // Never show an unexpected failure's own message (it may name internals) to clients.
+          new TRPCError({ code: 'INTERNAL_SERVER_ERROR', message: 'Internal Server Error', cause: result.error.cause ?? result.error })
+        : result.error;
+    outcome = error.code;
+    if (error.code === 'INTERNAL_SERVER_ERROR') {
+      ctx.log.error({ err: result.error.cause ?? result.error, path, transport: ctx.transport }, 'procedure failed');
+    }
+    ctx.deps.metrics.procedureDuration.observe({ procedure: path, outcome }, durationMs / 1000);
+    ctx.log.debug({ path, type, transport: ctx.transport, durationMs, outcome }, 'procedure');
+    throw error;
+  }
+  ctx.deps.metrics.procedureDuration.observe({ procedure: path, outcome }, durationMs / 1000);
+  ctx.log.debug({ path, type, transport: ctx.transport, durationMs, outcome }, 'procedure');
+  return result;
+});
+
+/**
+ * MongoDB-wire servers may refuse strings with NUL characters (FerretDB does); reject them
+ * as a validation error with the field's path rather than failing inside the database.
+ */
+const rejectNulStrings = middleware(async ({ getRawInput, next }) => {
+  const path = findNulString(await getRawInput());
+  if (path) {
+    throw new TRPCError({
+      code: 'BAD_REQUEST',
+      message: 'Input validation failed',
+      cause: new ZodError([{ code: 'custom', path, message: 'String should not contain NUL characters', input: undefined }]),
+    });
+  }
+  return next();
+});
+
+function findNulString(value: unknown, path: (string | number)[] = [], depth = 0): (string | number)[] | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
+  if (depth > 32 || typeof value !== 'object' || value === null) return null;
+  for (const [key, child] of Object.entries(value)) {
+    const found = findNulString(child, [...path, Array.isArray(value) ? Number(key) : key], depth + 1);
+    if (found) return found;
+  }
+  return null;
+}
+
+export const publicProcedure = basePublic.use(observed);
+
+export const authedProcedure = publicProcedure.use(({ ctx, next }) => {
+  if (!ctx.user) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'Unauthorized' });
+  return next({ ctx: { ...ctx, user: ctx.user } });
+}).use(rejectNulStrings);

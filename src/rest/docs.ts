@@ -1,0 +1,28 @@
+// Human-readable API docs: Swagger UI served from the swagger-ui-dist package (no CDN).
+import express, { type Router } from 'express';
+import { getAbsoluteFSPath } from 'swagger-ui-dist';
+
+const PAGE = `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8" />
+  <title>Agent control plane API</title>
+  <link rel="stylesheet" href="/api/docs/assets/swagger-ui.css" />
+</head>
+<body>
+  <div id="swagger-ui"></div>
+  <script src="/api/docs/assets/swagger-ui-bundle.js"></script>
+  <script>
+    window.ui = SwaggerUIBundle({ url: '/api/openapi.json', dom_id: '#swagger-ui', persistAuthorization: true });
+  </script>
+</body>
+</html>`;
+
+export function docsRouter(): Router {
+  const docs = express.Router();
+  docs.use('/api/docs/assets', express.static(getAbsoluteFSPath(), { index: false, maxAge: '1h' }));
+  docs.get(['/api/docs', '/docs'], (_req, res) => {
+    res.type('html').send(PAGE);
+  });
+  return docs;
+}

@@ -1,0 +1,18 @@
+// The OpenAPI document of the REST surface, generated from the routers' meta/input/output.
+import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
+import { appRouter } from '../../routers/index.js';
+
+let cached: OpenAPIObject | undefined;
+
+export function openApiDocument(): OpenAPIObject {
+  cached ??= generateOpenApiDocument(appRouter, {
+    title: 'Agent control plane',
+    description:
+      'OpenHands-compatible REST API. Every operation requires the X-Session-API-Key header; ' +
+      'the same operations are available as typed tRPC procedures at /trpc.',
+    version: '0.1.0',
+    baseUrl: '/',
+    securitySchemes: { SessionApiKey: { type: 'apiKey', in: 'header', name: 'X-Session-API-Key' } },
+  });
+  return cached;
+}

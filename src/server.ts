@@ -1,0 +1,54 @@
+// Wires configuration, database, services and the express app into a running server.
+// main.ts calls it with the process environment; tests call it with their own config.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createApp } from './app.js';
+import { ensureBootstrapKey, ensureDataDir, loadSecretBox, openDatabase } from './bootstrap.js';
+import type { Config } from './config.js';
+import type { Deps } from './context.js';
+import type { Logger } from './logger.js';
+import { createMetrics } from './metrics.js';
+import { createServices } from './services/index.js';
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  deps: Deps;
+  bootstrapKey: { key: string; file: string } | null;
+  /** Stops accepting, lets in-flight requests finish, then closes the database. */
+  stop(): Promise<void>;
+}
+
+export async function startServer(config: Config, log: Logger): Promise<RunningServer> {
+  ensureDataDir(config);
+  const box = loadSecretBox(config, log);
+  const opened = await openDatabase(config, log, { registerEmbedded: true });
+  try {
+    const services = createServices(opened.db, box, config);
+    const deps: Deps = { config, log, db: opened.db, services, metrics: createMetrics() };
+    const bootstrapKey = await ensureBootstrapKey(config, services);
+    const server = http.createServer(createApp(deps));
+    server.keepAliveTimeout = 65_000; // above common load-balancer idle timeouts
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.http.port, config.http.host, () => resolve());
+    });
+    const { port } = server.address() as AddressInfo;
+    const host = config.http.host === '0.0.0.0' || config.http.host === '::' ? '127.0.0.1' : config.http.host;
+    return {
+      url: `http://${host}:${port}`,
+      port,
+      deps,
+      bootstrapKey,
+      stop: async () => {
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        await closed;
+        await opened.close();
+      },
+    };
+  } catch (error) {
+    await opened.close();
+    throw error;
+  }
+}

@@ -1,0 +1,68 @@
+// API keys: each belongs to a user. Keys look like "ohk_<keyId>_<secret>"; only the
+// SHA-256 of the secret is stored. Lookup goes by key id (never by the secret), then the
+// hashes are compared in constant time.
+import crypto from 'node:crypto';
+import type { ApiKeyModel } from '../../models/index.js';
+import { randomBase62, secretsEqual, sha256 } from '../crypto.js';
+import { AppError } from '../errors.js';
+
+export const DEFAULT_USER_ID = 'default';
+const KEY_PATTERN = /^ohk_([0-9A-Za-z]{12})_([0-9A-Za-z]{40})$/;
+export const USER_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$/;
+
+export interface ApiKeyInfo {
+  id: string;
+  userId: string;
+  label: string | null;
+  createdAt: Date;
+  revokedAt: Date | null;
+}
+
+export class ApiKeysService {
+  constructor(
+    private readonly ApiKey: ApiKeyModel,
+    /** SESSION_API_KEY: single-user mode, the key of user "default". */
+    private readonly sessionApiKey: string | undefined,
+  ) {}
+
+  async create(userId: string, label: string | null = null): Promise<{ key: string; info: ApiKeyInfo }> {
+    if (!USER_ID_PATTERN.test(userId)) {
+      throw new AppError('BAD_REQUEST', 'User ids are 1-128 characters: letters, digits, ".", "_", "@" or "-"');
+    }
+    const id = randomBase62(12);
+    const secret = randomBase62(40);
+    const doc = await this.ApiKey.create({ _id: id, userId, secretHash: sha256(secret).toString('hex'), label });
+    return { key: `ohk_${id}_${secret}`, info: toInfo(doc.toObject()) };
+  }
+
+  async list(userId?: string): Promise<ApiKeyInfo[]> {
+    const docs = await this.ApiKey.find(userId ? { userId } : {}).sort({ createdAt: 1 }).lean();
+    return docs.map(toInfo);
+  }
+
+  /** Revokes a key by id; false when no active key has that id. */
+  async revoke(keyId: string): Promise<boolean> {
+    const result = await this.ApiKey.updateOne({ _id: keyId, revokedAt: null }, { $set: { revokedAt: new Date() } });
+    return result.modifiedCount === 1;
+  }
+
+  async hasActiveKey(): Promise<boolean> {
+    return (await this.ApiKey.countDocuments({ revokedAt: null })) > 0;
+  }
+
+  /** Returns the key's user, or null for a missing, malformed, unknown or revoked key. */
+  async authenticate(presented: string): Promise<{ id: string } | null> {
+    if (this.sessionApiKey && secretsEqual(presented, this.sessionApiKey)) return { id: DEFAULT_USER_ID };
+    const match = KEY_PATTERN.exec(presented);
+    if (!match) return null;
+    const doc = await this.ApiKey.findOne({ _id: match[1] }).lean();
+    if (!doc || doc.revokedAt) return null;
+    const expected = Buffer.from(doc.secretHash, 'hex');
+    const actual = sha256(match[2]!);
+    return expected.length === actual.length && crypto.timingSafeEqual(expected, actual) ? { id: doc.userId } : null;
+  }
+}
+
+function toInfo(doc: { _id: string; userId: string; label?: string | null; createdAt: Date; revokedAt?: Date | null }): ApiKeyInfo {
+  return { id: doc._id, userId: doc.userId, label: doc.label ?? null, createdAt: doc.createdAt, revokedAt: doc.revokedAt ?? null };
+}

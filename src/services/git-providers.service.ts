@@ -1,0 +1,143 @@
+// Git provider tokens (API.md B.3.2-3.3, with A.2's distinct 502 for an unreachable
+// provider). Every token is checked against the provider's API before it is stored, and
+// the whole provider map is replaced in one atomic update.
+import type { Models } from '../../models/index.js';
+import type { ProviderType } from '../../routers/common.schema.js';
+import type { AddGitProvidersInput } from '../../routers/git-providers.schema.js';
+import type { Config } from '../config.js';
+import type { SecretBox } from '../crypto.js';
+import { AppError } from '../errors.js';
+
+export type ProbeResult = 'valid' | 'invalid' | 'unreachable';
+
+interface StoredToken {
+  token: string;
+  host?: string | null;
+  user_id?: string | null;
+}
+
+type StoredTokens = Partial<Record<ProviderType, StoredToken>>;
+
+export interface ProviderToken {
+  token: string;
+  host: string | null;
+  user_id: string | null;
+}
+
+export class GitProvidersService {
+  constructor(
+    private readonly models: Models,
+    private readonly box: SecretBox,
+    private readonly providers: Config['providers'],
+  ) {}
+
+  async add(userId: string, input: AddGitProvidersInput): Promise<void> {
+    const stored = await this.loadStored(userId);
+    const next: StoredTokens = {};
+    // Validate everything first: a rejected token leaves the stored map untouched.
+    for (const [provider, entry] of Object.entries(input.provider_tokens) as [ProviderType, NonNullable<AddGitProvidersInput['provider_tokens']['github']>][]) {
+      if (!entry) continue;
+      const host = entry.host || null;
+      const previous = stored[provider];
+      if (entry.token && entry.token.trim() !== '') {
+        await this.validate(provider, entry.token, host);
+        next[provider] = { token: this.box.encrypt(entry.token, tokenContext(userId, provider)), host, user_id: entry.user_id ?? null };
+      } else if (previous) {
+        // No new token: keep the stored one, re-validated when it moves to another host.
+        if ((previous.host ?? null) !== host) {
+          await this.validate(provider, this.box.decrypt(previous.token, tokenContext(userId, provider)), host);
+        }
+        next[provider] = { token: previous.token, host, user_id: entry.user_id ?? previous.user_id ?? null };
+      }
+    }
+    // The request's map replaces the stored one: providers it omits are removed (reference).
+    await this.models.GitProviderTokens.updateOne({ userId }, { $set: { tokens: next, updatedAt: new Date() } }, { upsert: true });
+  }
+
+  async unsetAll(userId: string): Promise<void> {
+    await this.models.GitProviderTokens.updateOne({ userId }, { $set: { tokens: {}, updatedAt: new Date() } });
+  }
+
+  /** {provider: host | null} for every stored token. */
+  async providerTokensSet(userId: string): Promise<Partial<Record<ProviderType, string | null>>> {
+    const stored = await this.loadStored(userId);
+    return Object.fromEntries(Object.entries(stored).map(([provider, t]) => [provider, t.host ?? null]));
+  }
+
+  /** Decrypted tokens for cloning and for the agent (never for responses). */
+  async resolve(userId: string): Promise<Partial<Record<ProviderType, ProviderToken>>> {
+    const stored = await this.loadStored(userId);
+    return Object.fromEntries(
+      Object.entries(stored).map(([provider, t]) => [
+        provider,
+        { token: this.box.decrypt(t.token, tokenContext(userId, provider)), host: t.host ?? null, user_id: t.user_id ?? null },
+      ]),
+    );
+  }
+
+  private async loadStored(userId: string): Promise<StoredTokens> {
+    const doc = await this.models.GitProviderTokens.findOne({ userId }).lean();
+    const tokens = (doc?.tokens ?? {}) as Record<string, StoredToken | null | undefined>;
+    return Object.fromEntries(Object.entries(tokens).filter(([, t]) => t && t.token)) as StoredTokens;
+  }
+
+  private async validate(provider: ProviderType, token: string, host: string | null): Promise<void> {
+    const result = await probeToken(provider, token, host, this.providers);
+    if (result === 'invalid') {
+      throw new AppError('UNAUTHORIZED', `Invalid token. Please make sure it is a valid ${provider} token.`, {
+        restBody: { error: `Invalid token. Please make sure it is a valid ${provider} token.` },
+      });
+    }
+    if (result === 'unreachable') {
+      throw new AppError('BAD_GATEWAY', `Could not reach ${provider} to validate the token`, {
+        restBody: { error: `Could not reach ${provider} to validate the token` },
+      });
+    }
+  }
+}
+
+export const tokenContext = (userId: string, provider: string) => `git:${userId}:${provider}`;
+
+/** The API root used to check a token: the configured default, or the self-hosted host. */
+export function providerApiBase(provider: ProviderType, host: string | null, providers: Config['providers']): string | null {
+  const origin = (h: string) => (/^https?:\/\//i.test(h) ? h.replace(/\/+$/, '') : `https://${h}`);
+  switch (provider) {
+    case 'github':
+      return host && host !== 'github.com' ? `${origin(host)}/api/v3` : providers.githubApiUrl;
+    case 'gitlab':
+      return host && host !== 'gitlab.com' ? `${origin(host)}/api/v4` : providers.gitlabApiUrl;
+    case 'bitbucket': {
+      if (!host || host === 'bitbucket.org') return providers.bitbucketApiUrl;
+      // Bitbucket Cloud-style hosts serve their API on the "api." subdomain (reference).
+      const url = new URL(origin(host));
+      return `${url.protocol}//api.${url.host}/2.0`;
+    }
+    case 'enterprise_sso':
+      return null; // cannot be validated, as in the reference
+  }
+}
+
+export async function probeToken(
+  provider: ProviderType,
+  token: string,
+  host: string | null,
+  providers: Config['providers'],
+): Promise<ProbeResult> {
+  const base = providerApiBase(provider, host, providers);
+  if (!base) return 'invalid';
+  // Bitbucket "user:app_password" credentials use Basic auth; everything else is a bearer token.
+  const authorization =
+    provider === 'bitbucket' && token.includes(':') ? `Basic ${Buffer.from(token).toString('base64')}` : `Bearer ${token}`;
+  try {
+    const response = await fetch(`${base}/user`, {
+      headers: { authorization, accept: 'application/json', 'user-agent': 'agent-control-plane' },
+      signal: AbortSignal.timeout(providers.timeoutMs),
+      redirect: 'manual',
+    });
+    await response.body?.cancel();
+    if (response.ok) return 'valid';
+    return response.status >= 500 ? 'unreachable' : 'invalid';
+  } catch {
+    return 'unreachable';
+  }
+}

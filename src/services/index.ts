@@ -1,0 +1,19 @@
+import type { Config } from '../config.js';
+import type { SecretBox } from '../crypto.js';
+import type { Database } from '../db.js';
+import { ApiKeysService } from './api-keys.service.js';
+import { GitProvidersService } from './git-providers.service.js';
+import { SecretsService } from './secrets.service.js';
+import { SettingsService } from './settings.service.js';
+
+export function createServices(db: Database, box: SecretBox, config: Config) {
+  const gitProviders = new GitProvidersService(db.models, box, config.providers);
+  return {
+    apiKeys: new ApiKeysService(db.models.ApiKey, config.auth.sessionApiKey),
+    settings: new SettingsService(db.models, box, gitProviders),
+    gitProviders,
+    secrets: new SecretsService(db.models, box),
+  };
+}
+
+export type Services = ReturnType<typeof createServices>;

@@ -1,0 +1,75 @@
+// Custom secrets (API.md B.3.4). Values are encrypted and write-only.
+import type { Models } from '../../models/index.js';
+import type { SecretBox } from '../crypto.js';
+import { AppError, isDuplicateKeyError } from '../errors.js';
+
+export interface CustomSecretInfo {
+  name: string;
+  description: string | null;
+}
+
+export class SecretsService {
+  constructor(
+    private readonly models: Models,
+    private readonly box: SecretBox,
+  ) {}
+
+  async list(userId: string): Promise<CustomSecretInfo[]> {
+    const docs = await this.models.CustomSecret.find({ userId }, { name: 1, description: 1 }).sort({ createdAt: 1, _id: 1 }).lean();
+    return docs.map((d) => ({ name: d.name, description: d.description ?? null }));
+  }
+
+  async create(userId: string, input: { name: string; value: string; description?: string | null }): Promise<void> {
+    try {
+      await this.models.CustomSecret.create({
+        userId,
+        name: input.name,
+        value: this.box.encrypt(input.value, secretValueContext(userId)),
+        description: input.description ?? '',
+      });
+    } catch (error) {
+      if (isDuplicateKeyError(error)) throw alreadyExists(input.name);
+      throw error;
+    }
+  }
+
+  /** Renames and/or re-describes a secret; its value is unchanged. */
+  async update(userId: string, secretId: string, input: { name: string; description?: string | null }): Promise<void> {
+    const existing = await this.models.CustomSecret.findOne({ userId, name: secretId }, { _id: 1 }).lean();
+    if (!existing) throw notFound(secretId);
+    // Checked explicitly: FerretDB does not report a unique violation on update as E11000.
+    if (input.name !== secretId && (await this.models.CustomSecret.exists({ userId, name: input.name }))) {
+      throw alreadyExists(input.name);
+    }
+    try {
+      await this.models.CustomSecret.updateOne(
+        { _id: existing._id, userId },
+        { $set: { name: input.name, description: input.description ?? '' } },
+      );
+    } catch (error) {
+      if (isDuplicateKeyError(error)) throw alreadyExists(input.name);
+      throw error;
+    }
+  }
+
+  async delete(userId: string, secretId: string): Promise<void> {
+    const result = await this.models.CustomSecret.deleteOne({ userId, name: secretId });
+    if (result.deletedCount === 0) throw notFound(secretId);
+  }
+
+  /** Decrypted {name: value} for the agent (never for responses). */
+  async resolve(userId: string): Promise<{ name: string; value: string; description: string | null }[]> {
+    const docs = await this.models.CustomSecret.find({ userId }).sort({ createdAt: 1, _id: 1 }).lean();
+    return docs.map((d) => ({ name: d.name, value: this.box.decrypt(d.value, secretValueContext(userId)), description: d.description ?? null }));
+  }
+}
+
+// The context is per user, not per name, so a rename keeps the ciphertext valid.
+export const secretValueContext = (userId: string) => `secret:${userId}`;
+
+// Legacy bodies: "already exists" uses the key "message", "not found" uses "error" (B.3.4).
+const alreadyExists = (name: string) =>
+  new AppError('CONFLICT', `Secret ${name} already exists`, { restStatus: 400, restBody: { message: `Secret ${name} already exists` } });
+
+const notFound = (id: string) =>
+  new AppError('NOT_FOUND', `Secret with ID ${id} not found`, { restBody: { error: `Secret with ID ${id} not found` } });

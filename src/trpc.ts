@@ -1,0 +1,40 @@
+// tRPC initialisation: the single initTRPC of the service. Routers import only from here
+// and from procedures.ts.
+//
+// 1. Meta carries the OpenAPI route (trpc-to-openapi) next to input and output.
+// 2. The transformer is superjson for tRPC clients; REST ignores it (plain JSON).
+// 3. The error formatter gives tRPC clients field-level validation errors and never a stack.
+import { initTRPC } from '@trpc/server';
+import type { OpenApiMeta } from 'trpc-to-openapi';
+import { ZodError } from 'zod';
+import type { Context } from './context.js';
+import { transformer } from './transformer.js';
+
+export interface FieldError {
+  path: (string | number)[];
+  message: string;
+  code: string;
+}
+
+/** successStatus: the REST status of a successful call when the contract says other than 200. */
+export type Meta = OpenApiMeta<{ successStatus?: number }>;
+
+const t = initTRPC
+  .context<Context>()
+  .meta<Meta>()
+  .create({
+    transformer,
+    errorFormatter({ shape, error }) {
+      const { stack: _stack, ...data } = shape.data;
+      const fieldErrors: FieldError[] | null =
+        error.cause instanceof ZodError
+          ? error.cause.issues.map((i) => ({ path: i.path as (string | number)[], message: i.message, code: i.code }))
+          : null;
+      return { ...shape, data: { ...data, fieldErrors } };
+    },
+  });
+
+export const router = t.router;
+export const middleware = t.middleware;
+export const publicProcedure = t.procedure;
+export const createCallerFactory = t.createCallerFactory;
