@@ -57,7 +57,29 @@ function findNulString(value: unknown, path: (string | number)[] = [], depth = 0
   return null;
 }
 
-export const publicProcedure = basePublic.use(observed);
+/**
+ * trpc-to-openapi hands path parameters over still percent-encoded ("my%20secret");
+ * the reference (Starlette) decodes them. Decode here, for REST calls only.
+ */
+const decodeRestPathParams = middleware(async ({ ctx, meta, getRawInput, next }) => {
+  const names = [...(meta?.openapi?.path.matchAll(/\{([^}]+)\}/g) ?? [])].map((m) => m[1]!);
+  if (ctx.transport !== 'rest' || names.length === 0) return next();
+  const raw = await getRawInput();
+  if (typeof raw !== 'object' || raw === null) return next();
+  const decoded: Record<string, unknown> = { ...raw };
+  for (const name of names) {
+    const value = decoded[name];
+    if (typeof value !== 'string') continue;
+    try {
+      decoded[name] = decodeURIComponent(value);
+    } catch {
+      // A malformed escape stays as sent; validation or lookup then answers for it.
+    }
+  }
+  return next({ getRawInput: async () => decoded });
+});
+
+export const publicProcedure = basePublic.use(observed).use(decodeRestPathParams);
 
 export const authedProcedure = publicProcedure.use(({ ctx, next }) => {
   if (!ctx.user) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'Unauthorized' });

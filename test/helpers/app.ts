@@ -1,0 +1,80 @@
+// Starts the real service (startServer, the same wiring as main.ts) on a free port against
+// the run's FerretDB, in a database of its own.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { inject } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { generateKeyText } from '../../src/crypto.js';
+import { createLogger } from '../../src/logger.js';
+import { startServer, type RunningServer } from '../../src/server.js';
+
+export interface TestApp {
+  url: string;
+  server: RunningServer;
+  dbName: string;
+  /** Mints a new API key for a user (users need no other registration). */
+  keyFor(userId: string): Promise<string>;
+  /** Raw access to the database, for checks such as "no secret in clear". */
+  rawCollection(name: string): ReturnType<RunningServer['deps']['db']['connection']['collection']>;
+  stop(): Promise<void>;
+}
+
+export function testDatabaseUri(dbName: string): string {
+  return `${inject('mongoUri').replace(/\/$/, '')}/${dbName}`;
+}
+
+export function uniqueDbName(label: string): string {
+  return `t_${label.replace(/[^A-Za-z0-9]/g, '_').slice(0, 30)}_${crypto.randomBytes(4).toString('hex')}`;
+}
+
+export async function startTestApp(label: string, env: Record<string, string> = {}): Promise<TestApp> {
+  const dbName = uniqueDbName(label);
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-test-data-'));
+  const config = loadConfig({
+    PORT: '0',
+    DATA_DIR: dataDir,
+    MONGODB_URI: testDatabaseUri(dbName),
+    ENCRYPTION_KEY: generateKeyText(),
+    LOG_LEVEL: 'silent',
+    ...env,
+  });
+  const server = await startServer(config, createLogger(config.log.level));
+  return {
+    url: server.url,
+    server,
+    dbName,
+    keyFor: async (userId) => (await server.deps.services.apiKeys.create(userId)).key,
+    rawCollection: (name) => server.deps.db.connection.collection(name),
+    stop: async () => {
+      await server.stop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** fetch with JSON in and out, returning status, headers and the parsed body. */
+export async function call(
+  app: { url: string },
+  method: string,
+  urlPath: string,
+  opts: { key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+) {
+  const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+  if (opts.key) headers['x-session-api-key'] = opts.key;
+  let body: string | undefined = opts.rawBody;
+  if (opts.body !== undefined) {
+    body = JSON.stringify(opts.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const response = await fetch(app.url + urlPath, { method, headers, body });
+  const text = await response.text();
+  let json: unknown = undefined;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  return { status: response.status, headers: response.headers, text, body: json as any };
+}

@@ -1,0 +1,28 @@
+// One real FerretDB (MongoDB wire protocol, SQLite backend) for the whole run, built by the
+// project's own script into the shared cache. Each test file uses its own database on it.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { loadConfig } from '../../src/config.js';
+import { ensureFerretDbBinary, startFerretDb, stopChild } from '../../src/embedded-mongo.js';
+import { createLogger } from '../../src/logger.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    mongoUri: string;
+  }
+}
+
+export default async function setup(project: TestProject) {
+  const log = createLogger('warn', process.stderr);
+  const { cacheDir } = loadConfig(process.env);
+  const binary = await ensureFerretDbBinary(cacheDir, log);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-test-db-'));
+  const { uri, child } = await startFerretDb({ binary, dbDir: path.join(dir, 'db'), stateDir: dir, log });
+  project.provide('mongoUri', uri);
+  return async () => {
+    await stopChild(child);
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+}

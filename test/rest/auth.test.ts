@@ -1,0 +1,83 @@
+// Every contract route refuses a missing or wrong key. Driven from the generated OpenAPI
+// document and the router itself, so a new route cannot escape the check.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { appRouter } from '../../routers/index.js';
+import { openApiDocument } from '../../src/rest/openapi-document.js';
+import { call, startTestApp, type TestApp } from '../helpers/app.js';
+
+let app: TestApp;
+let validKey: string;
+let revokedKey: string;
+
+beforeAll(async () => {
+  app = await startTestApp('auth');
+  validKey = await app.keyFor('alice');
+  const revoked = await app.server.deps.services.apiKeys.create('alice');
+  revokedKey = revoked.key;
+  await app.server.deps.services.apiKeys.revoke(revoked.info.id);
+});
+afterAll(() => app.stop());
+
+const operations = Object.entries(openApiDocument().paths ?? {}).flatMap(([path, item]) =>
+  (['get', 'post', 'put', 'patch', 'delete'] as const)
+    .filter((m) => (item as Record<string, unknown>)[m])
+    .map((m) => ({ method: m.toUpperCase(), path: path.replace(/\{[^}]+\}/g, 'some-id') })),
+);
+
+const wrongKeys: [string, Record<string, string>][] = [
+  ['no key', {}],
+  ['an empty key', { 'x-session-api-key': '' }],
+  ['a malformed key', { 'x-session-api-key': 'not-a-key' }],
+  ['an unknown well-formed key', { 'x-session-api-key': 'ohk_AAAAAAAAAAAA_' + 'A'.repeat(40) }],
+];
+
+describe('REST authentication', () => {
+  it('covers a non-empty route inventory', () => {
+    expect(operations.length).toBeGreaterThanOrEqual(9);
+  });
+
+  describe.each(operations)('$method $path', ({ method, path }) => {
+    it.each(wrongKeys)('refuses %s with 401', async (_label, headers) => {
+      const res = await call(app, method, path, { headers, ...(method === 'GET' || method === 'DELETE' ? {} : { body: {} }) });
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual({ detail: 'Unauthorized' });
+      expect(res.headers.get('content-type')).toMatch(/application\/json/);
+    });
+
+    it('refuses a revoked key', async () => {
+      const res = await call(app, method, path, { key: revokedKey, ...(method === 'GET' || method === 'DELETE' ? {} : { body: {} }) });
+      expect(res.status).toBe(401);
+    });
+
+    it('lets a valid key past authentication', async () => {
+      const res = await call(app, method, path, { key: validKey, ...(method === 'GET' || method === 'DELETE' ? {} : { body: {} }) });
+      expect(res.status).not.toBe(401);
+    });
+  });
+
+  it('keeps health, readiness, metrics and docs open', async () => {
+    expect((await call(app, 'GET', '/alive')).body).toEqual({ status: 'ok' });
+    expect((await call(app, 'GET', '/health')).body).toBe('OK');
+    expect(await call(app, 'GET', '/ready')).toMatchObject({ status: 200, body: { status: 'ready', checks: { database: true } } });
+    const metrics = await call(app, 'GET', '/metrics');
+    expect(metrics.status).toBe(200);
+    expect(metrics.text).toContain('http_requests_total');
+    expect((await call(app, 'GET', '/api/openapi.json')).body.openapi).toMatch(/^3\./);
+    const docs = await call(app, 'GET', '/api/docs');
+    expect(docs.text).toContain('swagger-ui');
+    expect((await call(app, 'GET', '/api/docs/assets/swagger-ui-bundle.js')).status).toBe(200);
+  });
+});
+
+describe('tRPC authentication', () => {
+  const procedures = Object.entries(appRouter._def.procedures as Record<string, { _def: { type: string } }>);
+
+  it.each(procedures)('%s refuses a request without a key', async (path, procedure) => {
+    const res =
+      procedure._def.type === 'query'
+        ? await call(app, 'GET', `/trpc/${path}?input=${encodeURIComponent(JSON.stringify({ json: {} }))}`)
+        : await call(app, 'POST', `/trpc/${path}`, { body: { json: {} } });
+    expect(res.status).toBe(401);
+    expect(res.body.error.json.data.code).toBe('UNAUTHORIZED');
+  });
+});
