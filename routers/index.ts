@@ -1,7 +1,7 @@
 // The root router: one instance, mounted as tRPC at /trpc and as REST (trpc-to-openapi).
 // Inside each router, static paths come before {param} paths (the REST matcher takes the
 // first match); test/rest/openapi-inventory.test.ts enforces it.
-import { createCallerFactory, router } from '../src/trpc.js';
+import { createCallerFactory, router, type Meta } from '../src/trpc.js';
 import { gitProvidersRouter } from './git-providers.router.js';
 import { secretsRouter } from './secrets.router.js';
 import { settingsRouter } from './settings.router.js';
@@ -14,3 +14,18 @@ export const appRouter = router({
 
 export type AppRouter = typeof appRouter;
 export const createCaller = createCallerFactory(appRouter);
+
+export interface ProcedureInfo {
+  path: string;
+  type: 'query' | 'mutation' | 'subscription';
+  meta: Meta | undefined;
+  inputs: unknown[];
+}
+
+/** Every procedure of the app router with its meta (for the REST layer and tests). */
+export const PROCEDURES: ReadonlyMap<string, ProcedureInfo> = new Map(
+  Object.entries(appRouter._def.procedures as unknown as Record<string, { _def: Omit<ProcedureInfo, 'path'> }>).map(([path, p]) => [
+    path,
+    { path, type: p._def.type, meta: p._def.meta, inputs: p._def.inputs },
+  ]),
+);

@@ -80,3 +80,30 @@ export function appErrorOf(error: unknown): AppError | undefined {
 export function isDuplicateKeyError(error: unknown): boolean {
   return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 11000;
 }
+
+export interface InputIssue {
+  code?: string;
+  path?: readonly PropertyKey[];
+  message: string;
+  [detail: string]: unknown;
+}
+
+/**
+ * A validation failure found outside the input schema (e.g. a NUL character anywhere in
+ * the input). Carries zod-shaped issues so both transports report it like a schema error.
+ * (zod 4's ZodError is not an Error subclass, and tRPC drops its issues when wrapping it.)
+ */
+export class InputIssuesError extends Error {
+  constructor(readonly issues: InputIssue[]) {
+    super('Input validation failed');
+    this.name = 'InputIssuesError';
+  }
+}
+
+/** The field issues behind a BAD_REQUEST from input validation, or null. */
+export function inputIssuesOf(error: TRPCError): InputIssue[] | null {
+  if (error.code !== 'BAD_REQUEST') return null;
+  const cause = error.cause as { name?: string; issues?: unknown } | undefined;
+  const fromValidation = cause?.name === 'ZodError' || cause instanceof InputIssuesError;
+  return fromValidation && Array.isArray(cause?.issues) ? (cause.issues as InputIssue[]) : null;
+}

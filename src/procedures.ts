@@ -1,8 +1,7 @@
 // Base procedures. Every procedure converts domain errors (AppError) to tRPC errors in one
 // place, logs and times itself; authedProcedure also narrows ctx.user to non-null.
 import { TRPCError } from '@trpc/server';
-import { ZodError } from 'zod';
-import { appErrorOf, toTRPCError } from './errors.js';
+import { appErrorOf, InputIssuesError, toTRPCError } from './errors.js';
 import { middleware, publicProcedure as basePublic } from './trpc.js';
 
 const observed = middleware(async ({ ctx, path, type, next }) => {
@@ -41,7 +40,7 @@ const rejectNulStrings = middleware(async ({ getRawInput, next }) => {
     throw new TRPCError({
       code: 'BAD_REQUEST',
       message: 'Input validation failed',
-      cause: new ZodError([{ code: 'custom', path, message: 'String should not contain NUL characters', input: undefined }]),
+      cause: new InputIssuesError([{ code: 'custom', path, message: 'String should not contain NUL characters' }]),
     });
   }
   return next();

@@ -6,8 +6,8 @@
 // 3. The error formatter gives tRPC clients field-level validation errors and never a stack.
 import { initTRPC } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
-import { ZodError } from 'zod';
 import type { Context } from './context.js';
+import { inputIssuesOf } from './errors.js';
 import { transformer } from './transformer.js';
 
 export interface FieldError {
@@ -26,10 +26,10 @@ const t = initTRPC
     transformer,
     errorFormatter({ shape, error }) {
       const { stack: _stack, ...data } = shape.data;
-      const fieldErrors: FieldError[] | null =
-        error.cause instanceof ZodError
-          ? error.cause.issues.map((i) => ({ path: i.path as (string | number)[], message: i.message, code: i.code }))
-          : null;
+      const issues = inputIssuesOf(error);
+      const fieldErrors: FieldError[] | null = issues
+        ? issues.map((i) => ({ path: (i.path ?? []) as (string | number)[], message: i.message, code: i.code ?? 'custom' }))
+        : null;
       return { ...shape, data: { ...data, fieldErrors } };
     },
   });

@@ -2,9 +2,9 @@
 // - input validation → 422 {"detail": [{loc, msg, type}]} with FastAPI-style loc paths;
 // - domain errors → their legacy body ({"error": ...}, {"message": ...}) or {"detail": msg};
 // - anything unexpected → 500 {"detail": "Internal Server Error"}, never the cause's text.
-import { TRPCError } from '@trpc/server';
-import type { AnyRouter } from '@trpc/server';
-import { appErrorOf } from '../errors.js';
+import type { TRPCError } from '@trpc/server';
+import { PROCEDURES } from '../../routers/index.js';
+import { appErrorOf, inputIssuesOf, type InputIssue } from '../errors.js';
 import type { Meta } from '../trpc.js';
 
 export interface RestError {
@@ -44,10 +44,7 @@ const STATUS: Record<string, number> = {
 
 const REASON: Record<number, string> = { 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 500: 'Internal Server Error' };
 
-interface IssueLike {
-  code?: string;
-  path?: readonly PropertyKey[];
-  message: string;
+interface IssueLike extends InputIssue {
   expected?: string;
   origin?: string;
   inclusive?: boolean;
@@ -57,10 +54,10 @@ interface IssueLike {
   format?: string;
 }
 
-export function toRestError(error: TRPCError, procedurePath: string | undefined, router: AnyRouter): RestError {
-  const issues = validationIssues(error);
+export function toRestError(error: TRPCError, procedurePath: string | undefined): RestError {
+  const issues = inputIssuesOf(error) as IssueLike[] | null;
   if (issues) {
-    const meta = procedurePath ? procedureMeta(router, procedurePath) : undefined;
+    const meta = procedurePath ? PROCEDURES.get(procedurePath)?.meta : undefined;
     return { status: 422, body: { detail: issuesToDetail(issues, meta) } };
   }
   const appError = appErrorOf(error);
@@ -74,16 +71,7 @@ export function toRestError(error: TRPCError, procedurePath: string | undefined,
   return { status, body: { detail: REASON[status] ?? error.message } };
 }
 
-function validationIssues(error: TRPCError): IssueLike[] | null {
-  const cause = error.cause as { name?: string; issues?: unknown } | undefined;
-  if (error.code === 'BAD_REQUEST' && cause?.name === 'ZodError' && Array.isArray(cause.issues)) return cause.issues as IssueLike[];
-  return null;
-}
 
-export function procedureMeta(router: AnyRouter, path: string): Meta | undefined {
-  const procedures = router._def.procedures as unknown as Record<string, { _def: { meta?: Meta } } | undefined>;
-  return procedures[path]?._def.meta;
-}
 
 /** Where an input key came from: a {path} parameter, the query string, or the JSON body. */
 function sourceOf(key: PropertyKey | undefined, meta: Meta | undefined): 'path' | 'query' | 'body' {

@@ -7,9 +7,9 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { TRPCError } from '@trpc/server';
 import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
-import { appRouter } from '../../routers/index.js';
+import { appRouter, PROCEDURES } from '../../routers/index.js';
 import { createContextFactory, type Deps } from '../context.js';
-import { procedureMeta, toRestError, type RestError } from './errors.js';
+import { toRestError, type RestError } from './errors.js';
 
 const restErrors = new WeakMap<Request, RestError>();
 
@@ -19,11 +19,11 @@ export function createRestHandler(deps: Deps) {
     createContext: createContextFactory(deps, 'rest'),
     responseMeta: ({ paths, errors }) => {
       if (errors.length > 0) return {};
-      const meta = paths?.[0] ? procedureMeta(appRouter, paths[0]) : undefined;
+      const meta = paths?.[0] ? PROCEDURES.get(paths[0])?.meta : undefined;
       return meta?.successStatus ? { status: meta.successStatus } : {};
     },
     onError: ({ error, path, req }) => {
-      restErrors.set(req as Request, toRestError(error as TRPCError, path, appRouter));
+      restErrors.set(req as Request, toRestError(error as TRPCError, path));
     },
   });
 

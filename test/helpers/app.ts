@@ -63,7 +63,8 @@ export async function call(
 ) {
   const headers: Record<string, string> = { ...(opts.headers ?? {}) };
   if (opts.key) headers['x-session-api-key'] = opts.key;
-  let body: string | undefined = opts.rawBody;
+  // A Buffer body makes fetch send no content type of its own (a string would be text/plain).
+  let body: string | Buffer | undefined = opts.rawBody === undefined ? undefined : Buffer.from(opts.rawBody);
   if (opts.body !== undefined) {
     body = JSON.stringify(opts.body);
     headers['content-type'] ??= 'application/json';

@@ -1,7 +1,7 @@
 // Every contract route refuses a missing or wrong key. Driven from the generated OpenAPI
 // document and the router itself, so a new route cannot escape the check.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appRouter } from '../../routers/index.js';
+import { PROCEDURES } from '../../routers/index.js';
 import { openApiDocument } from '../../src/rest/openapi-document.js';
 import { call, startTestApp, type TestApp } from '../helpers/app.js';
 
@@ -70,11 +70,9 @@ describe('REST authentication', () => {
 });
 
 describe('tRPC authentication', () => {
-  const procedures = Object.entries(appRouter._def.procedures as Record<string, { _def: { type: string } }>);
-
-  it.each(procedures)('%s refuses a request without a key', async (path, procedure) => {
+  it.each([...PROCEDURES.values()])('$path refuses a request without a key', async ({ path, type }) => {
     const res =
-      procedure._def.type === 'query'
+      type === 'query'
         ? await call(app, 'GET', `/trpc/${path}?input=${encodeURIComponent(JSON.stringify({ json: {} }))}`)
         : await call(app, 'POST', `/trpc/${path}`, { body: { json: {} } });
     expect(res.status).toBe(401);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { appRouter } from '../../routers/index.js';
+import { PROCEDURES } from '../../routers/index.js';
 import { openApiDocument } from '../../src/rest/openapi-document.js';
 import { CONTRACT_ROUTES } from '../contract-routes.js';
 
@@ -20,9 +20,7 @@ describe('OpenAPI route inventory', () => {
 
   it('declares no {param} route before a static sibling it would shadow', () => {
     // trpc-to-openapi matches in declaration order, first match wins (STYLE.md §3.1 item 1).
-    const declared = Object.values(appRouter._def.procedures as Record<string, { _def: { meta?: { openapi?: { method: string; path: string } } } }>)
-      .map((p) => p._def.meta?.openapi)
-      .filter((o): o is { method: string; path: string } => Boolean(o));
+    const declared = [...PROCEDURES.values()].flatMap((p) => (p.meta?.openapi ? [p.meta.openapi] : []));
     const toRegex = (path: string) => new RegExp('^' + path.replace(/\{[^}]+\}/g, '[^/]+') + '$');
     declared.forEach((earlier, i) => {
       for (const later of declared.slice(i + 1)) {

@@ -1,0 +1,58 @@
+// One user's key never reveals or changes another user's data: another user's records
+// behave exactly as if absent.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, startTestApp, type TestApp } from '../helpers/app.js';
+import { startFakeGitProvider, type FakeGitProvider } from '../helpers/fake-git-provider.js';
+
+let app: TestApp;
+let provider: FakeGitProvider;
+let alice: string;
+let bob: string;
+
+beforeAll(async () => {
+  provider = await startFakeGitProvider();
+  provider.validTokens.add('ghp_alice');
+  app = await startTestApp('isolation', { GITHUB_API_URL: provider.url });
+  alice = await app.keyFor('alice');
+  bob = await app.keyFor('bob');
+  await call(app, 'POST', '/api/settings', { key: alice, body: { llm_model: 'alice-model', llm_api_key: 'sk-alice', git_user_name: 'Alice' } });
+  await call(app, 'POST', '/api/add-git-providers', { key: alice, body: { provider_tokens: { github: { token: 'ghp_alice' } } } });
+  await call(app, 'POST', '/api/secrets', { key: alice, body: { name: 'ALICE_SECRET', value: 'alice-value' } });
+});
+afterAll(async () => {
+  await app.stop();
+  await provider.close();
+});
+
+describe('user isolation', () => {
+  it("does not show alice's settings, tokens or secrets to bob", async () => {
+    expect(await call(app, 'GET', '/api/settings', { key: bob })).toMatchObject({ status: 404, body: { error: 'Settings not found' } });
+    expect((await call(app, 'GET', '/api/secrets', { key: bob })).body).toEqual({ custom_secrets: [] });
+    await call(app, 'POST', '/api/settings', { key: bob, body: { llm_model: 'bob-model' } });
+    const bobSettings = (await call(app, 'GET', '/api/settings', { key: bob })).body;
+    expect(bobSettings).toMatchObject({ llm_model: 'bob-model', llm_api_key_set: false, provider_tokens_set: {}, git_user_name: null });
+  });
+
+  it("does not let bob change or delete alice's secrets", async () => {
+    expect(await call(app, 'PUT', '/api/secrets/ALICE_SECRET', { key: bob, body: { name: 'STOLEN' } })).toMatchObject({ status: 404 });
+    expect(await call(app, 'DELETE', '/api/secrets/ALICE_SECRET', { key: bob })).toMatchObject({ status: 404 });
+    // Bob may use the same name for his own secret without touching alice's.
+    expect((await call(app, 'POST', '/api/secrets', { key: bob, body: { name: 'ALICE_SECRET', value: 'bob-value' } })).status).toBe(201);
+    expect(await app.server.deps.services.secrets.resolve('alice')).toEqual([{ name: 'ALICE_SECRET', value: 'alice-value', description: '' }]);
+  });
+
+  it("leaves alice's data intact after bob's saves and token changes", async () => {
+    await call(app, 'POST', '/api/settings', { key: bob, body: { llm_api_key: '', git_user_name: 'Bob' } });
+    await call(app, 'POST', '/api/unset-provider-tokens', { key: bob });
+    const aliceSettings = (await call(app, 'GET', '/api/settings', { key: alice })).body;
+    expect(aliceSettings).toMatchObject({ llm_model: 'alice-model', llm_api_key_set: true, git_user_name: 'Alice', provider_tokens_set: { github: null } });
+    expect((await call(app, 'GET', '/api/secrets', { key: alice })).body).toEqual({ custom_secrets: [{ name: 'ALICE_SECRET', description: '' }] });
+  });
+
+  it("binds ciphertexts to their owner: alice's encrypted value copied to bob does not decrypt", async () => {
+    const aliceDoc = await app.rawCollection('settings').findOne({ userId: 'alice' });
+    await app.rawCollection('settings').updateOne({ userId: 'bob' }, { $set: { llm_api_key: aliceDoc?.llm_api_key } });
+    await expect(app.server.deps.services.settings.resolve('bob')).rejects.toThrow();
+    await app.rawCollection('settings').updateOne({ userId: 'bob' }, { $unset: { llm_api_key: '' } });
+  });
+});
