@@ -1,0 +1,63 @@
+// Runs the service and the CLI as real child processes, the way an operator does.
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { PACKAGE_ROOT } from '../../src/embedded-mongo.js';
+
+const TSX = ['--import', 'tsx'];
+
+/** Environment of a child: this process's, minus anything that would point it elsewhere. */
+function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  const base = { ...process.env };
+  for (const name of ['MONGODB_URI', 'SESSION_API_KEY', 'ENCRYPTION_KEY', 'ENCRYPTION_KEY_PREVIOUS', 'DATA_DIR', 'PORT']) delete base[name];
+  return { ...base, LOG_LEVEL: 'info', ...env };
+}
+
+export async function runCli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [...TSX, path.join(PACKAGE_ROOT, 'src/cli.ts'), ...args], { env: childEnv(env), cwd: PACKAGE_ROOT });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c));
+  child.stderr.on('data', (c: Buffer) => (stderr += c));
+  const code = await new Promise<number>((resolve) => child.on('exit', (c) => resolve(c ?? -1)));
+  return { code, stdout, stderr };
+}
+
+export interface ServiceProcess {
+  child: ChildProcess;
+  url: string;
+  stdout: () => string;
+  /** Sends SIGTERM and resolves with the exit code. */
+  stop(): Promise<number | null>;
+}
+
+export async function startServiceProcess(env: Record<string, string>, timeoutMs = 120_000): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, [...TSX, path.join(PACKAGE_ROOT, 'src/main.ts')], { env: childEnv({ PORT: '0', ...env }), cwd: PACKAGE_ROOT });
+  let stdout = '';
+  child.stderr.on('data', (c: Buffer) => (stdout += c));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`service did not start:\n${stdout}`)), timeoutMs);
+    child.stdout.on('data', (c: Buffer) => {
+      stdout += c;
+      const match = /"url":"(http:\/\/[^"]+)".*"msg":"listening"/.exec(stdout);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`service exited with ${code}:\n${stdout}`));
+    });
+  });
+  child.removeAllListeners('exit');
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return {
+    child,
+    url,
+    stdout: () => stdout,
+    stop: async () => {
+      child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}

@@ -1,0 +1,60 @@
+// Key rotation: `cli encryption rotate` re-encrypts every stored secret under the new
+// ENCRYPTION_KEY while the old one is listed in ENCRYPTION_KEY_PREVIOUS.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateKeyText, SecretBox } from '../src/crypto.js';
+import { call, startTestApp, testDatabaseUri, uniqueDbName, type TestApp } from './helpers/app.js';
+import { startFakeGitProvider, type FakeGitProvider } from './helpers/fake-git-provider.js';
+import { runCli } from './helpers/processes.js';
+
+const oldKey = generateKeyText();
+const newKey = generateKeyText();
+const dbName = uniqueDbName('rotation');
+let provider: FakeGitProvider;
+let app: TestApp;
+
+beforeAll(async () => {
+  provider = await startFakeGitProvider();
+  provider.validTokens.add('ghp_rotate');
+  app = await startTestApp('rotation', { MONGODB_URI: testDatabaseUri(dbName), ENCRYPTION_KEY: oldKey, GITHUB_API_URL: provider.url });
+  const key = await app.keyFor('rotor');
+  await call(app, 'POST', '/api/settings', {
+    key,
+    body: { llm_api_key: 'sk-rotate', mcp_config: { sse_servers: [{ url: 'https://m.example.com', api_key: 'mcp-rotate' }] } },
+  });
+  await call(app, 'POST', '/api/add-git-providers', { key, body: { provider_tokens: { github: { token: 'ghp_rotate' } } } });
+  await call(app, 'POST', '/api/secrets', { key, body: { name: 'ROT', value: 'custom-rotate' } });
+  await app.stop();
+});
+afterAll(() => provider.close());
+
+describe('encryption key rotation', () => {
+  it('re-encrypts every secret under the new key, after which the old key is not needed', async () => {
+    const env = { MONGODB_URI: testDatabaseUri(dbName), ENCRYPTION_KEY: newKey, ENCRYPTION_KEY_PREVIOUS: oldKey };
+    const rotated = await runCli(['encryption', 'rotate'], env);
+    expect(rotated.code, rotated.stderr).toBe(0);
+    expect(rotated.stdout).toMatch(/re-encrypted 4 values in 3 documents/);
+
+    const after = await startTestApp('rotation-after', { MONGODB_URI: testDatabaseUri(dbName), ENCRYPTION_KEY: newKey });
+    try {
+      const services = after.server.deps.services;
+      expect((await services.settings.resolve('rotor'))?.llm_api_key).toBe('sk-rotate');
+      expect((await services.settings.resolve('rotor'))?.mcp_config?.sse_servers[0]?.api_key).toBe('mcp-rotate');
+      expect((await services.gitProviders.resolve('rotor')).github?.token).toBe('ghp_rotate');
+      expect(await services.secrets.resolve('rotor')).toEqual([{ name: 'ROT', value: 'custom-rotate', description: '' }]);
+      const currentId = SecretBox.fromStrings(newKey).currentKeyId;
+      const raw = JSON.stringify(await after.rawCollection('settings').find({}).toArray());
+      expect(raw.match(/enc:v1:[0-9a-f]{8}/g)?.every((m) => m.endsWith(currentId))).toBe(true);
+
+      const again = await runCli(['encryption', 'rotate'], env);
+      expect(again.stdout).toMatch(/re-encrypted 0 values/);
+    } finally {
+      await after.stop();
+    }
+  });
+
+  it('refuses to start against an external database without ENCRYPTION_KEY', async () => {
+    const result = await runCli(['keys', 'list'], { MONGODB_URI: testDatabaseUri(dbName) });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('ENCRYPTION_KEY is required when MONGODB_URI is set');
+  });
+});
