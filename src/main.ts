@@ -9,7 +9,6 @@ const log = createLogger(config.log.level);
 
 try {
   const server = await startServer(config, log);
-  log.info({ url: server.url, dataDir: config.dataDir, database: config.mongo.uri ? 'external' : 'embedded' }, 'listening');
   if (server.bootstrapKey) {
     // Shown once on the terminal, deliberately not through the logger (secrets never go to logs).
     process.stdout.write(
@@ -22,6 +21,9 @@ try {
         `mint more with: npm run cli -- keys create --user <id>\n\n`,
     );
   }
+
+  // Logged after the banner so "listening" marks a fully announced start.
+  log.info({ url: server.url, dataDir: config.dataDir, database: config.mongo.uri ? 'external' : 'embedded' }, 'listening');
 
   let stopping = false;
   const shutdown = (signal: string) => {
