@@ -28,13 +28,23 @@ async function main() {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-bench-'));
   const binary = await ensureFerretDbBinary(loadConfig(process.env).cacheDir, log);
   const db = await startFerretDb({ binary, dbDir: path.join(tmp, 'db'), stateDir: tmp, log });
-  const config = loadConfig({ PORT: '0', DATA_DIR: tmp, MONGODB_URI: `${db.uri}bench`, ENCRYPTION_KEY: generateKeyText(), LOG_LEVEL: 'silent' });
+  const config = loadConfig({
+    PORT: '0',
+    DATA_DIR: tmp,
+    MONGODB_URI: `${db.uri}bench`,
+    ENCRYPTION_KEY: generateKeyText(),
+    LOG_LEVEL: 'silent',
+  });
   const server = await startServer(config, createLogger('silent'));
   const key = (await server.deps.services.apiKeys.create('bench')).key;
   await fetch(`${server.url}/api/settings`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-session-api-key': key },
-    body: JSON.stringify({ llm_model: 'm', llm_api_key: 'sk-bench', mcp_config: { stdio_servers: [{ name: 'a', command: 'b', env: { T: 'x' } }] } }),
+    body: JSON.stringify({
+      llm_model: 'm',
+      llm_api_key: 'sk-bench',
+      mcp_config: { stdio_servers: [{ name: 'a', command: 'b', env: { T: 'x' } }] },
+    }),
   });
   for (let i = 0; i < 20; i++) await server.deps.services.secrets.create('bench', { name: `S${i}`, value: 'v' });
 
@@ -43,7 +53,13 @@ async function main() {
     { name: 'GET /alive (no auth, no DB)', method: 'GET', path: '/alive', authenticated: false },
     { name: 'GET /api/settings without key (401)', method: 'GET', path: '/api/settings', authenticated: false },
     { name: 'GET /api/settings', method: 'GET', path: '/api/settings', authenticated: true },
-    { name: 'POST /api/settings (partial, encrypts a key)', method: 'POST', path: '/api/settings', body: { llm_api_key: 'sk-new', language: 'en' }, authenticated: true },
+    {
+      name: 'POST /api/settings (partial, encrypts a key)',
+      method: 'POST',
+      path: '/api/settings',
+      body: { llm_api_key: 'sk-new', language: 'en' },
+      authenticated: true,
+    },
     { name: 'GET /api/secrets (20 secrets)', method: 'GET', path: '/api/secrets', authenticated: true },
     { name: 'tRPC settings.get', method: 'GET', path: `/trpc/settings.get?input=${trpcInput}`, authenticated: true },
   ];

@@ -7,7 +7,12 @@ import { AddGitProvidersInputSchema } from './git-providers.schema.js';
 export const gitProvidersRouter = router({
   add: authedProcedure
     .meta({
-      openapi: { method: 'POST', path: '/api/add-git-providers', tags: ['git-providers'], summary: 'Validate and store git provider tokens' },
+      openapi: {
+        method: 'POST',
+        path: '/api/add-git-providers',
+        tags: ['git-providers'],
+        summary: 'Validate and store git provider tokens',
+      },
     })
     .input(AddGitProvidersInputSchema)
     .output(MessageResponseSchema)

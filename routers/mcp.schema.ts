@@ -24,7 +24,10 @@ const ServerNameSchema = z
 
 const EnvKeySchema = z
   .string()
-  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'Environment variable names must start with a letter or underscore and contain only letters, digits and underscores');
+  .regex(
+    /^[A-Za-z_][A-Za-z0-9_]*$/,
+    'Environment variable names must start with a letter or underscore and contain only letters, digits and underscores',
+  );
 
 /** A bare string is shorthand for {"url": string}, as in the reference. */
 const urlShorthand = (value: unknown) => (typeof value === 'string' ? { url: value } : value);

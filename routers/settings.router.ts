@@ -7,7 +7,7 @@ import { SaveSettingsInputSchema, SettingsSchema } from './settings.schema.js';
 
 export const settingsRouter = router({
   get: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/api/settings', tags: ['settings'], summary: 'Load the user\'s settings (secrets masked)' } })
+    .meta({ openapi: { method: 'GET', path: '/api/settings', tags: ['settings'], summary: "Load the user's settings (secrets masked)" } })
     .input(z.object({}))
     .output(SettingsSchema)
     .query(({ ctx }) => ctx.services.settings.get(ctx.user.id)),

@@ -70,7 +70,10 @@ function requestLog(deps: Deps): RequestHandler {
       const group = req.path.startsWith('/trpc') ? 'trpc' : req.path.startsWith('/api') ? 'api' : 'other';
       deps.metrics.httpRequests.inc({ method: req.method, route: group, status: String(res.statusCode) });
       // Path only: query strings and headers may carry credentials.
-      log.info({ method: req.method, path: req.path, status: res.statusCode, durationMs: Math.round(performance.now() - started) }, 'request');
+      log.info(
+        { method: req.method, path: req.path, status: res.statusCode, durationMs: Math.round(performance.now() - started) },
+        'request',
+      );
     });
     next();
   };
@@ -112,9 +115,15 @@ function defaultJsonContentType(req: Request, _res: Response, next: NextFunction
 
 /** A JSON body must be an object; the adapter would otherwise spread a string or array into one. */
 function requireJsonObject(req: Request, res: Response, next: NextFunction): void {
-  if (BODY_METHODS.has(req.method) && req.is('application/json') && (typeof req.body !== 'object' || req.body === null || Array.isArray(req.body))) {
+  if (
+    BODY_METHODS.has(req.method) &&
+    req.is('application/json') &&
+    (typeof req.body !== 'object' || req.body === null || Array.isArray(req.body))
+  ) {
     res.status(422).json({
-      detail: [{ type: 'model_attributes_type', loc: ['body'], msg: 'Input should be a valid dictionary or object to extract fields from' }],
+      detail: [
+        { type: 'model_attributes_type', loc: ['body'], msg: 'Input should be a valid dictionary or object to extract fields from' },
+      ],
     });
     return;
   }

@@ -30,15 +30,20 @@ export const PACKAGE_ROOT = findPackageRoot(path.dirname(fileURLToPath(import.me
 export async function ensureFerretDbBinary(cacheDir: string, log: Logger): Promise<string> {
   const script = path.join(PACKAGE_ROOT, 'scripts', 'build-ferretdb.sh');
   return new Promise((resolve, reject) => {
-    const child = execFile('bash', [script], {
-      env: { ...process.env, AGENT_CP_CACHE_DIR: cacheDir },
-      maxBuffer: 1024 * 1024,
-    }, (error, stdout) => {
-      if (error) return reject(new Error(`building FerretDB failed: ${error.message}`));
-      const binary = stdout.trim().split('\n').pop() ?? '';
-      if (!fs.existsSync(binary)) return reject(new Error(`FerretDB build printed no binary path`));
-      resolve(binary);
-    });
+    const child = execFile(
+      'bash',
+      [script],
+      {
+        env: { ...process.env, AGENT_CP_CACHE_DIR: cacheDir },
+        maxBuffer: 1024 * 1024,
+      },
+      (error, stdout) => {
+        if (error) return reject(new Error(`building FerretDB failed: ${error.message}`));
+        const binary = stdout.trim().split('\n').pop() ?? '';
+        if (!fs.existsSync(binary)) return reject(new Error(`FerretDB build printed no binary path`));
+        resolve(binary);
+      },
+    );
     child.stderr?.on('data', (chunk: Buffer) => {
       for (const line of chunk.toString().split('\n')) if (line.trim()) log.info(line.trim());
     });

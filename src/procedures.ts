@@ -80,7 +80,9 @@ const decodeRestPathParams = middleware(async ({ ctx, meta, getRawInput, next })
 
 export const publicProcedure = basePublic.use(observed).use(decodeRestPathParams);
 
-export const authedProcedure = publicProcedure.use(({ ctx, next }) => {
-  if (!ctx.user) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'Unauthorized' });
-  return next({ ctx: { ...ctx, user: ctx.user } });
-}).use(rejectNulStrings);
+export const authedProcedure = publicProcedure
+  .use(({ ctx, next }) => {
+    if (!ctx.user) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'Unauthorized' });
+    return next({ ctx: { ...ctx, user: ctx.user } });
+  })
+  .use(rejectNulStrings);

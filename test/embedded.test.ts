@@ -34,9 +34,15 @@ describe('embedded default (no MONGODB_URI, no keys configured)', () => {
     expect(fs.existsSync(path.join(dataDir, 'ferretdb', 'server.json'))).toBe(true);
 
     expect((await call(service, 'GET', '/ready')).status).toBe(200);
-    expect((await call(service, 'POST', '/api/settings', { key: firstKey, body: { llm_model: 'persisted', llm_api_key: 'sk-embedded' } })).status).toBe(200);
+    expect(
+      (await call(service, 'POST', '/api/settings', { key: firstKey, body: { llm_model: 'persisted', llm_api_key: 'sk-embedded' } }))
+        .status,
+    ).toBe(200);
     // The structured log lines never carry the key.
-    const logLines = service.stdout().split('\n').filter((l) => l.startsWith('{'));
+    const logLines = service
+      .stdout()
+      .split('\n')
+      .filter((l) => l.startsWith('{'));
     expect(logLines.join('\n')).not.toContain(firstKey);
     expect(logLines.join('\n')).not.toContain('sk-embedded');
   });
@@ -86,7 +92,9 @@ describe('SESSION_API_KEY (single-user mode)', () => {
     const single = await startServiceProcess({ DATA_DIR: dir, SESSION_API_KEY: 'configured-session-key' });
     try {
       expect(fs.existsSync(path.join(dir, 'default-api-key'))).toBe(false);
-      expect((await call(single, 'POST', '/api/secrets', { key: 'configured-session-key', body: { name: 'S', value: 'v' } })).status).toBe(201);
+      expect((await call(single, 'POST', '/api/secrets', { key: 'configured-session-key', body: { name: 'S', value: 'v' } })).status).toBe(
+        201,
+      );
       expect((await call(single, 'GET', '/api/secrets', { key: 'configured-session-key-x' })).status).toBe(401);
     } finally {
       expect(await single.stop()).toBe(0);

@@ -71,8 +71,6 @@ export function toRestError(error: TRPCError, procedurePath: string | undefined)
   return { status, body: { detail: REASON[status] ?? error.message } };
 }
 
-
-
 /** Where an input key came from: a {path} parameter, the query string, or the JSON body. */
 function sourceOf(key: PropertyKey | undefined, meta: Meta | undefined): 'path' | 'query' | 'body' {
   const route = meta?.openapi;
@@ -102,9 +100,15 @@ function issueType(issue: IssueLike): string {
     case 'invalid_type':
       if (issue.message === 'Field required') return 'missing';
       return (
-        { string: 'string_type', number: 'float_type', int: 'int_type', boolean: 'bool_type', object: 'dict_type', record: 'dict_type', array: 'list_type' }[
-          issue.expected ?? ''
-        ] ?? 'type_error'
+        {
+          string: 'string_type',
+          number: 'float_type',
+          int: 'int_type',
+          boolean: 'bool_type',
+          object: 'dict_type',
+          record: 'dict_type',
+          array: 'list_type',
+        }[issue.expected ?? ''] ?? 'type_error'
       );
     case 'too_small':
       if (issue.origin === 'string') return 'string_too_short';

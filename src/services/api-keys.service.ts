@@ -36,7 +36,9 @@ export class ApiKeysService {
   }
 
   async list(userId?: string): Promise<ApiKeyInfo[]> {
-    const docs = await this.ApiKey.find(userId ? { userId } : {}).sort({ createdAt: 1 }).lean();
+    const docs = await this.ApiKey.find(userId ? { userId } : {})
+      .sort({ createdAt: 1 })
+      .lean();
     return docs.map(toInfo);
   }
 

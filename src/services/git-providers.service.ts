@@ -35,7 +35,10 @@ export class GitProvidersService {
     const stored = await this.loadStored(userId);
     const next: StoredTokens = {};
     // Validate everything first: a rejected token leaves the stored map untouched.
-    for (const [provider, entry] of Object.entries(input.provider_tokens) as [ProviderType, NonNullable<AddGitProvidersInput['provider_tokens']['github']>][]) {
+    for (const [provider, entry] of Object.entries(input.provider_tokens) as [
+      ProviderType,
+      NonNullable<AddGitProvidersInput['provider_tokens']['github']>,
+    ][]) {
       if (!entry) continue;
       const host = entry.host || null;
       const previous = stored[provider];

@@ -22,7 +22,11 @@ export async function reencryptAll(models: Models, box: SecretBox): Promise<{ do
       if (doc[field]) set[field] = rewrap(doc[field], secretContext(userId, field));
     }
     const mcp = doc.mcp_config as
-      | { sse_servers?: { api_key?: string | null }[]; shttp_servers?: { api_key?: string | null }[]; stdio_servers?: { env?: Record<string, string> }[] }
+      | {
+          sse_servers?: { api_key?: string | null }[];
+          shttp_servers?: { api_key?: string | null }[];
+          stdio_servers?: { env?: Record<string, string> }[];
+        }
       | null
       | undefined;
     if (mcp) {

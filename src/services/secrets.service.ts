@@ -60,7 +60,11 @@ export class SecretsService {
   /** Decrypted {name: value} for the agent (never for responses). */
   async resolve(userId: string): Promise<{ name: string; value: string; description: string | null }[]> {
     const docs = await this.models.CustomSecret.find({ userId }).sort({ createdAt: 1, _id: 1 }).lean();
-    return docs.map((d) => ({ name: d.name, value: this.box.decrypt(d.value, secretValueContext(userId)), description: d.description ?? null }));
+    return docs.map((d) => ({
+      name: d.name,
+      value: this.box.decrypt(d.value, secretValueContext(userId)),
+      description: d.description ?? null,
+    }));
   }
 }
 

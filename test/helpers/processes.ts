@@ -13,7 +13,10 @@ function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
 }
 
 export async function runCli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [...TSX, path.join(PACKAGE_ROOT, 'src/cli.ts'), ...args], { env: childEnv(env), cwd: PACKAGE_ROOT });
+  const child = spawn(process.execPath, [...TSX, path.join(PACKAGE_ROOT, 'src/cli.ts'), ...args], {
+    env: childEnv(env),
+    cwd: PACKAGE_ROOT,
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c: Buffer) => (stdout += c));
@@ -31,7 +34,10 @@ export interface ServiceProcess {
 }
 
 export async function startServiceProcess(env: Record<string, string>, timeoutMs = 120_000): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, [...TSX, path.join(PACKAGE_ROOT, 'src/main.ts')], { env: childEnv({ PORT: '0', ...env }), cwd: PACKAGE_ROOT });
+  const child = spawn(process.execPath, [...TSX, path.join(PACKAGE_ROOT, 'src/main.ts')], {
+    env: childEnv({ PORT: '0', ...env }),
+    cwd: PACKAGE_ROOT,
+  });
   let stdout = '';
   child.stderr.on('data', (c: Buffer) => (stdout += c));
   const url = await new Promise<string>((resolve, reject) => {

@@ -24,7 +24,11 @@ describe('request errors', () => {
   });
 
   it('answers 422 json_invalid for malformed JSON', async () => {
-    const res = await call(app, 'POST', '/api/settings', { key, rawBody: '{"llm_model": ', headers: { 'content-type': 'application/json' } });
+    const res = await call(app, 'POST', '/api/settings', {
+      key,
+      rawBody: '{"llm_model": ',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(res.status).toBe(422);
     expect(res.body).toEqual({ detail: [{ type: 'json_invalid', loc: ['body'], msg: 'JSON decode error' }] });
   });
@@ -44,7 +48,11 @@ describe('request errors', () => {
   });
 
   it('answers 415 for a non-JSON content type', async () => {
-    const res = await call(app, 'POST', '/api/settings', { key, rawBody: 'llm_model=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const res = await call(app, 'POST', '/api/settings', {
+      key,
+      rawBody: 'llm_model=x',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect(res.status).toBe(415);
     expect(res.body).toEqual({ detail: expect.stringContaining('content-type') });
   });
@@ -60,7 +68,10 @@ describe('request errors', () => {
     const res = await call(app, 'POST', '/api/secrets', { key, body: { name: 'A\u0000B', value: 'v' } });
     expect(res.status).toBe(422);
     expect(res.body.detail).toEqual([{ type: 'value_error', loc: ['body', 'name'], msg: 'String should not contain NUL characters' }]);
-    const nested = await call(app, 'POST', '/api/settings', { key, body: { mcp_config: { stdio_servers: [{ name: 'a', command: 'b', args: ['\u0000'] }] } } });
+    const nested = await call(app, 'POST', '/api/settings', {
+      key,
+      body: { mcp_config: { stdio_servers: [{ name: 'a', command: 'b', args: ['\u0000'] }] } },
+    });
     expect(nested.body.detail[0].loc).toEqual(['body', 'mcp_config', 'stdio_servers', 0, 'args', 0]);
   });
 
@@ -71,7 +82,11 @@ describe('request errors', () => {
 
   it('allows CORS from localhost origins by default and not from others', async () => {
     const allowed = await call(app, 'OPTIONS', '/api/settings', {
-      headers: { origin: 'http://localhost:3001', 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-session-api-key' },
+      headers: {
+        origin: 'http://localhost:3001',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'x-session-api-key',
+      },
     });
     expect(allowed.status).toBe(204);
     expect(allowed.headers.get('access-control-allow-origin')).toBe('http://localhost:3001');

@@ -35,14 +35,19 @@ describe('POST /api/add-git-providers', () => {
   it('stores a token the provider accepts, encrypted, and reports it in provider_tokens_set', async () => {
     const { userId, key } = await newUser();
     provider.validTokens.add('ghp_valid_1');
-    const res = await call(app, 'POST', '/api/add-git-providers', { key, body: { provider_tokens: { github: { token: 'ghp_valid_1', host: null } } } });
+    const res = await call(app, 'POST', '/api/add-git-providers', {
+      key,
+      body: { provider_tokens: { github: { token: 'ghp_valid_1', host: null } } },
+    });
     expect(res).toMatchObject({ status: 200, body: { message: 'Git providers stored' } });
     expect(provider.requests.at(-1)).toEqual({ path: '/user', authorization: 'Bearer ghp_valid_1' });
     expect(await tokensSet(key)).toEqual({ github: null });
 
     const raw = await app.rawCollection('git_provider_tokens').findOne({ userId });
     expect(JSON.stringify(raw)).not.toContain('ghp_valid_1');
-    expect(await app.server.deps.services.gitProviders.resolve(userId)).toEqual({ github: { token: 'ghp_valid_1', host: null, user_id: null } });
+    expect(await app.server.deps.services.gitProviders.resolve(userId)).toEqual({
+      github: { token: 'ghp_valid_1', host: null, user_id: null },
+    });
   });
 
   it('answers 401 with the reference message for a token the provider rejects, storing nothing', async () => {
@@ -67,7 +72,10 @@ describe('POST /api/add-git-providers', () => {
     const { key } = await newUser();
     provider.failWith = 503;
     try {
-      const res = await call(app, 'POST', '/api/add-git-providers', { key, body: { provider_tokens: { github: { token: 'ghp_valid_1' } } } });
+      const res = await call(app, 'POST', '/api/add-git-providers', {
+        key,
+        body: { provider_tokens: { github: { token: 'ghp_valid_1' } } },
+      });
       expect(res.status).toBe(502);
     } finally {
       provider.failWith = null;
@@ -77,7 +85,10 @@ describe('POST /api/add-git-providers', () => {
   it('validates a self-hosted host given with an http:// scheme against that host', async () => {
     const { userId, key } = await newUser();
     provider.validTokens.add('ghe_token');
-    const res = await call(app, 'POST', '/api/add-git-providers', { key, body: { provider_tokens: { github: { token: 'ghe_token', host: provider.url } } } });
+    const res = await call(app, 'POST', '/api/add-git-providers', {
+      key,
+      body: { provider_tokens: { github: { token: 'ghe_token', host: provider.url } } },
+    });
     expect(res.status).toBe(200);
     expect(provider.requests.at(-1)).toEqual({ path: '/api/v3/user', authorization: 'Bearer ghe_token' });
     expect(await tokensSet(key)).toEqual({ github: provider.url });
@@ -87,9 +98,15 @@ describe('POST /api/add-git-providers', () => {
   it('uses Basic auth for Bitbucket user:app_password credentials', async () => {
     const { key } = await newUser();
     provider.validTokens.add('ada:app-pass');
-    const res = await call(app, 'POST', '/api/add-git-providers', { key, body: { provider_tokens: { bitbucket: { token: 'ada:app-pass' } } } });
+    const res = await call(app, 'POST', '/api/add-git-providers', {
+      key,
+      body: { provider_tokens: { bitbucket: { token: 'ada:app-pass' } } },
+    });
     expect(res.status).toBe(200);
-    expect(provider.requests.at(-1)).toEqual({ path: '/2.0/user', authorization: `Basic ${Buffer.from('ada:app-pass').toString('base64')}` });
+    expect(provider.requests.at(-1)).toEqual({
+      path: '/2.0/user',
+      authorization: `Basic ${Buffer.from('ada:app-pass').toString('base64')}`,
+    });
   });
 
   it('replaces the whole map, keeps a stored token sent without one, and revalidates it on a host change', async () => {
@@ -120,7 +137,9 @@ describe('POST /api/add-git-providers', () => {
     const { key } = await newUser();
     const unknown = await call(app, 'POST', '/api/add-git-providers', { key, body: { provider_tokens: { gitea: { token: 'x' } } } });
     expect(unknown.status).toBe(422);
-    expect(unknown.body.detail).toContainEqual(expect.objectContaining({ loc: ['body', 'provider_tokens', 'gitea'], type: 'extra_forbidden' }));
+    expect(unknown.body.detail).toContainEqual(
+      expect.objectContaining({ loc: ['body', 'provider_tokens', 'gitea'], type: 'extra_forbidden' }),
+    );
     const sso = await call(app, 'POST', '/api/add-git-providers', { key, body: { provider_tokens: { enterprise_sso: { token: 'x' } } } });
     expect(sso).toMatchObject({ status: 401, body: { error: 'Invalid token. Please make sure it is a valid enterprise_sso token.' } });
   });

@@ -15,7 +15,10 @@ beforeAll(async () => {
   app = await startTestApp('isolation', { GITHUB_API_URL: provider.url });
   alice = await app.keyFor('alice');
   bob = await app.keyFor('bob');
-  await call(app, 'POST', '/api/settings', { key: alice, body: { llm_model: 'alice-model', llm_api_key: 'sk-alice', git_user_name: 'Alice' } });
+  await call(app, 'POST', '/api/settings', {
+    key: alice,
+    body: { llm_model: 'alice-model', llm_api_key: 'sk-alice', git_user_name: 'Alice' },
+  });
   await call(app, 'POST', '/api/add-git-providers', { key: alice, body: { provider_tokens: { github: { token: 'ghp_alice' } } } });
   await call(app, 'POST', '/api/secrets', { key: alice, body: { name: 'ALICE_SECRET', value: 'alice-value' } });
 });
@@ -38,15 +41,24 @@ describe('user isolation', () => {
     expect(await call(app, 'DELETE', '/api/secrets/ALICE_SECRET', { key: bob })).toMatchObject({ status: 404 });
     // Bob may use the same name for his own secret without touching alice's.
     expect((await call(app, 'POST', '/api/secrets', { key: bob, body: { name: 'ALICE_SECRET', value: 'bob-value' } })).status).toBe(201);
-    expect(await app.server.deps.services.secrets.resolve('alice')).toEqual([{ name: 'ALICE_SECRET', value: 'alice-value', description: '' }]);
+    expect(await app.server.deps.services.secrets.resolve('alice')).toEqual([
+      { name: 'ALICE_SECRET', value: 'alice-value', description: '' },
+    ]);
   });
 
   it("leaves alice's data intact after bob's saves and token changes", async () => {
     await call(app, 'POST', '/api/settings', { key: bob, body: { llm_api_key: '', git_user_name: 'Bob' } });
     await call(app, 'POST', '/api/unset-provider-tokens', { key: bob });
     const aliceSettings = (await call(app, 'GET', '/api/settings', { key: alice })).body;
-    expect(aliceSettings).toMatchObject({ llm_model: 'alice-model', llm_api_key_set: true, git_user_name: 'Alice', provider_tokens_set: { github: null } });
-    expect((await call(app, 'GET', '/api/secrets', { key: alice })).body).toEqual({ custom_secrets: [{ name: 'ALICE_SECRET', description: '' }] });
+    expect(aliceSettings).toMatchObject({
+      llm_model: 'alice-model',
+      llm_api_key_set: true,
+      git_user_name: 'Alice',
+      provider_tokens_set: { github: null },
+    });
+    expect((await call(app, 'GET', '/api/secrets', { key: alice })).body).toEqual({
+      custom_secrets: [{ name: 'ALICE_SECRET', description: '' }],
+    });
   });
 
   it("binds ciphertexts to their owner: alice's encrypted value copied to bob does not decrypt", async () => {

@@ -16,7 +16,10 @@ describe('/api/secrets', () => {
   it('creates (201), lists names only, renames, and deletes a secret', async () => {
     expect((await call(app, 'GET', '/api/secrets', { key })).body).toEqual({ custom_secrets: [] });
 
-    const created = await call(app, 'POST', '/api/secrets', { key, body: { name: 'OPENAI_KEY', value: 'sk-custom-123', description: 'for tests' } });
+    const created = await call(app, 'POST', '/api/secrets', {
+      key,
+      body: { name: 'OPENAI_KEY', value: 'sk-custom-123', description: 'for tests' },
+    });
     expect(created).toMatchObject({ status: 201, body: { message: 'Secret created successfully' } });
     await call(app, 'POST', '/api/secrets', { key, body: { name: 'NO_DESC', value: 'v2' } });
 
@@ -62,7 +65,10 @@ describe('/api/secrets', () => {
       status: 404,
       body: { error: 'Secret with ID NOPE not found' },
     });
-    expect(await call(app, 'DELETE', '/api/secrets/NOPE', { key })).toMatchObject({ status: 404, body: { error: 'Secret with ID NOPE not found' } });
+    expect(await call(app, 'DELETE', '/api/secrets/NOPE', { key })).toMatchObject({
+      status: 404,
+      body: { error: 'Secret with ID NOPE not found' },
+    });
   });
 
   it('validates the body: name and value are required', async () => {

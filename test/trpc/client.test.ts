@@ -35,7 +35,10 @@ describe('tRPC client', () => {
     const trpc = clientFor(key);
     expect((await trpc.settings.get.query({})).git_user_name).toBe('Rest');
     await trpc.settings.save.mutate({ git_user_email: 'trpc@example.com' });
-    expect((await call(app, 'GET', '/api/settings', { key })).body).toMatchObject({ git_user_name: 'Rest', git_user_email: 'trpc@example.com' });
+    expect((await call(app, 'GET', '/api/settings', { key })).body).toMatchObject({
+      git_user_name: 'Rest',
+      git_user_email: 'trpc@example.com',
+    });
   });
 
   it('returns typed validation errors with field paths', async () => {

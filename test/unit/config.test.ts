@@ -18,6 +18,8 @@ describe('loadConfig', () => {
   });
 
   it('lists every bad variable in one error', () => {
-    expect(() => loadConfig({ PORT: 'eighty', MAX_BODY_SIZE: 'huge', LOG_LEVEL: 'loud' })).toThrow(/PORT[\s\S]*LOG_LEVEL[\s\S]*MAX_BODY_SIZE|PORT[\s\S]*MAX_BODY_SIZE[\s\S]*LOG_LEVEL/);
+    expect(() => loadConfig({ PORT: 'eighty', MAX_BODY_SIZE: 'huge', LOG_LEVEL: 'loud' })).toThrow(
+      /PORT[\s\S]*LOG_LEVEL[\s\S]*MAX_BODY_SIZE|PORT[\s\S]*MAX_BODY_SIZE[\s\S]*LOG_LEVEL/,
+    );
   });
 });
