@@ -2,11 +2,13 @@ import type { Connection } from 'mongoose';
 import { apiKeyModel } from './api-key.model.js';
 import { customSecretModel } from './custom-secret.model.js';
 import { gitProviderTokensModel } from './git-provider-tokens.model.js';
+import { sandboxModel } from './sandbox.model.js';
 import { settingsModel } from './settings.model.js';
 
 export * from './api-key.model.js';
 export * from './custom-secret.model.js';
 export * from './git-provider-tokens.model.js';
+export * from './sandbox.model.js';
 export * from './settings.model.js';
 
 /** Binds every model to one connection, so tests can run several databases in one process. */
@@ -16,6 +18,7 @@ export function createModels(conn: Connection) {
     Settings: settingsModel(conn),
     GitProviderTokens: gitProviderTokensModel(conn),
     CustomSecret: customSecretModel(conn),
+    Sandbox: sandboxModel(conn),
   };
 }
 

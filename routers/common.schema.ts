@@ -51,3 +51,29 @@ const TYPE_MESSAGES: Record<string, string> = {
   array: 'Input should be a valid list',
   null: 'Input should be None',
 };
+
+/** An integer from the query string ("7") or from a tRPC call (7); opaque to REST coercion. */
+export const queryInt = () =>
+  z.preprocess((value) => (typeof value === 'string' && /^\s*-?\d+\s*$/.test(value) ? Number(value) : value), z.number().int());
+
+/** V1 paging (API.md B.0.4): page_id is an opaque string (a decimal offset), limit 1..100. */
+export const PagingInputSchema = z.object({
+  page_id: z.string().nullable().optional(),
+  // Reference: limit > 100 fails an assert (500); we answer 422.
+  limit: queryInt().pipe(z.number().gt(0).max(100)).default(100),
+});
+
+/** Batch ids from a repeated query parameter (?id=a&id=b), at most 100. */
+export const idListSchema = () => z.array(z.string().min(1)).min(1).max(100);
+
+export function pageOffset(pageId: string | null | undefined): number {
+  // Reference: a non-integer page_id is treated as 0.
+  const offset = Number.parseInt(pageId ?? '', 10);
+  return Number.isFinite(offset) && offset > 0 ? offset : 0;
+}
+
+export function pageOf<T>(items: T[], offset: number, limit: number, total: number) {
+  return { items, next_page_id: offset + limit < total ? String(offset + limit) : null };
+}
+
+export const SuccessSchema = z.object({ success: z.boolean() }).meta({ id: 'Success' });

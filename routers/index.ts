@@ -3,6 +3,8 @@
 // first match); test/rest/openapi-inventory.test.ts enforces it.
 import { createCallerFactory, router, type Meta } from '../src/trpc.js';
 import { gitProvidersRouter } from './git-providers.router.js';
+import { sandboxSpecsRouter } from './sandbox-specs.router.js';
+import { sandboxesRouter } from './sandboxes.router.js';
 import { secretsRouter } from './secrets.router.js';
 import { settingsRouter } from './settings.router.js';
 
@@ -10,6 +12,8 @@ export const appRouter = router({
   settings: settingsRouter,
   gitProviders: gitProvidersRouter,
   secrets: secretsRouter,
+  sandboxSpecs: sandboxSpecsRouter,
+  sandboxes: sandboxesRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -10,6 +10,7 @@ import { appRouter } from '../routers/index.js';
 import { createContextFactory, type Deps } from './context.js';
 import { docsRouter } from './rest/docs.js';
 import { openApiDocument } from './rest/openapi-document.js';
+import { sandboxSpecIdFromQuery } from './rest/legacy-shims.js';
 import { createRestHandler } from './rest/openapi-handler.js';
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
@@ -49,7 +50,14 @@ export function createApp(deps: Deps): express.Express {
     }),
   );
 
-  app.use('/api', noCache, defaultJsonContentType, express.json({ limit: deps.config.http.maxBodySize, strict: false }), requireJsonObject);
+  app.use(
+    '/api',
+    noCache,
+    defaultJsonContentType,
+    express.json({ limit: deps.config.http.maxBodySize, strict: false }),
+    requireJsonObject,
+    sandboxSpecIdFromQuery,
+  );
   app.use(createRestHandler(deps));
 
   app.use((_req, res) => {

@@ -11,7 +11,7 @@ import { ensureDataDir, loadSecretBox, openDatabase } from './bootstrap.js';
 import { loadConfig } from './config.js';
 import { generateKeyText } from './crypto.js';
 import { createLogger } from './logger.js';
-import { createServices } from './services/index.js';
+import { ApiKeysService } from './services/api-keys.service.js';
 import { reencryptAll } from './services/rotation.service.js';
 
 const USAGE = `usage:
@@ -44,7 +44,7 @@ async function main(argv: string[]): Promise<number> {
   const box = loadSecretBox(config, log);
   const opened = await openDatabase(config, log, { registerEmbedded: false });
   try {
-    const services = createServices(opened.db, box, config);
+    const services = { apiKeys: new ApiKeysService(opened.db.models.ApiKey, config.auth.sessionApiKey) };
     if (group === 'keys' && command === 'create') {
       if (!values.user) return fail('keys create needs --user <id>');
       const { key, info } = await services.apiKeys.create(values.user, values.label ?? null);

@@ -32,6 +32,14 @@ const EnvSchema = z.object({
   GITLAB_API_URL: z.url().default('https://gitlab.com/api/v4'),
   BITBUCKET_API_URL: z.url().default('https://api.bitbucket.org/2.0'),
   PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  WEB_URL: optionalString,
+  SANDBOX_RUNTIME: z.enum(['process', 'kubernetes']).default('process'),
+  SANDBOX_SPECS_FILE: optionalString,
+  SANDBOX_MAX_RUNNING_PER_USER: z.coerce.number().int().min(1).max(1000).default(5),
+  SANDBOX_STARTUP_TIMEOUT_MS: z.coerce.number().int().min(1000).default(120_000),
+  SANDBOX_IMAGE: z.string().default('ghcr.io/openhands/agent-server:4e2ecd8-python'),
+  AGENT_SERVER_VERSION: z.string().default('1.58.0'),
+  AGENT_SERVER_PYTHON: optionalString,
 });
 
 export type Env = z.input<typeof EnvSchema>;
@@ -55,6 +63,17 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
     mongo: { uri: e.MONGODB_URI, embeddedPort: e.EMBEDDED_MONGO_PORT },
     auth: { sessionApiKey: e.SESSION_API_KEY },
     encryption: { key: e.ENCRYPTION_KEY, previousKeys: splitList(e.ENCRYPTION_KEY_PREVIOUS) },
+    // Where sandboxes call back (webhooks); unset = this service's own listening URL.
+    webUrl: e.WEB_URL ? trimSlash(e.WEB_URL) : undefined,
+    sandbox: {
+      runtime: e.SANDBOX_RUNTIME,
+      specsFile: e.SANDBOX_SPECS_FILE ? path.resolve(e.SANDBOX_SPECS_FILE) : undefined,
+      maxRunningPerUser: e.SANDBOX_MAX_RUNNING_PER_USER,
+      startupTimeoutMs: e.SANDBOX_STARTUP_TIMEOUT_MS,
+      image: e.SANDBOX_IMAGE,
+      agentServerVersion: e.AGENT_SERVER_VERSION,
+      agentServerPython: e.AGENT_SERVER_PYTHON,
+    },
     providers: {
       githubApiUrl: trimSlash(e.GITHUB_API_URL),
       gitlabApiUrl: trimSlash(e.GITLAB_API_URL),

@@ -5,6 +5,7 @@ import type { Config } from './config.js';
 import type { Database } from './db.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
+import type { SandboxRuntime } from './sandbox/runtime.js';
 import type { Services } from './services/index.js';
 
 export interface Deps {
@@ -13,6 +14,7 @@ export interface Deps {
   db: Database;
   services: Services;
   metrics: Metrics;
+  runtime: SandboxRuntime;
 }
 
 export interface User {

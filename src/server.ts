@@ -8,6 +8,7 @@ import type { Config } from './config.js';
 import type { Deps } from './context.js';
 import type { Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
+import { createSandboxRuntime } from './sandbox/index.js';
 import { createServices } from './services/index.js';
 
 export interface RunningServer {
@@ -24,8 +25,10 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const box = loadSecretBox(config, log);
   const opened = await openDatabase(config, log, { registerEmbedded: true });
   try {
-    const services = createServices(opened.db, box, config);
-    const deps: Deps = { config, log, db: opened.db, services, metrics: createMetrics() };
+    const runtime = createSandboxRuntime(config, log);
+    let listeningUrl = '';
+    const services = createServices(opened.db, box, config, runtime, () => config.webUrl ?? listeningUrl);
+    const deps: Deps = { config, log, db: opened.db, services, metrics: createMetrics(), runtime };
     const bootstrapKey = await ensureBootstrapKey(config, services);
     const server = http.createServer(createApp(deps));
     server.keepAliveTimeout = 65_000; // above common load-balancer idle timeouts
@@ -35,8 +38,9 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     });
     const { port } = server.address() as AddressInfo;
     const host = config.http.host === '0.0.0.0' || config.http.host === '::' ? '127.0.0.1' : config.http.host;
+    listeningUrl = `http://${host}:${port}`;
     return {
-      url: `http://${host}:${port}`,
+      url: listeningUrl,
       port,
       deps,
       bootstrapKey,
@@ -44,6 +48,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
         await closed;
+        await runtime.close();
         await opened.close();
       },
     };

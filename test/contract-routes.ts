@@ -10,4 +10,12 @@ export const CONTRACT_ROUTES = [
   'POST /api/secrets',
   'PUT /api/secrets/{secret_id}',
   'DELETE /api/secrets/{secret_id}',
+  'GET /api/v1/sandbox-specs/search',
+  'GET /api/v1/sandbox-specs',
+  'GET /api/v1/sandboxes/search',
+  'GET /api/v1/sandboxes',
+  'POST /api/v1/sandboxes',
+  'POST /api/v1/sandboxes/{sandbox_id}/pause',
+  'POST /api/v1/sandboxes/{sandbox_id}/resume',
+  'DELETE /api/v1/sandboxes/{id}',
 ].sort();

@@ -1,0 +1,63 @@
+import { z } from 'zod';
+import { authedProcedure } from '../src/procedures.js';
+import { router } from '../src/trpc.js';
+import { SuccessSchema } from './common.schema.js';
+import {
+  BatchGetSandboxesInputSchema,
+  DeleteSandboxInputSchema,
+  SandboxIdInputSchema,
+  SandboxInfoSchema,
+  SandboxPageSchema,
+  SearchSandboxesInputSchema,
+  StartSandboxInputSchema,
+} from './sandboxes.schema.js';
+
+// Static paths (search) before {param} paths: the REST matcher takes the first match.
+export const sandboxesRouter = router({
+  search: authedProcedure
+    .meta({
+      openapi: { method: 'GET', path: '/api/v1/sandboxes/search', tags: ['sandboxes'], summary: 'List your sandboxes, newest first' },
+    })
+    .input(SearchSandboxesInputSchema)
+    .output(SandboxPageSchema)
+    .query(({ ctx, input }) => ctx.services.sandboxes.search(ctx.user.id, input.page_id, input.limit)),
+
+  batchGet: authedProcedure
+    .meta({ openapi: { method: 'GET', path: '/api/v1/sandboxes', tags: ['sandboxes'], summary: 'Get sandboxes by id' } })
+    .input(BatchGetSandboxesInputSchema)
+    .output(z.array(SandboxInfoSchema.nullable()))
+    .query(({ ctx, input }) => ctx.services.sandboxes.batchGet(ctx.user.id, input.id)),
+
+  start: authedProcedure
+    .meta({ openapi: { method: 'POST', path: '/api/v1/sandboxes', tags: ['sandboxes'], summary: 'Start a sandbox' } })
+    .input(StartSandboxInputSchema)
+    .output(SandboxInfoSchema)
+    .mutation(({ ctx, input }) => ctx.services.sandboxes.start(ctx.user.id, input.sandbox_spec_id)),
+
+  pause: authedProcedure
+    .meta({ openapi: { method: 'POST', path: '/api/v1/sandboxes/{sandbox_id}/pause', tags: ['sandboxes'], summary: 'Pause a sandbox' } })
+    .input(SandboxIdInputSchema)
+    .output(SuccessSchema)
+    .mutation(async ({ ctx, input }) => {
+      await ctx.services.sandboxes.pause(ctx.user.id, input.sandbox_id);
+      return { success: true };
+    }),
+
+  resume: authedProcedure
+    .meta({ openapi: { method: 'POST', path: '/api/v1/sandboxes/{sandbox_id}/resume', tags: ['sandboxes'], summary: 'Resume a sandbox' } })
+    .input(SandboxIdInputSchema)
+    .output(SuccessSchema)
+    .mutation(async ({ ctx, input }) => {
+      await ctx.services.sandboxes.resume(ctx.user.id, input.sandbox_id);
+      return { success: true };
+    }),
+
+  delete: authedProcedure
+    .meta({ openapi: { method: 'DELETE', path: '/api/v1/sandboxes/{id}', tags: ['sandboxes'], summary: 'Delete a sandbox' } })
+    .input(DeleteSandboxInputSchema)
+    .output(SuccessSchema)
+    .mutation(async ({ ctx, input }) => {
+      await ctx.services.sandboxes.delete(ctx.user.id, input.sandbox_id ?? input.id);
+      return { success: true };
+    }),
+});

@@ -1,0 +1,295 @@
+// The embedded default runtime: each sandbox is a local child process running the spec's
+// command, with its own directory under DATA_DIR/sandboxes/<id> and a free loopback port.
+//
+// - RUNNING only after GET /alive answers 200; a start that does not get there within the
+//   start-up timeout ends in ERROR with the reason, and the process is stopped.
+// - Pause stops the process group and keeps the directory; resume starts it again.
+// - Processes run in their own process group and outlive a service restart; runtime.json
+//   in the sandbox directory lets the next service instance find and adopt them.
+// - The child gets a minimal environment: nothing of the service's own (database URI,
+//   encryption key) leaks into agent code.
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { freePort, PACKAGE_ROOT } from '../embedded-mongo.js';
+import { AppError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { SandboxSpec } from '../services/sandbox-specs.service.js';
+import type { SandboxLaunch, SandboxRuntime, SandboxState } from './runtime.js';
+
+interface Handle {
+  child: ChildProcess | null; // null when adopted after a service restart
+  pid: number;
+  port: number;
+  phase: 'STARTING' | 'RUNNING' | 'ERROR';
+  reason: string | null;
+  healthTimer?: NodeJS.Timeout;
+}
+
+interface RuntimeRecord {
+  pid: number;
+  port: number;
+}
+
+export interface ProcessRuntimeOptions {
+  rootDir: string;
+  cacheDir: string;
+  startupTimeoutMs: number;
+  agentServerVersion: string;
+  /** An interpreter >= 3.12 to use instead of probing PATH and pyenv. */
+  agentServerPython?: string | undefined;
+  log: Logger;
+}
+
+const HEALTH_INTERVAL_MS = 250;
+const STOP_GRACE_MS = 5_000;
+
+export class ProcessSandboxRuntime implements SandboxRuntime {
+  readonly kind = 'process' as const;
+  private readonly handles = new Map<string, Handle>();
+  private agentServerPython: Promise<string> | undefined;
+
+  constructor(private readonly options: ProcessRuntimeOptions) {
+    fs.mkdirSync(options.rootDir, { recursive: true, mode: 0o700 });
+  }
+
+  sandboxDir(sandboxId: string): string {
+    if (!/^[a-z0-9-]+$/.test(sandboxId)) throw new Error(`invalid sandbox id ${sandboxId}`);
+    return path.join(this.options.rootDir, sandboxId);
+  }
+
+  workingDir(sandboxId: string, spec: SandboxSpec): string {
+    return fill(spec.working_dir, { sandbox_dir: this.sandboxDir(sandboxId) });
+  }
+
+  async start(launch: SandboxLaunch): Promise<void> {
+    const dir = this.sandboxDir(launch.sandboxId);
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    try {
+      await this.launch(launch);
+    } catch (error) {
+      await this.remove(launch.sandboxId);
+      throw error;
+    }
+  }
+
+  async resume(launch: SandboxLaunch): Promise<void> {
+    const current = await this.state(launch.sandboxId, 'running');
+    if (current.status === 'RUNNING' || current.status === 'STARTING') return;
+    if (!fs.existsSync(this.sandboxDir(launch.sandboxId))) {
+      throw new AppError('NOT_FOUND', 'Sandbox workspace is gone', { restBody: { detail: 'Not Found' } });
+    }
+    await this.launch(launch);
+  }
+
+  async state(sandboxId: string, desired: 'running' | 'paused'): Promise<SandboxState> {
+    const handle = this.handles.get(sandboxId) ?? (await this.adopt(sandboxId));
+    if (!handle) {
+      const exists = fs.existsSync(this.sandboxDir(sandboxId));
+      if (!exists) return { status: 'MISSING', exposedUrls: null, reason: 'The sandbox directory no longer exists' };
+      if (desired === 'paused') return { status: 'PAUSED', exposedUrls: null, reason: null };
+      return { status: 'MISSING', exposedUrls: null, reason: 'The sandbox process is not running' };
+    }
+    if (handle.phase === 'RUNNING') {
+      return { status: 'RUNNING', exposedUrls: [{ name: 'AGENT_SERVER', url: `http://127.0.0.1:${handle.port}` }], reason: null };
+    }
+    return { status: handle.phase, exposedUrls: null, reason: handle.reason };
+  }
+
+  async pause(sandboxId: string): Promise<void> {
+    const handle = this.handles.get(sandboxId) ?? (await this.adopt(sandboxId));
+    this.handles.delete(sandboxId);
+    if (handle) await stopHandle(handle);
+    fs.rmSync(path.join(this.sandboxDir(sandboxId), 'runtime.json'), { force: true });
+  }
+
+  async remove(sandboxId: string): Promise<void> {
+    await this.pause(sandboxId);
+    fs.rmSync(this.sandboxDir(sandboxId), { recursive: true, force: true });
+  }
+
+  async close(): Promise<void> {
+    // Sandboxes keep running across service restarts; only stop watching them.
+    for (const handle of this.handles.values()) clearTimeout(handle.healthTimer);
+    this.handles.clear();
+  }
+
+  private async launch(launch: SandboxLaunch): Promise<void> {
+    const dir = this.sandboxDir(launch.sandboxId);
+    const port = await freePort();
+    const needsPython = [...(launch.spec.command ?? []), ...Object.values(launch.spec.initial_env)].some((s) =>
+      s.includes('{agent_server_python}'),
+    );
+    const values: Record<string, string> = {
+      port: String(port),
+      sandbox_dir: dir,
+      ...(needsPython ? { agent_server_python: await this.ensureAgentServer() } : {}),
+    };
+    const [command, ...args] = (launch.spec.command ?? []).map((part) => fill(part, values));
+    if (!command) throw new AppError('BAD_REQUEST', `Sandbox spec ${launch.spec.id} has no command for the process runtime`);
+    const workingDir = fill(launch.spec.working_dir, values);
+    fs.mkdirSync(workingDir, { recursive: true });
+
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+      HOME: dir,
+      LANG: process.env.LANG ?? 'C.UTF-8',
+      TMPDIR: dir,
+      ...Object.fromEntries(Object.entries(launch.spec.initial_env).map(([k, v]) => [k, fill(v, values)])),
+      OH_SESSION_API_KEYS_0: launch.sessionApiKey,
+      OH_SECRET_KEY: launch.sessionApiKey,
+      OH_WEBHOOKS_0_BASE_URL: launch.webhookBaseUrl,
+      SANDBOX_PORT: String(port),
+    };
+    const logFile = fs.openSync(path.join(dir, 'sandbox.log'), 'a', 0o600);
+    let child: ChildProcess;
+    try {
+      child = spawn(command, args, { cwd: dir, env, detached: true, stdio: ['ignore', logFile, logFile] });
+    } finally {
+      fs.closeSync(logFile);
+    }
+    const handle: Handle = { child, pid: child.pid ?? -1, port, phase: 'STARTING', reason: null };
+    const spawnError = await new Promise<Error | null>((resolve) => {
+      child.once('spawn', () => resolve(null));
+      child.once('error', (error) => resolve(error));
+    });
+    if (spawnError) {
+      throw new AppError('BAD_REQUEST', `Cannot run the sandbox command "${command}": ${spawnError.message}`);
+    }
+    this.handles.set(launch.sandboxId, handle);
+    fs.writeFileSync(path.join(dir, 'runtime.json'), JSON.stringify({ pid: handle.pid, port } satisfies RuntimeRecord));
+    child.once('exit', (code, signal) => {
+      clearTimeout(handle.healthTimer);
+      // Paused or removed on purpose, or already failed (a timed-out start is stopped by us).
+      if (this.handles.get(launch.sandboxId) !== handle || handle.phase === 'ERROR') return;
+      handle.phase = 'ERROR';
+      handle.reason = `The sandbox process exited (${signal ?? `code ${code}`}); last output: ${tail(path.join(dir, 'sandbox.log'))}`;
+      this.options.log.warn({ sandboxId: launch.sandboxId, code, signal }, 'sandbox process exited');
+    });
+    this.watchHealth(launch.sandboxId, handle, Date.now() + this.options.startupTimeoutMs);
+  }
+
+  private watchHealth(sandboxId: string, handle: Handle, deadline: number): void {
+    const check = async () => {
+      if (this.handles.get(sandboxId) !== handle || handle.phase !== 'STARTING') return;
+      if (await isHealthy(handle.port)) {
+        handle.phase = 'RUNNING';
+        this.options.log.info({ sandboxId, port: handle.port }, 'sandbox running');
+        return;
+      }
+      if (Date.now() > deadline) {
+        handle.phase = 'ERROR';
+        handle.reason = `The agent server did not become healthy within ${Math.round(this.options.startupTimeoutMs / 1000)} s`;
+        this.options.log.warn({ sandboxId }, 'sandbox start timed out');
+        await stopHandle(handle);
+        return;
+      }
+      handle.healthTimer = setTimeout(check, HEALTH_INTERVAL_MS);
+    };
+    handle.healthTimer = setTimeout(check, 0);
+  }
+
+  /** Finds a sandbox process started by an earlier service instance. */
+  private async adopt(sandboxId: string): Promise<Handle | undefined> {
+    let record: RuntimeRecord;
+    try {
+      record = JSON.parse(fs.readFileSync(path.join(this.sandboxDir(sandboxId), 'runtime.json'), 'utf8')) as RuntimeRecord;
+    } catch {
+      return undefined;
+    }
+    if (!isAlive(record.pid) || !(await isHealthy(record.port))) return undefined;
+    const handle: Handle = { child: null, pid: record.pid, port: record.port, phase: 'RUNNING', reason: null };
+    this.handles.set(sandboxId, handle);
+    return handle;
+  }
+
+  /** Installs the agent server venv on first use (scripts/setup-agent-server.sh). */
+  private ensureAgentServer(): Promise<string> {
+    this.agentServerPython ??= runSetupScript(this.options).catch((error: unknown) => {
+      this.agentServerPython = undefined; // let a later start try again (e.g. after installing Python)
+      throw error;
+    });
+    return this.agentServerPython;
+  }
+}
+
+function runSetupScript(options: ProcessRuntimeOptions): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', [path.join(PACKAGE_ROOT, 'scripts', 'setup-agent-server.sh')], {
+      env: {
+        ...process.env,
+        AGENT_CP_CACHE_DIR: options.cacheDir,
+        AGENT_SERVER_VERSION: options.agentServerVersion,
+        ...(options.agentServerPython ? { AGENT_SERVER_PYTHON: options.agentServerPython } : {}),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c));
+    child.stderr.on('data', (c: Buffer) => {
+      stderr += c;
+      options.log.info({ setup: c.toString().trim() }, 'agent server setup');
+    });
+    child.on('exit', (code) => {
+      const python = stdout.trim().split('\n').pop() ?? '';
+      if (code === 0 && python) return resolve(python);
+      const message = stderr.includes('no usable Python >= 3.12')
+        ? 'The local sandbox runtime needs Python >= 3.12 to run the OpenHands agent server, and none was found ' +
+          '(looked for python3.13/python3.12 on PATH and ~/.pyenv/versions/3.12+). Install one or set AGENT_SERVER_PYTHON.'
+        : `Installing the OpenHands agent server failed (exit ${code}): ${stderr.trim().split('\n').slice(-3).join(' ')}`;
+      reject(new AppError('SERVICE_UNAVAILABLE', message, { restBody: { detail: message } }));
+    });
+  });
+}
+
+async function isHealthy(port: number): Promise<boolean> {
+  try {
+    const response = await fetch(`http://127.0.0.1:${port}/alive`, { signal: AbortSignal.timeout(1_000) });
+    await response.body?.cancel();
+    return response.ok;
+  } catch {
+    return false;
+  }
+}
+
+async function stopHandle(handle: Handle): Promise<void> {
+  clearTimeout(handle.healthTimer);
+  const signalGroup = (signal: NodeJS.Signals) => {
+    try {
+      process.kill(-handle.pid, signal); // the whole process group: the agent server's shells too
+    } catch {
+      /* already gone */
+    }
+  };
+  if (!isAlive(handle.pid)) return;
+  signalGroup('SIGTERM');
+  const deadline = Date.now() + STOP_GRACE_MS;
+  while (isAlive(handle.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  if (isAlive(handle.pid)) signalGroup('SIGKILL');
+}
+
+function isAlive(pid: number): boolean {
+  if (pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    // A zombie (exited, not yet reaped) still answers kill(0); check its state.
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !/^\d+ \(.*\) Z/.test(stat);
+  } catch {
+    return false;
+  }
+}
+
+function fill(template: string, values: Record<string, string>): string {
+  return template.replace(/\{(port|sandbox_dir|agent_server_python)\}/g, (whole, name: string) => values[name] ?? whole);
+}
+
+function tail(file: string, bytes = 600): string {
+  try {
+    const content = fs.readFileSync(file, 'utf8');
+    return content.slice(-bytes).trim() || '(none)';
+  } catch {
+    return '(none)';
+  }
+}

@@ -1,0 +1,45 @@
+// The sandbox runtime interface: one small contract, two implementations (local processes,
+// Kubernetes pods). Runtimes know nothing of users, paging or the database; the sandboxes
+// service owns the records and asks the runtime for live state.
+import type { SandboxSpec } from '../services/sandbox-specs.service.js';
+
+export type SandboxStatus = 'STARTING' | 'RUNNING' | 'PAUSED' | 'ERROR' | 'MISSING';
+
+export interface ExposedUrl {
+  name: string;
+  url: string;
+}
+
+export interface SandboxLaunch {
+  sandboxId: string;
+  userId: string;
+  spec: SandboxSpec;
+  sessionApiKey: string;
+  /** OH_WEBHOOKS_0_BASE_URL: where the agent server reports conversations and events. */
+  webhookBaseUrl: string;
+}
+
+export interface SandboxState {
+  status: SandboxStatus;
+  /** Set once RUNNING; AGENT_SERVER at least. */
+  exposedUrls: ExposedUrl[] | null;
+  /** Why the sandbox is in ERROR (or MISSING), in words a user can act on. */
+  reason: string | null;
+}
+
+export interface SandboxRuntime {
+  readonly kind: 'process' | 'kubernetes';
+  /** Creates and starts everything; on failure removes what it created and throws AppError. */
+  start(launch: SandboxLaunch): Promise<void>;
+  /** Live state; `desired` is what the service last asked for (a stopped sandbox is PAUSED only if paused on purpose). */
+  state(sandboxId: string, desired: 'running' | 'paused'): Promise<SandboxState>;
+  /** Stops the sandbox and keeps its workspace. Idempotent. */
+  pause(sandboxId: string): Promise<void>;
+  /** Starts a paused sandbox again on the same workspace. */
+  resume(launch: SandboxLaunch): Promise<void>;
+  /** Removes everything. Idempotent. */
+  remove(sandboxId: string): Promise<void>;
+  /** The working directory the agent should use, as seen inside the sandbox. */
+  workingDir(sandboxId: string, spec: SandboxSpec): string;
+  close(): Promise<void>;
+}

@@ -1,0 +1,100 @@
+// Sandbox specs come from configuration: SANDBOX_SPECS_FILE (JSON or YAML) or a built-in
+// default for the configured runtime. The first spec is the default.
+import fs from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { pageOf, pageOffset } from '../../routers/common.schema.js';
+import { SandboxSpecsFileSchema, type SandboxSpecInfo } from '../../routers/sandbox-specs.schema.js';
+import type { Config } from '../config.js';
+
+export interface SandboxSpec {
+  id: string;
+  command: string[] | null;
+  initial_env: Record<string, string>;
+  working_dir: string;
+}
+
+/**
+ * Built-in specs. Placeholders in command, env and working_dir are filled per sandbox by the
+ * process runtime: {port} (free loopback port), {sandbox_dir} (the sandbox's own directory
+ * under DATA_DIR) and {agent_server_python} (the cached agent-server venv, installed on
+ * first use by scripts/setup-agent-server.sh).
+ */
+export function defaultSpecs(sandbox: Config['sandbox']): SandboxSpec[] {
+  if (sandbox.runtime === 'kubernetes') {
+    return [
+      {
+        id: sandbox.image,
+        // The image's entrypoint is the agent server; the command only sets its port (reference Docker spec).
+        command: ['--port', '8000'],
+        initial_env: {
+          OH_ENABLE_VNC: '0',
+          LOG_JSON: 'true',
+          OH_CONVERSATIONS_PATH: '/workspace/conversations',
+          OH_BASH_EVENTS_DIR: '/workspace/bash_events',
+        },
+        working_dir: '/workspace/project',
+      },
+    ];
+  }
+  return [
+    {
+      id: `local/openhands-agent-server:${sandbox.agentServerVersion}`,
+      command: ['{agent_server_python}', '-m', 'openhands.agent_server', '--host', '127.0.0.1', '--port', '{port}'],
+      initial_env: {
+        OH_ENABLE_VSCODE: 'false',
+        OH_PRELOAD_TOOLS: 'false',
+        DO_NOT_TRACK: '1',
+        // Without it LiteLLM fetches its model-cost map from the internet at import.
+        LITELLM_LOCAL_MODEL_COST_MAP: 'True',
+        OH_CONVERSATIONS_PATH: '{sandbox_dir}/conversations',
+        OH_BASH_EVENTS_DIR: '{sandbox_dir}/bash_events',
+      },
+      working_dir: '{sandbox_dir}/workspace/project',
+    },
+  ];
+}
+
+export class SandboxSpecsService {
+  private readonly specs: SandboxSpec[];
+  private readonly createdAt = new Date().toISOString();
+
+  constructor(sandbox: Config['sandbox']) {
+    this.specs = sandbox.specsFile ? loadSpecsFile(sandbox.specsFile) : defaultSpecs(sandbox);
+  }
+
+  get default(): SandboxSpec {
+    return this.specs[0]!;
+  }
+
+  find(id: string): SandboxSpec | undefined {
+    return this.specs.find((s) => s.id === id);
+  }
+
+  search(pageId: string | null | undefined, limit: number) {
+    const offset = pageOffset(pageId);
+    return pageOf(
+      this.specs.slice(offset, offset + limit).map((s) => this.info(s)),
+      offset,
+      limit,
+      this.specs.length,
+    );
+  }
+
+  batchGet(ids: string[]): (SandboxSpecInfo | null)[] {
+    return ids.map((id) => {
+      const spec = this.find(id);
+      return spec ? this.info(spec) : null;
+    });
+  }
+
+  private info(spec: SandboxSpec): SandboxSpecInfo {
+    return { ...spec, created_at: this.createdAt };
+  }
+}
+
+export function loadSpecsFile(file: string): SandboxSpec[] {
+  const parsed = SandboxSpecsFileSchema.safeParse(parseYaml(fs.readFileSync(file, 'utf8')));
+  if (!parsed.success) throw new Error(`Invalid SANDBOX_SPECS_FILE ${file}:\n${z.prettifyError(parsed.error)}`);
+  return parsed.data;
+}

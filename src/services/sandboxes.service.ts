@@ -1,0 +1,160 @@
+// Sandboxes (API.md B.8 with A.2): the service owns the records (owner, spec, desired
+// state, encrypted session key) and asks the runtime for live status. Another user's
+// sandbox behaves exactly as if absent.
+import crypto from 'node:crypto';
+import type { Models } from '../../models/index.js';
+import { pageOf, pageOffset } from '../../routers/common.schema.js';
+import type { SandboxInfo } from '../../routers/sandboxes.schema.js';
+import type { Config } from '../config.js';
+import { randomBase62, type SecretBox } from '../crypto.js';
+import { AppError } from '../errors.js';
+import type { SandboxLaunch, SandboxRuntime, SandboxState } from '../sandbox/runtime.js';
+import type { SandboxSpecsService } from './sandbox-specs.service.js';
+
+interface SandboxRecord {
+  _id: string;
+  userId: string;
+  specId: string;
+  runtime: string;
+  sessionApiKey: string;
+  desired: 'running' | 'paused';
+  createdAt: Date;
+}
+
+const RETRY_AFTER_SECONDS = 30;
+
+export class SandboxesService {
+  constructor(
+    private readonly models: Models,
+    private readonly box: SecretBox,
+    private readonly specs: SandboxSpecsService,
+    private readonly runtime: SandboxRuntime,
+    private readonly settings: Config['sandbox'],
+    /** Base URL the agent server calls back (…/api/v1/webhooks/<id>); known once listening. */
+    private readonly webUrl: () => string,
+  ) {}
+
+  async start(userId: string, specId?: string | null): Promise<SandboxInfo> {
+    const spec = specId ? this.specs.find(specId) : this.specs.default;
+    if (!spec) throw notFound(`Sandbox spec not found: ${specId}`);
+    await this.enforceLimit(userId);
+    const sandboxId = crypto.randomBytes(16).toString('hex');
+    const sessionApiKey = randomBase62(43);
+    const record: SandboxRecord = {
+      _id: sandboxId,
+      userId,
+      specId: spec.id,
+      runtime: this.runtime.kind,
+      sessionApiKey: this.box.encrypt(sessionApiKey, keyContext(sandboxId)),
+      desired: 'running',
+      createdAt: new Date(),
+    };
+    // Record first, so a crash mid-start leaves a record that reads MISSING rather than an
+    // untracked pod; a failed start removes both.
+    await this.models.Sandbox.create(record);
+    try {
+      await this.runtime.start(this.launch(record, sessionApiKey));
+    } catch (error) {
+      await this.models.Sandbox.deleteOne({ _id: sandboxId });
+      throw error;
+    }
+    return this.toInfo(record, await this.runtime.state(sandboxId, 'running'));
+  }
+
+  async search(userId: string, pageId: string | null | undefined, limit: number) {
+    const offset = pageOffset(pageId);
+    const [records, total] = await Promise.all([
+      this.models.Sandbox.find({ userId }).sort({ createdAt: -1, _id: 1 }).skip(offset).limit(limit).lean<SandboxRecord[]>(),
+      this.models.Sandbox.countDocuments({ userId }),
+    ]);
+    return pageOf(await Promise.all(records.map((r) => this.withState(r))), offset, limit, total);
+  }
+
+  async batchGet(userId: string, ids: string[]): Promise<(SandboxInfo | null)[]> {
+    const records = await this.models.Sandbox.find({ userId, _id: { $in: ids } }).lean<SandboxRecord[]>();
+    const byId = new Map(records.map((r) => [r._id, r]));
+    return Promise.all(ids.map((id) => (byId.has(id) ? this.withState(byId.get(id)!) : null)));
+  }
+
+  async get(userId: string, sandboxId: string): Promise<SandboxInfo> {
+    return this.withState(await this.record(userId, sandboxId));
+  }
+
+  /** Pausing a paused sandbox succeeds (reference). */
+  async pause(userId: string, sandboxId: string): Promise<void> {
+    await this.record(userId, sandboxId);
+    await this.runtime.pause(sandboxId);
+    await this.models.Sandbox.updateOne({ _id: sandboxId, userId }, { $set: { desired: 'paused', updatedAt: new Date() } });
+  }
+
+  /** Resuming a running sandbox succeeds (reference); a resume counts against the limit. */
+  async resume(userId: string, sandboxId: string): Promise<void> {
+    const record = await this.record(userId, sandboxId);
+    const state = await this.runtime.state(sandboxId, record.desired);
+    if (state.status === 'RUNNING' || state.status === 'STARTING') return;
+    await this.enforceLimit(userId);
+    await this.runtime.resume(this.launch(record, this.box.decrypt(record.sessionApiKey, keyContext(sandboxId))));
+    await this.models.Sandbox.updateOne({ _id: sandboxId, userId }, { $set: { desired: 'running', updatedAt: new Date() } });
+  }
+
+  async delete(userId: string, sandboxId: string): Promise<void> {
+    await this.record(userId, sandboxId);
+    await this.runtime.remove(sandboxId);
+    await this.models.Sandbox.deleteOne({ _id: sandboxId, userId });
+  }
+
+  /** The sandbox's session key (for the conversation service and webhook checks). */
+  async sessionKey(sandboxId: string): Promise<string | null> {
+    const record = await this.models.Sandbox.findOne({ _id: sandboxId }).lean<SandboxRecord>();
+    return record ? this.box.decrypt(record.sessionApiKey, keyContext(sandboxId)) : null;
+  }
+
+  private async enforceLimit(userId: string): Promise<void> {
+    const candidates = await this.models.Sandbox.find({ userId, desired: 'running' }).lean<SandboxRecord[]>();
+    const states = await Promise.all(candidates.map((r) => this.runtime.state(r._id, r.desired)));
+    const running = states.filter((s) => s.status === 'RUNNING' || s.status === 'STARTING').length;
+    if (running >= this.settings.maxRunningPerUser) {
+      const detail = `Sandbox limit reached (${running} running)`;
+      throw new AppError('TOO_MANY_REQUESTS', detail, { restBody: { detail }, headers: { 'retry-after': String(RETRY_AFTER_SECONDS) } });
+    }
+  }
+
+  private async record(userId: string, sandboxId: string): Promise<SandboxRecord> {
+    const record = await this.models.Sandbox.findOne({ _id: sandboxId, userId }).lean<SandboxRecord>();
+    if (!record) throw notFound('Sandbox not found');
+    return record;
+  }
+
+  private launch(record: SandboxRecord, sessionApiKey: string): SandboxLaunch {
+    const spec = this.specs.find(record.specId);
+    if (!spec) throw new AppError('CONFLICT', `The sandbox's spec ${record.specId} is no longer configured`);
+    return {
+      sandboxId: record._id,
+      userId: record.userId,
+      spec,
+      sessionApiKey,
+      webhookBaseUrl: `${this.webUrl()}/api/v1/webhooks/${record._id}`,
+    };
+  }
+
+  private async withState(record: SandboxRecord): Promise<SandboxInfo> {
+    return this.toInfo(record, await this.runtime.state(record._id, record.desired));
+  }
+
+  private toInfo(record: SandboxRecord, state: SandboxState): SandboxInfo {
+    return {
+      id: record._id,
+      created_by_user_id: record.userId,
+      sandbox_spec_id: record.specId,
+      status: state.status,
+      session_api_key: this.box.decrypt(record.sessionApiKey, keyContext(record._id)),
+      exposed_urls: state.status === 'RUNNING' ? state.exposedUrls : null,
+      created_at: record.createdAt.toISOString(),
+      status_reason: state.reason,
+    };
+  }
+}
+
+export const keyContext = (sandboxId: string) => `sandbox:${sandboxId}:session_api_key`;
+
+const notFound = (message: string) => new AppError('NOT_FOUND', message, { restBody: { detail: 'Not Found' } });

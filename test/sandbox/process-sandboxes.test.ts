@@ -1,0 +1,241 @@
+// Sandboxes on the local-process runtime, over real HTTP: each sandbox is a real child
+// process (a small fake agent server) with its own directory and loopback port.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PACKAGE_ROOT } from '../../src/embedded-mongo.js';
+import { call, startTestApp, type TestApp } from '../helpers/app.js';
+import { eventually } from '../helpers/eventually.js';
+
+let app: TestApp;
+let alice: string;
+let bob: string;
+const specsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-specs-'));
+const created: { key: string; id: string }[] = [];
+
+beforeAll(async () => {
+  const specsFile = path.join(specsDir, 'specs.json');
+  fs.writeFileSync(
+    specsFile,
+    JSON.stringify([
+      {
+        id: 'fake-agent',
+        command: [process.execPath, path.join(PACKAGE_ROOT, 'test/fixtures/fake-agent-server.mjs'), '--port', '{port}'],
+        working_dir: '{sandbox_dir}/workspace/project',
+      },
+      { id: 'never-healthy', command: ['sleep', '600'] },
+      { id: 'needs-python', command: ['{agent_server_python}', '-m', 'openhands.agent_server', '--port', '{port}'] },
+      { id: 'no-such-binary', command: ['/nonexistent/agent-server'] },
+    ]),
+  );
+  app = await startTestApp('sandboxes', {
+    SANDBOX_SPECS_FILE: specsFile,
+    SANDBOX_MAX_RUNNING_PER_USER: '2',
+    SANDBOX_STARTUP_TIMEOUT_MS: '2000',
+    AGENT_SERVER_PYTHON: '/nonexistent/python3.12',
+  });
+  alice = await app.keyFor('alice');
+  bob = await app.keyFor('bob');
+});
+
+afterAll(async () => {
+  for (const { key, id } of created) await call(app, 'DELETE', `/api/v1/sandboxes/${id}`, { key });
+  await app.stop();
+  fs.rmSync(specsDir, { recursive: true, force: true });
+});
+
+async function startSandbox(key: string, specId = 'fake-agent') {
+  const res = await call(app, 'POST', `/api/v1/sandboxes?sandbox_spec_id=${encodeURIComponent(specId)}`, { key });
+  if (res.status === 200) created.push({ key, id: res.body.id });
+  return res;
+}
+
+const getSandbox = async (key: string, id: string) => (await call(app, 'GET', `/api/v1/sandboxes?id=${id}`, { key })).body[0];
+
+const waitForStatus = (key: string, id: string, status: string) =>
+  eventually(`sandbox ${id} ${status}`, async () => {
+    const info = await getSandbox(key, id);
+    return info?.status === status ? info : null;
+  });
+
+describe('sandbox specs', () => {
+  it('lists the configured specs, first is the default', async () => {
+    const page = await call(app, 'GET', '/api/v1/sandbox-specs/search?limit=2', { key: alice });
+    expect(page.status).toBe(200);
+    expect(page.body.items.map((s: { id: string }) => s.id)).toEqual(['fake-agent', 'never-healthy']);
+    expect(page.body.next_page_id).toBe('2');
+    const next = await call(app, 'GET', '/api/v1/sandbox-specs/search?limit=2&page_id=2', { key: alice });
+    expect(next.body).toMatchObject({ items: [{ id: 'needs-python' }, { id: 'no-such-binary' }], next_page_id: null });
+    expect(page.body.items[0]).toEqual({
+      id: 'fake-agent',
+      command: expect.any(Array),
+      created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      initial_env: {},
+      working_dir: '{sandbox_dir}/workspace/project',
+    });
+  });
+
+  it('batch-gets specs in request order with null for unknown ids', async () => {
+    const res = await call(app, 'GET', '/api/v1/sandbox-specs?id=never-healthy&id=nope&id=fake-agent', { key: alice });
+    expect(res.body.map((s: { id: string } | null) => s?.id ?? null)).toEqual(['never-healthy', null, 'fake-agent']);
+  });
+
+  it('rejects limit 0 and limit above 100 with 422 on the query', async () => {
+    for (const limit of ['0', '101', 'abc']) {
+      const res = await call(app, 'GET', `/api/v1/sandbox-specs/search?limit=${limit}`, { key: alice });
+      expect(res.status, limit).toBe(422);
+      expect(res.body.detail[0].loc).toEqual(['query', 'limit']);
+    }
+  });
+});
+
+describe('sandbox lifecycle (process runtime)', () => {
+  let sandboxId: string;
+  let sessionKey: string;
+
+  it('starts a sandbox that becomes RUNNING with an AGENT_SERVER URL and its own session key', async () => {
+    const res = await startSandbox(alice);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      sandbox_spec_id: 'fake-agent',
+      created_by_user_id: 'alice',
+      status: expect.stringMatching(/STARTING|RUNNING/),
+    });
+    expect(res.body.id).toMatch(/^[0-9a-f]{32}$/);
+    sandboxId = res.body.id;
+    sessionKey = res.body.session_api_key;
+    expect(sessionKey).toMatch(/^[0-9A-Za-z]{43}$/);
+
+    const running = await waitForStatus(alice, sandboxId, 'RUNNING');
+    const agentUrl = running.exposed_urls.find((u: { name: string }) => u.name === 'AGENT_SERVER').url;
+    expect(agentUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    // The agent server answers only with the sandbox's key, and got the webhook URL.
+    expect((await fetch(`${agentUrl}/api/test/env`)).status).toBe(401);
+    const env = (await (await fetch(`${agentUrl}/api/test/env`, { headers: { 'x-session-api-key': sessionKey } })).json()) as any;
+    expect(env.webhookBaseUrl).toBe(`${app.url}/api/v1/webhooks/${sandboxId}`);
+    // Nothing of the service's own configuration leaks into the sandbox.
+    expect(env.names).not.toContain('ENCRYPTION_KEY');
+    expect(env.names).not.toContain('MONGODB_URI');
+    // The raw record holds the session key encrypted.
+    const raw = await app.rawCollection('sandboxes').findOne({ _id: sandboxId as never });
+    expect(JSON.stringify(raw)).not.toContain(sessionKey);
+  });
+
+  it('pauses (workspace kept), resumes to RUNNING with the file still there, and treats repeats as success', async () => {
+    const workspace = app.server.deps.runtime.workingDir(sandboxId, app.server.deps.services.sandboxSpecs.find('fake-agent')!);
+    fs.writeFileSync(path.join(workspace, 'notes.txt'), 'before pause');
+
+    expect(await call(app, 'POST', `/api/v1/sandboxes/${sandboxId}/pause`, { key: alice })).toMatchObject({
+      status: 200,
+      body: { success: true },
+    });
+    expect(await getSandbox(alice, sandboxId)).toMatchObject({ status: 'PAUSED', exposed_urls: null });
+    expect((await call(app, 'POST', `/api/v1/sandboxes/${sandboxId}/pause`, { key: alice })).status).toBe(200);
+
+    expect(await call(app, 'POST', `/api/v1/sandboxes/${sandboxId}/resume`, { key: alice })).toMatchObject({
+      status: 200,
+      body: { success: true },
+    });
+    await waitForStatus(alice, sandboxId, 'RUNNING');
+    expect(fs.readFileSync(path.join(workspace, 'notes.txt'), 'utf8')).toBe('before pause');
+    expect((await call(app, 'POST', `/api/v1/sandboxes/${sandboxId}/resume`, { key: alice })).status).toBe(200);
+  });
+
+  it('lists sandboxes newest first and pages through them', async () => {
+    const second = await startSandbox(alice);
+    const page = await call(app, 'GET', '/api/v1/sandboxes/search?limit=1', { key: alice });
+    expect(page.body.items.map((s: { id: string }) => s.id)).toEqual([second.body.id]);
+    const rest = await call(app, 'GET', `/api/v1/sandboxes/search?limit=1&page_id=${page.body.next_page_id}`, { key: alice });
+    expect(rest.body.items.map((s: { id: string }) => s.id)).toEqual([sandboxId]);
+    expect(rest.body.next_page_id).toBeNull();
+  });
+
+  it('refuses a start over the per-user limit with 429 and Retry-After, pausing nothing', async () => {
+    const res = await startSandbox(alice);
+    expect(res.status).toBe(429);
+    expect(res.body).toEqual({ detail: 'Sandbox limit reached (2 running)' });
+    expect(res.headers.get('retry-after')).toBe('30');
+    expect((await getSandbox(alice, sandboxId)).status).toBe('RUNNING');
+  });
+
+  it("keeps users apart: bob neither sees nor controls alice's sandbox", async () => {
+    expect((await call(app, 'GET', `/api/v1/sandboxes?id=${sandboxId}`, { key: bob })).body).toEqual([null]);
+    expect((await call(app, 'GET', '/api/v1/sandboxes/search', { key: bob })).body).toEqual({ items: [], next_page_id: null });
+    for (const action of ['pause', 'resume']) {
+      expect(await call(app, 'POST', `/api/v1/sandboxes/${sandboxId}/${action}`, { key: bob })).toMatchObject({
+        status: 404,
+        body: { detail: 'Not Found' },
+      });
+    }
+    expect((await call(app, 'DELETE', `/api/v1/sandboxes/${sandboxId}`, { key: bob })).status).toBe(404);
+    expect((await getSandbox(alice, sandboxId)).status).toBe('RUNNING');
+  });
+
+  it('deletes a sandbox: process and directory gone, then 404 and null', async () => {
+    const dir = app.server.deps.runtime.workingDir(sandboxId, app.server.deps.services.sandboxSpecs.find('fake-agent')!);
+    const url = (await getSandbox(alice, sandboxId)).exposed_urls[0].url;
+    expect(await call(app, 'DELETE', `/api/v1/sandboxes/${sandboxId}`, { key: alice })).toMatchObject({
+      status: 200,
+      body: { success: true },
+    });
+    expect(fs.existsSync(dir)).toBe(false);
+    await expect(fetch(`${url}/alive`)).rejects.toThrow();
+    expect((await call(app, 'GET', `/api/v1/sandboxes?id=${sandboxId}`, { key: alice })).body).toEqual([null]);
+    expect((await call(app, 'DELETE', `/api/v1/sandboxes/${sandboxId}`, { key: alice })).status).toBe(404);
+    expect((await call(app, 'POST', `/api/v1/sandboxes/${sandboxId}/pause`, { key: alice })).status).toBe(404);
+  });
+
+  it('accepts ?sandbox_id= on DELETE as the reference does', async () => {
+    const res = await startSandbox(bob);
+    const del = await call(app, 'DELETE', `/api/v1/sandboxes/ignored?sandbox_id=${res.body.id}`, { key: bob });
+    expect(del).toMatchObject({ status: 200, body: { success: true } });
+  });
+});
+
+describe('sandbox start failures', () => {
+  it('takes the spec from a JSON body, or the default spec with no body and no content type', async () => {
+    const carol = await app.keyFor('carol');
+    const viaBody = await call(app, 'POST', '/api/v1/sandboxes', { key: carol, body: { sandbox_spec_id: 'fake-agent' } });
+    expect(viaBody.status).toBe(200);
+    created.push({ key: carol, id: viaBody.body.id });
+    const bare = await fetch(`${app.url}/api/v1/sandboxes`, { method: 'POST', headers: { 'x-session-api-key': carol } });
+    expect(bare.status).toBe(200);
+    const body = (await bare.json()) as any;
+    created.push({ key: carol, id: body.id });
+    expect(body.sandbox_spec_id).toBe('fake-agent');
+  });
+
+  it('answers 404 for an unknown spec and leaves no record', async () => {
+    const dave = await app.keyFor('dave');
+    const res = await startSandbox(dave, 'nope');
+    expect(res).toMatchObject({ status: 404, body: { detail: 'Not Found' } });
+    expect(await app.rawCollection('sandboxes').countDocuments({ userId: 'dave' })).toBe(0);
+  });
+
+  it('ends a start that never becomes healthy in ERROR with the reason', async () => {
+    const erin = await app.keyFor('erin');
+    const res = await startSandbox(erin, 'never-healthy');
+    expect(res.status).toBe(200);
+    const failed = await waitForStatus(erin, res.body.id, 'ERROR');
+    expect(failed.status_reason).toBe('The agent server did not become healthy within 2 s');
+  });
+
+  it('fails at once, naming what is missing, when no Python >= 3.12 is available', async () => {
+    const frank = await app.keyFor('frank');
+    const started = Date.now();
+    const res = await startSandbox(frank, 'needs-python');
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(res.status).toBe(503);
+    expect(res.body.detail).toMatch(/Python >= 3\.12/);
+    expect(await app.rawCollection('sandboxes').countDocuments({ userId: 'frank' })).toBe(0);
+  });
+
+  it('answers 400 for a spec whose command cannot run, leaving nothing behind', async () => {
+    const gina = await app.keyFor('gina');
+    const res = await startSandbox(gina, 'no-such-binary');
+    expect(res.status).toBe(400);
+    expect(res.body.detail).toContain('/nonexistent/agent-server');
+    expect(await app.rawCollection('sandboxes').countDocuments({ userId: 'gina' })).toBe(0);
+  });
+});
