@@ -40,6 +40,24 @@ const EnvSchema = z.object({
   SANDBOX_IMAGE: z.string().default('ghcr.io/openhands/agent-server:4e2ecd8-python'),
   AGENT_SERVER_VERSION: z.string().default('1.58.0'),
   AGENT_SERVER_PYTHON: optionalString,
+  SANDBOX_K8S_NAMESPACE: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/).default('agent-sandboxes'),
+  SANDBOX_K8S_KUBECONFIG: optionalString,
+  SANDBOX_K8S_CPU_REQUEST: z.string().default('1'),
+  SANDBOX_K8S_MEMORY_REQUEST: z.string().default('1Gi'),
+  SANDBOX_K8S_CPU_LIMIT: optionalString,
+  SANDBOX_K8S_MEMORY_LIMIT: z.string().default('2Gi'),
+  SANDBOX_K8S_STORAGE_SIZE: z.string().default('2Gi'),
+  SANDBOX_K8S_STORAGE_CLASS: optionalString,
+  SANDBOX_K8S_NODE_SELECTOR: optionalString,
+  SANDBOX_K8S_TOLERATIONS: optionalString,
+  SANDBOX_K8S_IMAGE_PULL_SECRET: optionalString,
+  SANDBOX_K8S_RUNTIME_CLASS: optionalString,
+  SANDBOX_K8S_RUN_AS_USER: z.coerce.number().int().min(1).default(10001),
+  SANDBOX_DOMAIN: optionalString,
+  SANDBOX_INGRESS_CLASS: optionalString,
+  SANDBOX_INGRESS_TLS_SECRET: optionalString,
+  SANDBOX_URL_SCHEME: z.enum(['http', 'https']).default('https'),
+  KUBERNETES_SERVICE_HOST: optionalString,
 });
 
 export type Env = z.input<typeof EnvSchema>;
@@ -73,6 +91,26 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
       image: e.SANDBOX_IMAGE,
       agentServerVersion: e.AGENT_SERVER_VERSION,
       agentServerPython: e.AGENT_SERVER_PYTHON,
+      kubernetes: {
+        kubeconfig: e.SANDBOX_K8S_KUBECONFIG ? path.resolve(e.SANDBOX_K8S_KUBECONFIG) : undefined,
+        inCluster: Boolean(e.KUBERNETES_SERVICE_HOST),
+        namespace: e.SANDBOX_K8S_NAMESPACE,
+        cpuRequest: e.SANDBOX_K8S_CPU_REQUEST,
+        memoryRequest: e.SANDBOX_K8S_MEMORY_REQUEST,
+        cpuLimit: e.SANDBOX_K8S_CPU_LIMIT,
+        memoryLimit: e.SANDBOX_K8S_MEMORY_LIMIT,
+        storageSize: e.SANDBOX_K8S_STORAGE_SIZE,
+        storageClass: e.SANDBOX_K8S_STORAGE_CLASS,
+        nodeSelector: parseKeyValues(e.SANDBOX_K8S_NODE_SELECTOR),
+        tolerations: parseTolerations(e.SANDBOX_K8S_TOLERATIONS),
+        imagePullSecret: e.SANDBOX_K8S_IMAGE_PULL_SECRET,
+        runtimeClassName: e.SANDBOX_K8S_RUNTIME_CLASS,
+        runAsUser: e.SANDBOX_K8S_RUN_AS_USER,
+        domain: e.SANDBOX_DOMAIN,
+        ingressClassName: e.SANDBOX_INGRESS_CLASS,
+        ingressTlsSecret: e.SANDBOX_INGRESS_TLS_SECRET,
+        urlScheme: e.SANDBOX_URL_SCHEME,
+      },
     },
     providers: {
       githubApiUrl: trimSlash(e.GITHUB_API_URL),
@@ -90,6 +128,25 @@ function splitList(value: string | undefined): string[] {
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
+}
+
+/** "k=v,k2=v2" → {k: v, k2: v2}. */
+function parseKeyValues(value: string | undefined): Record<string, string> {
+  const pairs: Record<string, string> = {};
+  for (const item of splitList(value)) {
+    const eq = item.indexOf('=');
+    if (eq <= 0) throw new Error(`Invalid configuration: expected key=value, got "${item}"`);
+    pairs[item.slice(0, eq).trim()] = item.slice(eq + 1).trim();
+  }
+  return pairs;
+}
+
+/** A JSON list of Kubernetes tolerations. */
+function parseTolerations(value: string | undefined): { key?: string; operator?: string; value?: string; effect?: string }[] {
+  if (!value) return [];
+  const parsed: unknown = JSON.parse(value);
+  if (!Array.isArray(parsed)) throw new Error('Invalid configuration: SANDBOX_K8S_TOLERATIONS must be a JSON list');
+  return parsed as { key?: string }[];
 }
 
 function trimSlash(url: string): string {

@@ -1,6 +1,8 @@
 // The only place that chooses a runtime implementation.
 import path from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
 import type { Config } from '../config.js';
+import { KubernetesSandboxRuntime } from './kubernetes-runtime.js';
 import type { Logger } from '../logger.js';
 import { ProcessSandboxRuntime } from './process-runtime.js';
 import type { SandboxRuntime } from './runtime.js';
@@ -16,7 +18,13 @@ export function createSandboxRuntime(config: Config, log: Logger): SandboxRuntim
         agentServerPython: config.sandbox.agentServerPython,
         log: log.child({ component: 'process-runtime' }),
       });
-    case 'kubernetes':
-      throw new Error('SANDBOX_RUNTIME=kubernetes is not available yet (issue 3 in progress)');
+    case 'kubernetes': {
+      const k8s = config.sandbox.kubernetes;
+      const kubeConfig = new KubeConfig();
+      if (k8s.kubeconfig) kubeConfig.loadFromFile(k8s.kubeconfig);
+      else if (k8s.inCluster) kubeConfig.loadFromCluster();
+      else kubeConfig.loadFromDefault();
+      return new KubernetesSandboxRuntime(kubeConfig, k8s, config.sandbox.startupTimeoutMs, log.child({ component: 'kubernetes-runtime' }));
+    }
   }
 }

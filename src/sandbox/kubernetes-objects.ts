@@ -1,0 +1,176 @@
+// Pure builders for the Kubernetes objects of one sandbox (unit-tested; no API calls here).
+// Every object is named sandbox-<id>, carries the managed-by and sandbox-id labels (to find
+// them) and the owner in an annotation (user ids need not be valid label values).
+import type { V1Ingress, V1PersistentVolumeClaim, V1Pod, V1Secret, V1Service, V1Toleration } from '@kubernetes/client-node';
+import type { SandboxLaunch } from './runtime.js';
+
+export const MANAGED_BY = 'agent-control-plane';
+export const LABEL_SANDBOX_ID = 'agent-control-plane/sandbox-id';
+export const ANNOTATION_OWNER = 'agent-control-plane/owner';
+export const ANNOTATION_SPEC = 'agent-control-plane/spec';
+export const AGENT_PORT = 8000;
+export const WORKSPACE_MOUNT = '/workspace';
+
+export interface KubernetesSandboxOptions {
+  namespace: string;
+  cpuRequest: string;
+  memoryRequest: string;
+  cpuLimit: string | undefined;
+  memoryLimit: string;
+  storageSize: string;
+  storageClass: string | undefined;
+  nodeSelector: Record<string, string>;
+  tolerations: V1Toleration[];
+  imagePullSecret: string | undefined;
+  runtimeClassName: string | undefined;
+  runAsUser: number;
+  /** When set, each sandbox gets an Ingress at <id>.<domain> (browser clients need a whole host). */
+  domain: string | undefined;
+  ingressClassName: string | undefined;
+  ingressTlsSecret: string | undefined;
+  urlScheme: 'http' | 'https';
+}
+
+export const sandboxName = (sandboxId: string) => `sandbox-${sandboxId}`;
+export const workspaceClaimName = (sandboxId: string) => `sandbox-${sandboxId}-workspace`;
+export const managedSelector = `app.kubernetes.io/managed-by=${MANAGED_BY}`;
+
+function metadata(launch: Pick<SandboxLaunch, 'sandboxId' | 'userId' | 'spec'>, name: string) {
+  return {
+    name,
+    labels: {
+      'app.kubernetes.io/managed-by': MANAGED_BY,
+      'app.kubernetes.io/component': 'sandbox',
+      [LABEL_SANDBOX_ID]: launch.sandboxId,
+    },
+    annotations: { [ANNOTATION_OWNER]: launch.userId, [ANNOTATION_SPEC]: launch.spec.id },
+  };
+}
+
+/** Secret values reach the pod only through secretKeyRef, never inline in the pod spec. */
+export function buildSecret(launch: SandboxLaunch): V1Secret {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: metadata(launch, sandboxName(launch.sandboxId)),
+    type: 'Opaque',
+    stringData: {
+      OH_SESSION_API_KEYS_0: launch.sessionApiKey,
+      OH_SECRET_KEY: launch.sessionApiKey,
+      OH_WEBHOOKS_0_BASE_URL: launch.webhookBaseUrl,
+    },
+  };
+}
+
+export function buildWorkspaceClaim(launch: SandboxLaunch, options: KubernetesSandboxOptions): V1PersistentVolumeClaim {
+  return {
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: metadata(launch, workspaceClaimName(launch.sandboxId)),
+    spec: {
+      accessModes: ['ReadWriteOnce'],
+      resources: { requests: { storage: options.storageSize } },
+      ...(options.storageClass ? { storageClassName: options.storageClass } : {}),
+    },
+  };
+}
+
+export function buildService(launch: SandboxLaunch): V1Service {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: metadata(launch, sandboxName(launch.sandboxId)),
+    spec: {
+      type: 'ClusterIP',
+      selector: { [LABEL_SANDBOX_ID]: launch.sandboxId },
+      ports: [{ name: 'agent-server', port: AGENT_PORT, targetPort: 'agent-server' as never }],
+    },
+  };
+}
+
+export function buildIngress(launch: SandboxLaunch, options: KubernetesSandboxOptions): V1Ingress | null {
+  if (!options.domain) return null;
+  const host = `${launch.sandboxId}.${options.domain}`;
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'Ingress',
+    metadata: metadata(launch, sandboxName(launch.sandboxId)),
+    spec: {
+      ...(options.ingressClassName ? { ingressClassName: options.ingressClassName } : {}),
+      ...(options.ingressTlsSecret ? { tls: [{ hosts: [host], secretName: options.ingressTlsSecret }] } : {}),
+      rules: [
+        {
+          host,
+          http: {
+            paths: [
+              {
+                path: '/',
+                pathType: 'Prefix',
+                backend: { service: { name: sandboxName(launch.sandboxId), port: { number: AGENT_PORT } } },
+              },
+            ],
+          },
+        },
+      ],
+    },
+  };
+}
+
+export function buildPod(launch: SandboxLaunch, options: KubernetesSandboxOptions): V1Pod {
+  const secretName = sandboxName(launch.sandboxId);
+  const fromSecret = (key: string) => ({ name: key, valueFrom: { secretKeyRef: { name: secretName, key } } });
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: metadata(launch, sandboxName(launch.sandboxId)),
+    spec: {
+      // Agent code must not reach the Kubernetes API with any identity.
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
+      restartPolicy: 'Always',
+      securityContext: {
+        runAsNonRoot: true,
+        runAsUser: options.runAsUser,
+        runAsGroup: options.runAsUser,
+        fsGroup: options.runAsUser,
+        seccompProfile: { type: 'RuntimeDefault' },
+      },
+      ...(Object.keys(options.nodeSelector).length ? { nodeSelector: options.nodeSelector } : {}),
+      ...(options.tolerations.length ? { tolerations: options.tolerations } : {}),
+      ...(options.imagePullSecret ? { imagePullSecrets: [{ name: options.imagePullSecret }] } : {}),
+      ...(options.runtimeClassName ? { runtimeClassName: options.runtimeClassName } : {}),
+      containers: [
+        {
+          name: 'agent-server',
+          image: launch.spec.id,
+          // The spec's command replaces the image CMD, as the reference's Docker runtime does.
+          ...(launch.spec.command ? { args: launch.spec.command } : {}),
+          ports: [{ name: 'agent-server', containerPort: AGENT_PORT }],
+          env: [
+            ...Object.entries(launch.spec.initial_env).map(([name, value]) => ({ name, value })),
+            fromSecret('OH_SESSION_API_KEYS_0'),
+            fromSecret('OH_SECRET_KEY'),
+            fromSecret('OH_WEBHOOKS_0_BASE_URL'),
+          ],
+          readinessProbe: {
+            httpGet: { path: '/alive', port: 'agent-server' as never },
+            periodSeconds: 5,
+            timeoutSeconds: 3,
+            failureThreshold: 3,
+          },
+          resources: {
+            requests: { cpu: options.cpuRequest, memory: options.memoryRequest },
+            limits: { memory: options.memoryLimit, ...(options.cpuLimit ? { cpu: options.cpuLimit } : {}) },
+          },
+          securityContext: {
+            allowPrivilegeEscalation: false,
+            privileged: false,
+            capabilities: { drop: ['ALL'] },
+          },
+          volumeMounts: [{ name: 'workspace', mountPath: WORKSPACE_MOUNT }],
+        },
+      ],
+      volumes: [{ name: 'workspace', persistentVolumeClaim: { claimName: workspaceClaimName(launch.sandboxId) } }],
+    },
+  };
+}

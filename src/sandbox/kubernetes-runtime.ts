@@ -1,0 +1,268 @@
+// Kubernetes runtime: per sandbox a Pod (agent server), a PVC (workspace), a Secret (session
+// key, webhook URL), a Service (agent port) and, with a sandbox domain, an Ingress.
+//
+// - Pause deletes the pod and keeps everything else; resume recreates the pod on the same
+//   PVC; remove deletes all objects (each delete tolerates 404, so it is idempotent).
+// - Status comes from a label-scoped pod informer (watch). While the watch is disconnected
+//   reads answer 503 rather than a stale status; after reconnecting it relists, so the true
+//   status returns. Every replica watches the API server itself, so replicas agree, and
+//   nothing lives only in memory: a restarted service reads the same state.
+// - The start timeout is measured from the pod's creationTimestamp, so it holds across
+//   service restarts and replicas.
+// - Kubernetes errors are mapped here, once: unreachable/refusing → 503.
+import {
+  ApiException,
+  CoreV1Api,
+  makeInformer,
+  NetworkingV1Api,
+  type Informer,
+  type KubeConfig,
+  type ObjectCache,
+  type V1Pod,
+} from '@kubernetes/client-node';
+import { AppError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { SandboxSpec } from '../services/sandbox-specs.service.js';
+import {
+  AGENT_PORT,
+  buildIngress,
+  buildPod,
+  buildSecret,
+  buildService,
+  buildWorkspaceClaim,
+  managedSelector,
+  sandboxName,
+  workspaceClaimName,
+  type KubernetesSandboxOptions,
+} from './kubernetes-objects.js';
+import type { SandboxLaunch, SandboxRuntime, SandboxState } from './runtime.js';
+
+const FAILED_WAITING_REASONS = new Set([
+  'ErrImagePull',
+  'ImagePullBackOff',
+  'InvalidImageName',
+  'CrashLoopBackOff',
+  'CreateContainerConfigError',
+  'CreateContainerError',
+  'RunContainerError',
+]);
+const SYNC_WAIT_MS = 5_000;
+const RESTART_DELAY_MS = 1_000;
+
+export class KubernetesSandboxRuntime implements SandboxRuntime {
+  readonly kind = 'kubernetes' as const;
+  private readonly core: CoreV1Api;
+  private readonly networking: NetworkingV1Api;
+  private informer: (Informer<V1Pod> & ObjectCache<V1Pod>) | undefined;
+  private synced = false;
+  private syncWaiters: (() => void)[] = [];
+  private closed = false;
+  private restartTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly kubeConfig: KubeConfig,
+    private readonly options: KubernetesSandboxOptions,
+    private readonly startupTimeoutMs: number,
+    private readonly log: Logger,
+  ) {
+    this.core = kubeConfig.makeApiClient(CoreV1Api);
+    this.networking = kubeConfig.makeApiClient(NetworkingV1Api);
+  }
+
+  workingDir(_sandboxId: string, spec: SandboxSpec): string {
+    return spec.working_dir;
+  }
+
+  async start(launch: SandboxLaunch): Promise<void> {
+    const namespace = this.options.namespace;
+    const undo: (() => Promise<unknown>)[] = [];
+    try {
+      await this.core.createNamespacedSecret({ namespace, body: buildSecret(launch) });
+      undo.push(() => this.core.deleteNamespacedSecret({ namespace, name: sandboxName(launch.sandboxId) }));
+      await this.core.createNamespacedPersistentVolumeClaim({ namespace, body: buildWorkspaceClaim(launch, this.options) });
+      undo.push(() => this.core.deleteNamespacedPersistentVolumeClaim({ namespace, name: workspaceClaimName(launch.sandboxId) }));
+      await this.core.createNamespacedService({ namespace, body: buildService(launch) });
+      undo.push(() => this.core.deleteNamespacedService({ namespace, name: sandboxName(launch.sandboxId) }));
+      const ingress = buildIngress(launch, this.options);
+      if (ingress) {
+        await this.networking.createNamespacedIngress({ namespace, body: ingress });
+        undo.push(() => this.networking.deleteNamespacedIngress({ namespace, name: sandboxName(launch.sandboxId) }));
+      }
+      await this.core.createNamespacedPod({ namespace, body: buildPod(launch, this.options) });
+      this.log.info({ sandboxId: launch.sandboxId, namespace }, 'sandbox objects created');
+    } catch (error) {
+      // Leave nothing half-created: undo in reverse order, best effort.
+      for (const step of undo.reverse()) await step().catch(() => {});
+      throw kubernetesError(error, 'start the sandbox');
+    }
+  }
+
+  async resume(launch: SandboxLaunch): Promise<void> {
+    const namespace = this.options.namespace;
+    try {
+      await this.core.readNamespacedPersistentVolumeClaim({ namespace, name: workspaceClaimName(launch.sandboxId) });
+    } catch (error) {
+      if (statusCode(error) === 404) throw new AppError('NOT_FOUND', 'Sandbox workspace is gone', { restBody: { detail: 'Not Found' } });
+      throw kubernetesError(error, 'resume the sandbox');
+    }
+    try {
+      await this.core.createNamespacedPod({ namespace, body: buildPod(launch, this.options) });
+    } catch (error) {
+      if (statusCode(error) !== 409) throw kubernetesError(error, 'resume the sandbox'); // 409: already running
+    }
+  }
+
+  async pause(sandboxId: string): Promise<void> {
+    await this.ignoreNotFound(() => this.core.deleteNamespacedPod({ namespace: this.options.namespace, name: sandboxName(sandboxId) }), 'pause');
+  }
+
+  async remove(sandboxId: string): Promise<void> {
+    const namespace = this.options.namespace;
+    const name = sandboxName(sandboxId);
+    // Every delete is attempted even if one fails (the reference stopped at the first error).
+    const results = await Promise.allSettled([
+      this.ignoreNotFound(() => this.core.deleteNamespacedPod({ namespace, name, gracePeriodSeconds: 0 }), 'delete'),
+      this.ignoreNotFound(() => this.networking.deleteNamespacedIngress({ namespace, name }), 'delete'),
+      this.ignoreNotFound(() => this.core.deleteNamespacedService({ namespace, name }), 'delete'),
+      this.ignoreNotFound(() => this.core.deleteNamespacedSecret({ namespace, name }), 'delete'),
+      this.ignoreNotFound(() => this.core.deleteNamespacedPersistentVolumeClaim({ namespace, name: workspaceClaimName(sandboxId) }), 'delete'),
+    ]);
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+
+  async state(sandboxId: string, desired: 'running' | 'paused'): Promise<SandboxState> {
+    const informer = await this.watching();
+    const pod = informer.get(sandboxName(sandboxId), this.options.namespace);
+    if (pod && !pod.metadata?.deletionTimestamp) {
+      const { status, reason } = podStatus(pod, this.startupTimeoutMs, Date.now());
+      return { status, reason, exposedUrls: status === 'RUNNING' ? [{ name: 'AGENT_SERVER', url: this.agentUrl(sandboxId) }] : null };
+    }
+    const workspaceExists = await this.claimExists(sandboxId);
+    if (desired === 'paused' && workspaceExists) return { status: 'PAUSED', exposedUrls: null, reason: null };
+    return {
+      status: 'MISSING',
+      exposedUrls: null,
+      reason: workspaceExists ? 'The sandbox pod no longer exists' : 'The sandbox workspace volume no longer exists',
+    };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.restartTimer);
+    await this.informer?.stop();
+  }
+
+  /** The browser-facing agent server URL: the Ingress host, else the in-cluster Service. */
+  private agentUrl(sandboxId: string): string {
+    if (this.options.domain) return `${this.options.urlScheme}://${sandboxId}.${this.options.domain}`;
+    return `http://${sandboxName(sandboxId)}.${this.options.namespace}.svc.cluster.local:${AGENT_PORT}`;
+  }
+
+  private async claimExists(sandboxId: string): Promise<boolean> {
+    try {
+      await this.core.readNamespacedPersistentVolumeClaim({ namespace: this.options.namespace, name: workspaceClaimName(sandboxId) });
+      return true;
+    } catch (error) {
+      if (statusCode(error) === 404) return false;
+      throw kubernetesError(error, 'read the sandbox status');
+    }
+  }
+
+  /** The pod informer, started on first use; 503 while it has no fresh list. */
+  private async watching(): Promise<Informer<V1Pod> & ObjectCache<V1Pod>> {
+    if (!this.informer) {
+      const namespace = this.options.namespace;
+      const informer = makeInformer<V1Pod>(
+        this.kubeConfig,
+        `/api/v1/namespaces/${namespace}/pods`,
+        async () => {
+          const list = await this.core.listNamespacedPod({ namespace, labelSelector: managedSelector });
+          this.markSynced();
+          return list;
+        },
+        managedSelector,
+      );
+      informer.on('error', (error: unknown) => {
+        this.synced = false;
+        this.log.warn({ err: describe(error) }, 'sandbox pod watch failed; reconnecting');
+        if (!this.closed) this.restartTimer = setTimeout(() => void informer.start().catch(() => {}), RESTART_DELAY_MS);
+      });
+      this.informer = informer;
+      void informer.start().catch(() => {});
+    }
+    if (!this.synced) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, SYNC_WAIT_MS);
+        this.syncWaiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+    if (!this.synced) {
+      const message = 'Kubernetes API unavailable: cannot read sandbox status';
+      throw new AppError('SERVICE_UNAVAILABLE', message, { restBody: { detail: message } });
+    }
+    return this.informer;
+  }
+
+  private markSynced(): void {
+    this.synced = true;
+    for (const wake of this.syncWaiters.splice(0)) wake();
+  }
+
+  private async ignoreNotFound(call: () => Promise<unknown>, action: string): Promise<void> {
+    try {
+      await call();
+    } catch (error) {
+      if (statusCode(error) !== 404) throw kubernetesError(error, `${action} the sandbox`);
+    }
+  }
+}
+
+/** Maps a pod to a sandbox status (pure; unit-tested). */
+export function podStatus(pod: V1Pod, startupTimeoutMs: number, now: number): { status: SandboxState['status']; reason: string | null } {
+  const container = pod.status?.containerStatuses?.[0];
+  const waiting = container?.state?.waiting;
+  if (waiting?.reason && FAILED_WAITING_REASONS.has(waiting.reason)) {
+    const what = waiting.reason === 'CrashLoopBackOff' ? 'The agent server keeps crashing' : 'The sandbox container cannot start';
+    return { status: 'ERROR', reason: `${what} (${waiting.reason})${waiting.message ? `: ${waiting.message}` : ''}` };
+  }
+  const phase = pod.status?.phase;
+  if (phase === 'Failed' || phase === 'Succeeded') {
+    return { status: 'ERROR', reason: `The sandbox pod ${phase.toLowerCase()}${pod.status?.reason ? ` (${pod.status.reason})` : ''}` };
+  }
+  const ready = pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+  if (phase === 'Running' && ready) return { status: 'RUNNING', reason: null };
+  const created = pod.metadata?.creationTimestamp ? new Date(pod.metadata.creationTimestamp).getTime() : now;
+  if (now - created > startupTimeoutMs) {
+    return { status: 'ERROR', reason: `The agent server did not become ready within ${Math.round(startupTimeoutMs / 1000)} s` };
+  }
+  return { status: 'STARTING', reason: null };
+}
+
+function statusCode(error: unknown): number | undefined {
+  return error instanceof ApiException ? error.code : undefined;
+}
+
+/** One mapping of Kubernetes failures: unreachable or refusing → 503; a rejected object → 500. */
+export function kubernetesError(error: unknown, action: string): AppError {
+  if (error instanceof AppError) return error;
+  const code = statusCode(error);
+  let message: string;
+  if (code === undefined) message = `Kubernetes API unavailable: could not ${action} (${describe(error)})`;
+  else if (code === 401 || code === 403) message = `Kubernetes API refused to ${action} (HTTP ${code}); check the service account's permissions`;
+  else if (code >= 500 || code === 429) message = `Kubernetes API unavailable: could not ${action} (HTTP ${code})`;
+  else {
+    const detail = `Kubernetes rejected the request to ${action} (HTTP ${code})`;
+    return new AppError('INTERNAL_SERVER_ERROR', detail, { cause: error });
+  }
+  return new AppError('SERVICE_UNAVAILABLE', message, { restBody: { detail: message }, cause: error });
+}
+
+function describe(error: unknown): string {
+  const cause = (error as { cause?: { code?: string } })?.cause;
+  if (cause?.code) return cause.code;
+  return error instanceof Error ? error.message.split('\n')[0]!.slice(0, 200) : String(error);
+}
