@@ -40,7 +40,10 @@ const EnvSchema = z.object({
   SANDBOX_IMAGE: z.string().default('ghcr.io/openhands/agent-server:4e2ecd8-python'),
   AGENT_SERVER_VERSION: z.string().default('1.58.0'),
   AGENT_SERVER_PYTHON: optionalString,
-  SANDBOX_K8S_NAMESPACE: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/).default('agent-sandboxes'),
+  SANDBOX_K8S_NAMESPACE: z
+    .string()
+    .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/)
+    .default('agent-sandboxes'),
   SANDBOX_K8S_KUBECONFIG: optionalString,
   SANDBOX_K8S_CPU_REQUEST: z.string().default('1'),
   SANDBOX_K8S_MEMORY_REQUEST: z.string().default('1Gi'),

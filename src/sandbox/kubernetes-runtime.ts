@@ -113,7 +113,10 @@ export class KubernetesSandboxRuntime implements SandboxRuntime {
   }
 
   async pause(sandboxId: string): Promise<void> {
-    await this.ignoreNotFound(() => this.core.deleteNamespacedPod({ namespace: this.options.namespace, name: sandboxName(sandboxId) }), 'pause');
+    await this.ignoreNotFound(
+      () => this.core.deleteNamespacedPod({ namespace: this.options.namespace, name: sandboxName(sandboxId) }),
+      'pause',
+    );
   }
 
   async remove(sandboxId: string): Promise<void> {
@@ -125,7 +128,10 @@ export class KubernetesSandboxRuntime implements SandboxRuntime {
       this.ignoreNotFound(() => this.networking.deleteNamespacedIngress({ namespace, name }), 'delete'),
       this.ignoreNotFound(() => this.core.deleteNamespacedService({ namespace, name }), 'delete'),
       this.ignoreNotFound(() => this.core.deleteNamespacedSecret({ namespace, name }), 'delete'),
-      this.ignoreNotFound(() => this.core.deleteNamespacedPersistentVolumeClaim({ namespace, name: workspaceClaimName(sandboxId) }), 'delete'),
+      this.ignoreNotFound(
+        () => this.core.deleteNamespacedPersistentVolumeClaim({ namespace, name: workspaceClaimName(sandboxId) }),
+        'delete',
+      ),
     ]);
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
@@ -250,15 +256,27 @@ function statusCode(error: unknown): number | undefined {
 export function kubernetesError(error: unknown, action: string): AppError {
   if (error instanceof AppError) return error;
   const code = statusCode(error);
+  const why = apiMessage(error);
   let message: string;
   if (code === undefined) message = `Kubernetes API unavailable: could not ${action} (${describe(error)})`;
-  else if (code === 401 || code === 403) message = `Kubernetes API refused to ${action} (HTTP ${code}); check the service account's permissions`;
-  else if (code >= 500 || code === 429) message = `Kubernetes API unavailable: could not ${action} (HTTP ${code})`;
+  else if (code === 401 || code === 403) message = `Kubernetes API refused to ${action} (HTTP ${code}${why})`;
+  else if (code >= 500 || code === 429) message = `Kubernetes API unavailable: could not ${action} (HTTP ${code}${why})`;
   else {
-    const detail = `Kubernetes rejected the request to ${action} (HTTP ${code})`;
+    const detail = `Kubernetes rejected the request to ${action} (HTTP ${code}${why})`;
     return new AppError('INTERNAL_SERVER_ERROR', detail, { cause: error });
   }
   return new AppError('SERVICE_UNAVAILABLE', message, { restBody: { detail: message }, cause: error });
+}
+
+/** The Status message of an API error (e.g. 'RuntimeClass "x" not found'); never holds secrets, which stay in the Secret. */
+function apiMessage(error: unknown): string {
+  try {
+    const body = (error as { body?: unknown }).body;
+    const parsed = (typeof body === 'string' ? JSON.parse(body) : body) as { message?: string } | undefined;
+    return parsed?.message ? `: ${parsed.message.slice(0, 300)}` : '';
+  } catch {
+    return '';
+  }
 }
 
 function describe(error: unknown): string {

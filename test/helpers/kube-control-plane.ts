@@ -261,3 +261,41 @@ function readyz(server: string, token: string): Promise<string> {
     req.on('error', reject);
   });
 }
+
+/**
+ * Stands in for kube-scheduler (not part of the test control plane): binds every pending
+ * pod of a namespace to the kwok node, as the scheduler would. Returns a stop function.
+ */
+export function startPodBinder(cp: KubeControlPlane, namespace: string): () => void {
+  const core = cp.kubeConfig.makeApiClient(CoreV1Api);
+  let stopped = false;
+  const loop = async () => {
+    while (!stopped) {
+      try {
+        const pending = await core.listNamespacedPod({ namespace, fieldSelector: 'spec.nodeName=' });
+        for (const pod of pending.items) {
+          const name = pod.metadata!.name!;
+          await core
+            .createNamespacedPodBinding({
+              name,
+              namespace,
+              body: {
+                apiVersion: 'v1',
+                kind: 'Binding',
+                metadata: { name },
+                target: { apiVersion: 'v1', kind: 'Node', name: cp.nodeName },
+              },
+            })
+            .catch(() => {}); // already bound or deleted meanwhile
+        }
+      } catch {
+        // API server down (outage tests): keep trying
+      }
+      await new Promise((r) => setTimeout(r, 150));
+    }
+  };
+  void loop();
+  return () => {
+    stopped = true;
+  };
+}

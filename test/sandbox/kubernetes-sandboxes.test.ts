@@ -1,0 +1,217 @@
+// Sandboxes on the Kubernetes runtime against a real kube-apiserver (etcd + kwok), over the
+// service's real HTTP API. kwok plays the kubelet (pods become Running/Ready without
+// containers); a small binder plays the scheduler.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { CoreV1Api, NodeV1Api } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, startTestApp, testDatabaseUri, uniqueDbName, type TestApp } from '../helpers/app.js';
+import { eventually } from '../helpers/eventually.js';
+import { startKubeControlPlane, startPodBinder, type KubeControlPlane } from '../helpers/kube-control-plane.js';
+import { generateKeyText } from '../../src/crypto.js';
+
+const IMAGE = 'ghcr.io/openhands/agent-server:test-python';
+const namespace = 'sandboxes-test';
+const dbName = uniqueDbName('k8s');
+const encryptionKey = generateKeyText();
+let cp: KubeControlPlane;
+let core: CoreV1Api;
+let stopBinder: () => void;
+let app: TestApp;
+let key: string;
+let env: Record<string, string>;
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-k8s-'));
+
+beforeAll(async () => {
+  cp = await startKubeControlPlane();
+  core = cp.kubeConfig.makeApiClient(CoreV1Api);
+  await core.createNamespace({ body: { metadata: { name: namespace } } });
+  // Pods naming a RuntimeClass are rejected at admission unless it exists.
+  await cp.kubeConfig.makeApiClient(NodeV1Api).createRuntimeClass({ body: { metadata: { name: 'gvisor' }, handler: 'runsc' } });
+  stopBinder = startPodBinder(cp, namespace);
+  const specsFile = path.join(tmp, 'specs.json');
+  fs.writeFileSync(
+    specsFile,
+    JSON.stringify([{ id: IMAGE, command: ['--port', '8000'], initial_env: { LOG_JSON: 'true' }, working_dir: '/workspace/project' }]),
+  );
+  env = {
+    MONGODB_URI: testDatabaseUri(dbName),
+    ENCRYPTION_KEY: encryptionKey,
+    SANDBOX_RUNTIME: 'kubernetes',
+    SANDBOX_K8S_KUBECONFIG: path.join(cp.runDir, 'kubeconfig'),
+    SANDBOX_K8S_NAMESPACE: namespace,
+    SANDBOX_SPECS_FILE: specsFile,
+    SANDBOX_K8S_STORAGE_CLASS: 'fast',
+    SANDBOX_K8S_NODE_SELECTOR: 'pool=sandboxes',
+    SANDBOX_K8S_TOLERATIONS: '[{"key":"sandbox","operator":"Exists","effect":"NoSchedule"}]',
+    SANDBOX_K8S_IMAGE_PULL_SECRET: 'registry-creds',
+    SANDBOX_K8S_RUNTIME_CLASS: 'gvisor',
+    SANDBOX_DOMAIN: 'sandboxes.example.com',
+    SANDBOX_MAX_RUNNING_PER_USER: '3',
+  };
+  app = await startTestApp('k8s', env);
+  key = await app.keyFor('kate');
+}, 15 * 60_000);
+
+afterAll(async () => {
+  stopBinder?.();
+  await app?.stop();
+  await cp?.stop();
+  fs.rmSync(tmp, { recursive: true, force: true });
+}, 60_000);
+
+const getSandbox = async (id: string, app_ = app) => (await call(app_, 'GET', `/api/v1/sandboxes?id=${id}`, { key })).body[0];
+const waitForStatus = (id: string, status: string) =>
+  eventually(`sandbox ${status}`, async () => {
+    const info = await getSandbox(id);
+    return info?.status === status ? info : null;
+  });
+const exists = async (read: () => Promise<unknown>) =>
+  read().then(
+    () => true,
+    (error: { code?: number }) => {
+      if (error.code === 404) return false;
+      throw error;
+    },
+  );
+
+describe('Kubernetes runtime', () => {
+  let sandboxId: string;
+  let sessionKey: string;
+
+  it('creates the pod, workspace claim, secret, service and ingress with the expected shape', async () => {
+    const res = await call(app, 'POST', '/api/v1/sandboxes', { key });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    sandboxId = res.body.id;
+    sessionKey = res.body.session_api_key;
+    const name = `sandbox-${sandboxId}`;
+
+    const pod = await core.readNamespacedPod({ namespace, name });
+    expect(pod.metadata?.labels).toMatchObject({
+      'app.kubernetes.io/managed-by': 'agent-control-plane',
+      'agent-control-plane/sandbox-id': sandboxId,
+    });
+    expect(pod.metadata?.annotations).toMatchObject({ 'agent-control-plane/owner': 'kate', 'agent-control-plane/spec': IMAGE });
+    const spec = pod.spec!;
+    const container = spec.containers[0]!;
+    expect(container.image).toBe(IMAGE);
+    expect(container.args).toEqual(['--port', '8000']);
+    expect(container.env).toEqual([
+      { name: 'LOG_JSON', value: 'true' },
+      { name: 'OH_SESSION_API_KEYS_0', valueFrom: { secretKeyRef: { name, key: 'OH_SESSION_API_KEYS_0' } } },
+      { name: 'OH_SECRET_KEY', valueFrom: { secretKeyRef: { name, key: 'OH_SECRET_KEY' } } },
+      { name: 'OH_WEBHOOKS_0_BASE_URL', valueFrom: { secretKeyRef: { name, key: 'OH_WEBHOOKS_0_BASE_URL' } } },
+    ]);
+    expect(JSON.stringify(spec)).not.toContain(sessionKey);
+    expect(container.resources).toEqual({ requests: { cpu: '1', memory: '1Gi' }, limits: { memory: '2Gi' } });
+    expect(container.securityContext).toMatchObject({
+      allowPrivilegeEscalation: false,
+      privileged: false,
+      capabilities: { drop: ['ALL'] },
+    });
+    expect(spec.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      runAsUser: 10001,
+      fsGroup: 10001,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    expect(spec.automountServiceAccountToken).toBe(false);
+    expect(spec.nodeSelector).toEqual({ pool: 'sandboxes' });
+    // (the DefaultTolerationSeconds admission plugin adds its own not-ready/unreachable ones)
+    expect(spec.tolerations).toContainEqual(expect.objectContaining({ key: 'sandbox', operator: 'Exists', effect: 'NoSchedule' }));
+    expect(spec.imagePullSecrets).toEqual([{ name: 'registry-creds' }]);
+    expect(spec.runtimeClassName).toBe('gvisor');
+    expect(container.volumeMounts).toEqual([{ name: 'workspace', mountPath: '/workspace' }]);
+    expect(spec.volumes?.[0]?.persistentVolumeClaim?.claimName).toBe(`${name}-workspace`);
+
+    const claim = await core.readNamespacedPersistentVolumeClaim({ namespace, name: `${name}-workspace` });
+    expect(claim.spec).toMatchObject({
+      accessModes: ['ReadWriteOnce'],
+      storageClassName: 'fast',
+      resources: { requests: { storage: '2Gi' } },
+    });
+
+    const secret = await core.readNamespacedSecret({ namespace, name });
+    const decoded = Object.fromEntries(Object.entries(secret.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]));
+    expect(decoded).toEqual({
+      OH_SESSION_API_KEYS_0: sessionKey,
+      OH_SECRET_KEY: sessionKey,
+      OH_WEBHOOKS_0_BASE_URL: `${app.url}/api/v1/webhooks/${sandboxId}`,
+    });
+
+    const service = await core.readNamespacedService({ namespace, name });
+    expect(service.spec?.selector).toEqual({ 'agent-control-plane/sandbox-id': sandboxId });
+    expect(service.spec?.ports?.[0]).toMatchObject({ port: 8000, targetPort: 'agent-server' });
+  });
+
+  it('follows the pod to RUNNING and exposes the ingress host as AGENT_SERVER', async () => {
+    const running = await waitForStatus(sandboxId, 'RUNNING');
+    expect(running.exposed_urls).toEqual([{ name: 'AGENT_SERVER', url: `https://${sandboxId}.sandboxes.example.com` }]);
+  });
+
+  it('pauses by deleting the pod and keeping the workspace, and resumes on the same claim', async () => {
+    const name = `sandbox-${sandboxId}`;
+    expect((await call(app, 'POST', `/api/v1/sandboxes/${sandboxId}/pause`, { key })).status).toBe(200);
+    await eventually('pod deleted', async () => !(await exists(() => core.readNamespacedPod({ namespace, name }))));
+    expect(await exists(() => core.readNamespacedPersistentVolumeClaim({ namespace, name: `${name}-workspace` }))).toBe(true);
+    expect((await getSandbox(sandboxId)).status).toBe('PAUSED');
+
+    expect((await call(app, 'POST', `/api/v1/sandboxes/${sandboxId}/resume`, { key })).status).toBe(200);
+    await waitForStatus(sandboxId, 'RUNNING');
+    const pod = await core.readNamespacedPod({ namespace, name });
+    expect(pod.spec?.volumes?.[0]?.persistentVolumeClaim?.claimName).toBe(`${name}-workspace`);
+  });
+
+  it('agrees with a second service instance on the same database and cluster', async () => {
+    const second = await startTestApp('k8s-second', env);
+    try {
+      const seen = (await call(second, 'GET', `/api/v1/sandboxes?id=${sandboxId}`, { key })).body[0];
+      expect(seen).toMatchObject({ id: sandboxId, status: 'RUNNING' });
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it('answers 503 while the API server is down and recovers the true status after it returns', async () => {
+    await cp.stopApiServer();
+    try {
+      const down = await call(app, 'GET', `/api/v1/sandboxes?id=${sandboxId}`, { key });
+      expect(down.status).toBe(503);
+      expect(down.body.detail).toMatch(/^Kubernetes API unavailable/);
+      const start = await call(app, 'POST', '/api/v1/sandboxes', { key });
+      expect(start.status).toBe(503);
+    } finally {
+      await cp.startApiServer();
+    }
+    await waitForStatus(sandboxId, 'RUNNING');
+    // The failed start left nothing behind: one record, one set of objects.
+    expect(await app.rawCollection('sandboxes').countDocuments({ userId: 'kate' })).toBe(1);
+    const pods = await core.listNamespacedPod({ namespace, labelSelector: 'app.kubernetes.io/managed-by=agent-control-plane' });
+    expect(pods.items.map((p) => p.metadata?.name)).toEqual([`sandbox-${sandboxId}`]);
+  });
+
+  it('reads MISSING when the objects vanish behind its back', async () => {
+    const other = (await call(app, 'POST', '/api/v1/sandboxes', { key })).body.id as string;
+    await waitForStatus(other, 'RUNNING');
+    await core.deleteNamespacedPod({ namespace, name: `sandbox-${other}`, gracePeriodSeconds: 0 });
+    const missing = await waitForStatus(other, 'MISSING');
+    expect(missing.status_reason).toBe('The sandbox pod no longer exists');
+    expect((await call(app, 'DELETE', `/api/v1/sandboxes/${other}`, { key })).status).toBe(200);
+  });
+
+  it('deletes every object of the sandbox', async () => {
+    const name = `sandbox-${sandboxId}`;
+    expect((await call(app, 'DELETE', `/api/v1/sandboxes/${sandboxId}`, { key })).status).toBe(200);
+    await eventually('objects gone', async () => {
+      const left = await Promise.all([
+        exists(() => core.readNamespacedPod({ namespace, name })),
+        exists(() => core.readNamespacedPersistentVolumeClaim({ namespace, name: `${name}-workspace` })),
+        exists(() => core.readNamespacedSecret({ namespace, name })),
+        exists(() => core.readNamespacedService({ namespace, name })),
+      ]);
+      return left.every((x) => !x);
+    });
+    expect(await getSandbox(sandboxId)).toBeNull();
+  });
+});

@@ -1,0 +1,104 @@
+import type { V1Pod } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { buildIngress, buildPod, type KubernetesSandboxOptions } from '../../src/sandbox/kubernetes-objects.js';
+import { podStatus } from '../../src/sandbox/kubernetes-runtime.js';
+import type { SandboxLaunch } from '../../src/sandbox/runtime.js';
+
+const launch: SandboxLaunch = {
+  sandboxId: 'abc123',
+  userId: 'user@example.com',
+  spec: { id: 'img:1', command: null, initial_env: {}, working_dir: '/workspace/project' },
+  sessionApiKey: 'session-secret',
+  webhookBaseUrl: 'http://svc/api/v1/webhooks/abc123',
+};
+const options: KubernetesSandboxOptions = {
+  namespace: 'ns',
+  cpuRequest: '500m',
+  memoryRequest: '512Mi',
+  cpuLimit: '2',
+  memoryLimit: '1Gi',
+  storageSize: '1Gi',
+  storageClass: undefined,
+  nodeSelector: {},
+  tolerations: [],
+  imagePullSecret: undefined,
+  runtimeClassName: undefined,
+  runAsUser: 1000,
+  domain: undefined,
+  ingressClassName: undefined,
+  ingressTlsSecret: undefined,
+  urlScheme: 'https',
+};
+
+describe('sandbox pod', () => {
+  it('keeps the image CMD when the spec has no command, omits unset options, and never inlines the key', () => {
+    const pod = buildPod(launch, options);
+    const container = pod.spec!.containers[0]!;
+    expect(container.args).toBeUndefined();
+    expect(container.resources?.limits).toEqual({ memory: '1Gi', cpu: '2' });
+    expect(pod.spec).not.toHaveProperty('nodeSelector');
+    expect(pod.spec).not.toHaveProperty('runtimeClassName');
+    expect(pod.metadata?.annotations?.['agent-control-plane/owner']).toBe('user@example.com');
+    expect(JSON.stringify(pod)).not.toContain('session-secret');
+  });
+
+  it('builds an ingress only with a sandbox domain, with TLS when configured', () => {
+    expect(buildIngress(launch, options)).toBeNull();
+    const ingress = buildIngress(launch, { ...options, domain: 'sb.example.com', ingressTlsSecret: 'tls', ingressClassName: 'nginx' });
+    expect(ingress?.spec).toMatchObject({ ingressClassName: 'nginx', tls: [{ hosts: ['abc123.sb.example.com'], secretName: 'tls' }] });
+    expect(ingress?.spec?.rules?.[0]?.host).toBe('abc123.sb.example.com');
+  });
+});
+
+describe('podStatus', () => {
+  const now = Date.parse('2026-01-01T00:10:00Z');
+  const pod = (status: V1Pod['status'], created = '2026-01-01T00:09:30Z'): V1Pod => ({
+    metadata: { creationTimestamp: new Date(created) },
+    status,
+  });
+
+  it.each<[string, V1Pod['status'], string, string | RegExp | null]>([
+    ['pending', { phase: 'Pending' }, 'STARTING', null],
+    ['running but not ready', { phase: 'Running', conditions: [{ type: 'Ready', status: 'False' }] }, 'STARTING', null],
+    ['running and ready', { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] }, 'RUNNING', null],
+    [
+      'an image that cannot be pulled',
+      {
+        phase: 'Pending',
+        containerStatuses: [
+          {
+            name: 'a',
+            image: 'i',
+            imageID: '',
+            ready: false,
+            restartCount: 0,
+            state: { waiting: { reason: 'ImagePullBackOff', message: 'not found' } },
+          },
+        ],
+      },
+      'ERROR',
+      'The sandbox container cannot start (ImagePullBackOff): not found',
+    ],
+    [
+      'a crash loop',
+      {
+        phase: 'Running',
+        containerStatuses: [
+          { name: 'a', image: 'i', imageID: '', ready: false, restartCount: 5, state: { waiting: { reason: 'CrashLoopBackOff' } } },
+        ],
+      },
+      'ERROR',
+      'The agent server keeps crashing (CrashLoopBackOff)',
+    ],
+    ['a failed pod', { phase: 'Failed', reason: 'Evicted' }, 'ERROR', 'The sandbox pod failed (Evicted)'],
+  ])('maps %s', (_label, status, expected, reason) => {
+    expect(podStatus(pod(status), 120_000, now)).toEqual({ status: expected, reason });
+  });
+
+  it('reports ERROR once the start-up timeout has passed since the pod was created', () => {
+    expect(podStatus(pod({ phase: 'Pending' }, '2026-01-01T00:07:00Z'), 120_000, now)).toEqual({
+      status: 'ERROR',
+      reason: 'The agent server did not become ready within 120 s',
+    });
+  });
+});
