@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { PACKAGE_ROOT, freePort, stopChild } from '../../src/embedded-mongo.js';
 
 export interface KubeControlPlane {
@@ -266,14 +266,14 @@ function readyz(server: string, token: string): Promise<string> {
  * Stands in for kube-scheduler (not part of the test control plane): binds every pending
  * pod of a namespace to the kwok node, as the scheduler would. Returns a stop function.
  */
-export function startPodBinder(cp: KubeControlPlane, namespace: string): () => void {
+export function startPodBinder(cp: KubeControlPlane, namespace: string, shouldBind: (pod: V1Pod) => boolean = () => true): () => void {
   const core = cp.kubeConfig.makeApiClient(CoreV1Api);
   let stopped = false;
   const loop = async () => {
     while (!stopped) {
       try {
         const pending = await core.listNamespacedPod({ namespace, fieldSelector: 'spec.nodeName=' });
-        for (const pod of pending.items) {
+        for (const pod of pending.items.filter(shouldBind)) {
           const name = pod.metadata!.name!;
           await core
             .createNamespacedPodBinding({

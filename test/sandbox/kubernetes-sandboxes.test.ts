@@ -10,8 +10,11 @@ import { call, startTestApp, testDatabaseUri, uniqueDbName, type TestApp } from 
 import { eventually } from '../helpers/eventually.js';
 import { startKubeControlPlane, startPodBinder, type KubeControlPlane } from '../helpers/kube-control-plane.js';
 import { generateKeyText } from '../../src/crypto.js';
+import { describeSandboxContract } from './contract.js';
 
 const IMAGE = 'ghcr.io/openhands/agent-server:test-python';
+// Pods of this image are never bound to a node (as if unschedulable), so they never get ready.
+const NEVER_READY_IMAGE = 'ghcr.io/openhands/agent-server:never-scheduled';
 const namespace = 'sandboxes-test';
 const dbName = uniqueDbName('k8s');
 const encryptionKey = generateKeyText();
@@ -29,11 +32,14 @@ beforeAll(async () => {
   await core.createNamespace({ body: { metadata: { name: namespace } } });
   // Pods naming a RuntimeClass are rejected at admission unless it exists.
   await cp.kubeConfig.makeApiClient(NodeV1Api).createRuntimeClass({ body: { metadata: { name: 'gvisor' }, handler: 'runsc' } });
-  stopBinder = startPodBinder(cp, namespace);
+  stopBinder = startPodBinder(cp, namespace, (pod) => pod.spec?.containers[0]?.image !== NEVER_READY_IMAGE);
   const specsFile = path.join(tmp, 'specs.json');
   fs.writeFileSync(
     specsFile,
-    JSON.stringify([{ id: IMAGE, command: ['--port', '8000'], initial_env: { LOG_JSON: 'true' }, working_dir: '/workspace/project' }]),
+    JSON.stringify([
+      { id: IMAGE, command: ['--port', '8000'], initial_env: { LOG_JSON: 'true' }, working_dir: '/workspace/project' },
+      { id: NEVER_READY_IMAGE, command: ['--port', '8000'] },
+    ]),
   );
   env = {
     MONGODB_URI: testDatabaseUri(dbName),
@@ -49,6 +55,7 @@ beforeAll(async () => {
     SANDBOX_K8S_RUNTIME_CLASS: 'gvisor',
     SANDBOX_DOMAIN: 'sandboxes.example.com',
     SANDBOX_MAX_RUNNING_PER_USER: '3',
+    SANDBOX_STARTUP_TIMEOUT_MS: '4000',
   };
   app = await startTestApp('k8s', env);
   key = await app.keyFor('kate');
@@ -214,4 +221,25 @@ describe('Kubernetes runtime', () => {
     });
     expect(await getSandbox(sandboxId)).toBeNull();
   });
+});
+
+describeSandboxContract('kubernetes', () => {
+  const claimUid = new Map<string, string | undefined>();
+  const readClaim = (id: string) => core.readNamespacedPersistentVolumeClaim({ namespace, name: `sandbox-${id}-workspace` });
+  return {
+    app,
+    healthySpec: IMAGE,
+    neverHealthySpec: NEVER_READY_IMAGE,
+    maxRunning: 3,
+    // kwok runs no containers, so no file can be written; the evidence is that the very same
+    // claim (same uid) survives the pause and is mounted by the resumed pod.
+    markWorkspace: async (id) => {
+      claimUid.set(id, (await readClaim(id)).metadata?.uid);
+    },
+    workspaceMarked: async (id) => {
+      const pod = await core.readNamespacedPod({ namespace, name: `sandbox-${id}` });
+      const mounted = pod.spec?.volumes?.[0]?.persistentVolumeClaim?.claimName === `sandbox-${id}-workspace`;
+      return mounted && (await readClaim(id)).metadata?.uid === claimUid.get(id);
+    },
+  };
 });

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PACKAGE_ROOT } from '../../src/embedded-mongo.js';
 import { call, startTestApp, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/eventually.js';
+import { describeSandboxContract } from './contract.js';
 
 let app: TestApp;
 let alice: string;
@@ -122,26 +123,6 @@ describe('sandbox lifecycle (process runtime)', () => {
     expect(JSON.stringify(raw)).not.toContain(sessionKey);
   });
 
-  it('pauses (workspace kept), resumes to RUNNING with the file still there, and treats repeats as success', async () => {
-    const workspace = app.server.deps.runtime.workingDir(sandboxId, app.server.deps.services.sandboxSpecs.find('fake-agent')!);
-    fs.writeFileSync(path.join(workspace, 'notes.txt'), 'before pause');
-
-    expect(await call(app, 'POST', `/api/v1/sandboxes/${sandboxId}/pause`, { key: alice })).toMatchObject({
-      status: 200,
-      body: { success: true },
-    });
-    expect(await getSandbox(alice, sandboxId)).toMatchObject({ status: 'PAUSED', exposed_urls: null });
-    expect((await call(app, 'POST', `/api/v1/sandboxes/${sandboxId}/pause`, { key: alice })).status).toBe(200);
-
-    expect(await call(app, 'POST', `/api/v1/sandboxes/${sandboxId}/resume`, { key: alice })).toMatchObject({
-      status: 200,
-      body: { success: true },
-    });
-    await waitForStatus(alice, sandboxId, 'RUNNING');
-    expect(fs.readFileSync(path.join(workspace, 'notes.txt'), 'utf8')).toBe('before pause');
-    expect((await call(app, 'POST', `/api/v1/sandboxes/${sandboxId}/resume`, { key: alice })).status).toBe(200);
-  });
-
   it('lists sandboxes newest first and pages through them', async () => {
     const second = await startSandbox(alice);
     const page = await call(app, 'GET', '/api/v1/sandboxes/search?limit=1', { key: alice });
@@ -149,27 +130,6 @@ describe('sandbox lifecycle (process runtime)', () => {
     const rest = await call(app, 'GET', `/api/v1/sandboxes/search?limit=1&page_id=${page.body.next_page_id}`, { key: alice });
     expect(rest.body.items.map((s: { id: string }) => s.id)).toEqual([sandboxId]);
     expect(rest.body.next_page_id).toBeNull();
-  });
-
-  it('refuses a start over the per-user limit with 429 and Retry-After, pausing nothing', async () => {
-    const res = await startSandbox(alice);
-    expect(res.status).toBe(429);
-    expect(res.body).toEqual({ detail: 'Sandbox limit reached (2 running)' });
-    expect(res.headers.get('retry-after')).toBe('30');
-    expect((await getSandbox(alice, sandboxId)).status).toBe('RUNNING');
-  });
-
-  it("keeps users apart: bob neither sees nor controls alice's sandbox", async () => {
-    expect((await call(app, 'GET', `/api/v1/sandboxes?id=${sandboxId}`, { key: bob })).body).toEqual([null]);
-    expect((await call(app, 'GET', '/api/v1/sandboxes/search', { key: bob })).body).toEqual({ items: [], next_page_id: null });
-    for (const action of ['pause', 'resume']) {
-      expect(await call(app, 'POST', `/api/v1/sandboxes/${sandboxId}/${action}`, { key: bob })).toMatchObject({
-        status: 404,
-        body: { detail: 'Not Found' },
-      });
-    }
-    expect((await call(app, 'DELETE', `/api/v1/sandboxes/${sandboxId}`, { key: bob })).status).toBe(404);
-    expect((await getSandbox(alice, sandboxId)).status).toBe('RUNNING');
   });
 
   it('deletes a sandbox: process and directory gone, then 404 and null', async () => {
@@ -213,14 +173,6 @@ describe('sandbox start failures', () => {
     expect(await app.rawCollection('sandboxes').countDocuments({ userId: 'dave' })).toBe(0);
   });
 
-  it('ends a start that never becomes healthy in ERROR with the reason', async () => {
-    const erin = await app.keyFor('erin');
-    const res = await startSandbox(erin, 'never-healthy');
-    expect(res.status).toBe(200);
-    const failed = await waitForStatus(erin, res.body.id, 'ERROR');
-    expect(failed.status_reason).toBe('The agent server did not become healthy within 2 s');
-  });
-
   it('fails at once, naming what is missing, when no Python >= 3.12 is available', async () => {
     const frank = await app.keyFor('frank');
     const started = Date.now();
@@ -238,4 +190,17 @@ describe('sandbox start failures', () => {
     expect(res.body.detail).toContain('/nonexistent/agent-server');
     expect(await app.rawCollection('sandboxes').countDocuments({ userId: 'gina' })).toBe(0);
   });
+});
+
+describeSandboxContract('process', () => {
+  const workspace = (id: string) => app.server.deps.runtime.workingDir(id, app.server.deps.services.sandboxSpecs.find('fake-agent')!);
+  return {
+    app,
+    healthySpec: 'fake-agent',
+    neverHealthySpec: 'never-healthy',
+    maxRunning: 2,
+    // A real file in the sandbox's working directory, written while it runs.
+    markWorkspace: async (id) => fs.writeFileSync(path.join(workspace(id), 'contract-mark.txt'), 'kept'),
+    workspaceMarked: async (id) => fs.readFileSync(path.join(workspace(id), 'contract-mark.txt'), 'utf8') === 'kept',
+  };
 });
