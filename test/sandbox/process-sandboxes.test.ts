@@ -3,7 +3,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { createTRPCClient, httpBatchLink } from '@trpc/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AppRouter } from '../../routers/index.js';
+import { transformer } from '../../src/transformer.js';
 import { PACKAGE_ROOT } from '../../src/embedded-mongo.js';
 import { call, startTestApp, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/eventually.js';
@@ -189,6 +192,25 @@ describe('sandbox start failures', () => {
     expect(res.status).toBe(400);
     expect(res.body.detail).toContain('/nonexistent/agent-server');
     expect(await app.rawCollection('sandboxes').countDocuments({ userId: 'gina' })).toBe(0);
+  });
+});
+
+describe('sandboxes over tRPC', () => {
+  it('starts, reads, pauses, resumes and deletes through typed procedures', async () => {
+    const key = await app.keyFor('trpc-sandboxes');
+    const trpc = createTRPCClient<AppRouter>({
+      links: [httpBatchLink({ url: `${app.url}/trpc`, transformer, headers: { 'x-session-api-key': key } })],
+    });
+    expect((await trpc.sandboxSpecs.search.query({ limit: 1 })).items[0]?.id).toBe('fake-agent');
+    const started = await trpc.sandboxes.start.mutate({ sandbox_spec_id: 'fake-agent' });
+    created.push({ key, id: started.id });
+    await eventually('RUNNING over tRPC', async () => (await trpc.sandboxes.batchGet.query({ id: [started.id] }))[0]?.status === 'RUNNING');
+    expect(await trpc.sandboxes.pause.mutate({ sandbox_id: started.id })).toEqual({ success: true });
+    expect((await trpc.sandboxes.batchGet.query({ id: [started.id] }))[0]?.status).toBe('PAUSED');
+    expect(await trpc.sandboxes.resume.mutate({ sandbox_id: started.id })).toEqual({ success: true });
+    expect(await trpc.sandboxes.delete.mutate({ id: started.id })).toEqual({ success: true });
+    await expect(trpc.sandboxes.pause.mutate({ sandbox_id: started.id })).rejects.toMatchObject({ data: { code: 'NOT_FOUND' } });
+    await expect(trpc.sandboxes.search.query({ limit: 500 })).rejects.toMatchObject({ data: { code: 'BAD_REQUEST' } });
   });
 });
 
