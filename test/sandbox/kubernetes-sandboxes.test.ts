@@ -198,6 +198,29 @@ describe('Kubernetes runtime', () => {
     expect(pods.items.map((p) => p.metadata?.name)).toEqual([`sandbox-${sandboxId}`]);
   });
 
+  it('cleans up what a failed start created (pod rejected after secret, claim and service exist)', async () => {
+    const broken = await startTestApp('k8s-broken', { ...env, SANDBOX_K8S_RUNTIME_CLASS: 'no-such-class' });
+    try {
+      const brokenKey = await broken.keyFor('broken-user');
+      const res = await call(broken, 'POST', '/api/v1/sandboxes', { key: brokenKey });
+      expect(res.status).toBe(503);
+      expect(res.body.detail).toContain('RuntimeClass');
+      expect(await broken.rawCollection('sandboxes').countDocuments({ userId: 'broken-user' })).toBe(0);
+      const selector = 'app.kubernetes.io/managed-by=agent-control-plane';
+      const [secrets, claims, services] = await Promise.all([
+        core.listNamespacedSecret({ namespace, labelSelector: selector }),
+        core.listNamespacedPersistentVolumeClaim({ namespace, labelSelector: selector }),
+        core.listNamespacedService({ namespace, labelSelector: selector }),
+      ]);
+      const owners = [...secrets.items, ...claims.items, ...services.items].map(
+        (o) => o.metadata?.annotations?.['agent-control-plane/owner'],
+      );
+      expect(owners).not.toContain('broken-user');
+    } finally {
+      await broken.stop();
+    }
+  });
+
   it('reads MISSING when the objects vanish behind its back', async () => {
     const other = (await call(app, 'POST', '/api/v1/sandboxes', { key })).body.id as string;
     await waitForStatus(other, 'RUNNING');

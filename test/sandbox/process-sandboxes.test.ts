@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppRouter } from '../../routers/index.js';
 import { transformer } from '../../src/transformer.js';
 import { PACKAGE_ROOT } from '../../src/embedded-mongo.js';
-import { call, startTestApp, type TestApp } from '../helpers/app.js';
+import { generateKeyText } from '../../src/crypto.js';
+import { call, startTestApp, testDatabaseUri, uniqueDbName, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/eventually.js';
 import { describeSandboxContract } from './contract.js';
 
@@ -192,6 +193,38 @@ describe('sandbox start failures', () => {
     expect(res.status).toBe(400);
     expect(res.body.detail).toContain('/nonexistent/agent-server');
     expect(await app.rawCollection('sandboxes').countDocuments({ userId: 'gina' })).toBe(0);
+  });
+});
+
+describe('service restart (process runtime)', () => {
+  it('finds a running sandbox again after the service restarts on the same data directory', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-restart-'));
+    const env = {
+      DATA_DIR: dataDir,
+      MONGODB_URI: testDatabaseUri(uniqueDbName('restart')),
+      ENCRYPTION_KEY: generateKeyText(),
+      SANDBOX_SPECS_FILE: path.join(specsDir, 'specs.json'),
+    };
+    const first = await startTestApp('restart-1', env);
+    const key = await first.keyFor('restarter');
+    const id = (await call(first, 'POST', '/api/v1/sandboxes', { key })).body.id as string;
+    await eventually(
+      'RUNNING',
+      async () => (await call(first, 'GET', `/api/v1/sandboxes?id=${id}`, { key })).body[0]?.status === 'RUNNING',
+    );
+    await first.stop();
+
+    const second = await startTestApp('restart-2', env);
+    try {
+      const info = (await call(second, 'GET', `/api/v1/sandboxes?id=${id}`, { key })).body[0];
+      expect(info).toMatchObject({ id, status: 'RUNNING' });
+      expect((await fetch(`${info.exposed_urls[0].url}/alive`)).status).toBe(200);
+      expect((await call(second, 'DELETE', `/api/v1/sandboxes/${id}`, { key })).status).toBe(200);
+      await expect(fetch(`${info.exposed_urls[0].url}/alive`)).rejects.toThrow();
+    } finally {
+      await second.stop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
 
