@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CoreV1Api, NodeV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, NetworkingV1Api, NodeV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApp, testDatabaseUri, uniqueDbName, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/eventually.js';
@@ -146,6 +146,14 @@ describe('Kubernetes runtime', () => {
       OH_SECRET_KEY: sessionKey,
       OH_WEBHOOKS_0_BASE_URL: `${app.url}/api/v1/webhooks/${sandboxId}`,
     });
+
+    const ingress = await cp.kubeConfig.makeApiClient(NetworkingV1Api).readNamespacedIngress({ namespace, name });
+    expect(ingress.spec?.rules).toEqual([
+      {
+        host: `${sandboxId}.sandboxes.example.com`,
+        http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name, port: { number: 8000 } } } }] },
+      },
+    ]);
 
     const service = await core.readNamespacedService({ namespace, name });
     expect(service.spec?.selector).toEqual({ 'agent-control-plane/sandbox-id': sandboxId });
