@@ -1,11 +1,15 @@
 import type { Connection } from 'mongoose';
 import { apiKeyModel } from './api-key.model.js';
+import { appConversationModel } from './app-conversation.model.js';
+import { startTaskModel } from './start-task.model.js';
 import { customSecretModel } from './custom-secret.model.js';
 import { gitProviderTokensModel } from './git-provider-tokens.model.js';
 import { sandboxModel } from './sandbox.model.js';
 import { settingsModel } from './settings.model.js';
 
 export * from './api-key.model.js';
+export * from './app-conversation.model.js';
+export * from './start-task.model.js';
 export * from './custom-secret.model.js';
 export * from './git-provider-tokens.model.js';
 export * from './sandbox.model.js';
@@ -19,6 +23,8 @@ export function createModels(conn: Connection) {
     GitProviderTokens: gitProviderTokensModel(conn),
     CustomSecret: customSecretModel(conn),
     Sandbox: sandboxModel(conn),
+    AppConversation: appConversationModel(conn),
+    StartTask: startTaskModel(conn),
   };
 }
 

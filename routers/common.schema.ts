@@ -77,3 +77,13 @@ export function pageOf<T>(items: T[], offset: number, limit: number, total: numb
 }
 
 export const SuccessSchema = z.object({ success: z.boolean() }).meta({ id: 'Success' });
+
+/** A boolean from the query string ("true"/"false") or from a tRPC call; opaque to REST coercion. */
+export const queryBool = () => z.preprocess((value) => (value === 'true' ? true : value === 'false' ? false : value), z.boolean());
+
+/** An ISO-8601 datetime (query filters); kept as a string, parsed by the service. */
+export const isoDateTime = () => z.string().refine((v) => !Number.isNaN(Date.parse(v)), 'Input should be a valid datetime');
+
+export const ConversationTriggerSchema = z
+  .enum(['resolver', 'gui', 'suggested_task', 'openhands_api', 'slack', 'microagent_management', 'jira', 'jira_dc', 'linear', 'bitbucket'])
+  .meta({ id: 'ConversationTrigger' });

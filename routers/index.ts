@@ -2,7 +2,10 @@
 // Inside each router, static paths come before {param} paths (the REST matcher takes the
 // first match); test/rest/openapi-inventory.test.ts enforces it.
 import { createCallerFactory, router, type Meta } from '../src/trpc.js';
+import { appConversationsRouter } from './app-conversations.router.js';
+import { conversationsRouter } from './conversations.router.js';
 import { gitProvidersRouter } from './git-providers.router.js';
+import { webhooksRouter } from './webhooks.router.js';
 import { sandboxSpecsRouter } from './sandbox-specs.router.js';
 import { sandboxesRouter } from './sandboxes.router.js';
 import { secretsRouter } from './secrets.router.js';
@@ -14,6 +17,9 @@ export const appRouter = router({
   secrets: secretsRouter,
   sandboxSpecs: sandboxSpecsRouter,
   sandboxes: sandboxesRouter,
+  appConversations: appConversationsRouter,
+  conversations: conversationsRouter,
+  webhooks: webhooksRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -11,6 +11,7 @@ import { createContextFactory, type Deps } from './context.js';
 import { docsRouter } from './rest/docs.js';
 import { openApiDocument } from './rest/openapi-document.js';
 import { sandboxSpecIdFromQuery } from './rest/legacy-shims.js';
+import { rawRoutes } from './rest/raw-routes.js';
 import { createRestHandler } from './rest/openapi-handler.js';
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
@@ -50,14 +51,9 @@ export function createApp(deps: Deps): express.Express {
     }),
   );
 
-  app.use(
-    '/api',
-    noCache,
-    defaultJsonContentType,
-    express.json({ limit: deps.config.http.maxBodySize, strict: false }),
-    requireJsonObject,
-    sandboxSpecIdFromQuery,
-  );
+  app.use('/api', noCache, defaultJsonContentType, express.json({ limit: deps.config.http.maxBodySize, strict: false }));
+  app.use(rawRoutes(deps)); // before the object-body check: the events webhook takes a JSON array
+  app.use('/api', requireJsonObject, sandboxSpecIdFromQuery);
   app.use(createRestHandler(deps));
 
   app.use((_req, res) => {

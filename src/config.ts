@@ -61,6 +61,20 @@ const EnvSchema = z.object({
   SANDBOX_INGRESS_TLS_SECRET: optionalString,
   SANDBOX_URL_SCHEME: z.enum(['http', 'https']).default('https'),
   KUBERNETES_SERVICE_HOST: optionalString,
+  START_TASK_LEASE_MS: z.coerce.number().int().min(1000).default(30_000),
+  START_TASK_MAX_ATTEMPTS: z.coerce.number().int().min(1).default(3),
+  START_TASK_DEADLINE_MS: z.coerce
+    .number()
+    .int()
+    .min(10_000)
+    .default(15 * 60_000),
+  START_TASK_POLL_MS: z.coerce.number().int().min(50).default(1_000),
+  AGENT_TOOLS: z.string().default('TerminalTool,FileEditorTool,TaskTrackerTool'),
+  GIT_TOKEN_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .default(24 * 3600),
 });
 
 export type Env = z.input<typeof EnvSchema>;
@@ -114,6 +128,14 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
         ingressTlsSecret: e.SANDBOX_INGRESS_TLS_SECRET,
         urlScheme: e.SANDBOX_URL_SCHEME,
       },
+    },
+    conversations: {
+      leaseMs: e.START_TASK_LEASE_MS,
+      maxAttempts: e.START_TASK_MAX_ATTEMPTS,
+      deadlineMs: e.START_TASK_DEADLINE_MS,
+      pollMs: e.START_TASK_POLL_MS,
+      agentTools: splitList(e.AGENT_TOOLS),
+      gitTokenTtlSeconds: e.GIT_TOKEN_TTL_SECONDS,
     },
     providers: {
       githubApiUrl: trimSlash(e.GITHUB_API_URL),

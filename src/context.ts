@@ -29,20 +29,41 @@ export interface Context {
   user: User | null;
   transport: Transport;
   log: Logger;
+  /** The raw X-Session-API-Key (webhooks authenticate it as a sandbox key). */
+  sessionKey: string | undefined;
+  /** X-Access-Token (the git-token lookup of agents). */
+  accessToken: string | undefined;
 }
 
-export function createContextInner(deps: Deps, user: User | null, transport: Transport = 'internal'): Context {
-  return { deps, services: deps.services, user, transport, log: deps.log };
+export function createContextInner(
+  deps: Deps,
+  user: User | null,
+  transport: Transport = 'internal',
+  headers: Partial<Pick<Context, 'sessionKey' | 'accessToken'>> = {},
+): Context {
+  return {
+    deps,
+    services: deps.services,
+    user,
+    transport,
+    log: deps.log,
+    sessionKey: headers.sessionKey,
+    accessToken: headers.accessToken,
+  };
 }
 
 export const SESSION_HEADER = 'x-session-api-key';
 
 export function createContextFactory(deps: Deps, transport: Transport) {
   return async ({ req }: { req: IncomingMessage }): Promise<Context> => {
-    const header = req.headers[SESSION_HEADER];
-    const key = Array.isArray(header) ? header[0] : header;
+    const key = headerValue(req, SESSION_HEADER);
     const user = key ? await deps.services.apiKeys.authenticate(key) : null;
     const log = (req as { log?: Logger }).log ?? deps.log;
-    return { ...createContextInner(deps, user, transport), log };
+    return { ...createContextInner(deps, user, transport, { sessionKey: key, accessToken: headerValue(req, 'x-access-token') }), log };
   };
+}
+
+function headerValue(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
 }

@@ -49,6 +49,11 @@ export class SecretBox {
     return Buffer.concat([decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
   }
 
+  /** A key for another purpose (e.g. signing), derived from the current encryption key. */
+  deriveKey(purpose: string): Buffer {
+    return crypto.createHmac('sha256', this.current.key).update(`agent-control-plane:${purpose}`).digest();
+  }
+
   /** True when the value is already under the current key (rotation skips it). */
   isCurrent(value: string): boolean {
     return value.startsWith(`${PREFIX}${this.current.id}:`);

@@ -86,3 +86,15 @@ export const authedProcedure = publicProcedure
     return next({ ctx: { ...ctx, user: ctx.user } });
   })
   .use(rejectNulStrings);
+
+/**
+ * For agent-server webhooks: the X-Session-API-Key must be the session key of the sandbox
+ * named in the path. Checked before input validation, so an unauthenticated caller learns
+ * nothing about the expected body.
+ */
+export const sandboxProcedure = publicProcedure.use(async ({ ctx, getRawInput, next }) => {
+  const raw = (await getRawInput()) as { sandbox_id?: unknown } | undefined;
+  const sandboxId = typeof raw?.sandbox_id === 'string' ? raw.sandbox_id : '';
+  const sandboxOwner = await ctx.services.webhooks.authenticate(sandboxId, ctx.sessionKey);
+  return next({ ctx: { ...ctx, sandboxOwner } });
+});

@@ -27,7 +27,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   try {
     const runtime = createSandboxRuntime(config, log);
     let listeningUrl = '';
-    const services = createServices(opened.db, box, config, runtime, () => config.webUrl ?? listeningUrl);
+    const services = createServices({ db: opened.db, box, config, runtime, webUrl: () => config.webUrl ?? listeningUrl, log });
     const deps: Deps = { config, log, db: opened.db, services, metrics: createMetrics(), runtime };
     const bootstrapKey = await ensureBootstrapKey(config, services);
     const server = http.createServer(createApp(deps));
@@ -39,12 +39,15 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     const { port } = server.address() as AddressInfo;
     const host = config.http.host === '0.0.0.0' || config.http.host === '::' ? '127.0.0.1' : config.http.host;
     listeningUrl = `http://${host}:${port}`;
+    services.startTasks.start();
     return {
       url: listeningUrl,
       port,
       deps,
       bootstrapKey,
       stop: async () => {
+        // Hand unfinished start tasks back first, so another replica takes them over at once.
+        await services.startTasks.stop();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
         await closed;

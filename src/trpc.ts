@@ -16,8 +16,11 @@ export interface FieldError {
   code: string;
 }
 
-/** successStatus: the REST status of a successful call when the contract says other than 200. */
-export type Meta = OpenApiMeta<{ successStatus?: number }>;
+/**
+ * successStatus: the REST status of a successful call when the contract says other than 200.
+ * auth: how a public procedure authenticates instead of a user key (documents it; tests use it).
+ */
+export type Meta = OpenApiMeta<{ successStatus?: number; auth?: 'sandbox' | 'access-token' }>;
 
 const t = initTRPC
   .context<Context>()

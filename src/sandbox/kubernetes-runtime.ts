@@ -142,7 +142,13 @@ export class KubernetesSandboxRuntime implements SandboxRuntime {
     const pod = informer.get(sandboxName(sandboxId), this.options.namespace);
     if (pod && !pod.metadata?.deletionTimestamp) {
       const { status, reason } = podStatus(pod, this.startupTimeoutMs, Date.now());
-      return { status, reason, exposedUrls: status === 'RUNNING' ? [{ name: 'AGENT_SERVER', url: this.agentUrl(sandboxId) }] : null };
+      const running = status === 'RUNNING';
+      return {
+        status,
+        reason,
+        exposedUrls: running ? [{ name: 'AGENT_SERVER', url: this.agentUrl(sandboxId) }] : null,
+        internalUrl: running ? this.serviceUrl(sandboxId) : null,
+      };
     }
     const workspaceExists = await this.claimExists(sandboxId);
     if (desired === 'paused' && workspaceExists) return { status: 'PAUSED', exposedUrls: null, reason: null };
@@ -162,6 +168,10 @@ export class KubernetesSandboxRuntime implements SandboxRuntime {
   /** The browser-facing agent server URL: the Ingress host, else the in-cluster Service. */
   private agentUrl(sandboxId: string): string {
     if (this.options.domain) return `${this.options.urlScheme}://${sandboxId}.${this.options.domain}`;
+    return this.serviceUrl(sandboxId);
+  }
+
+  private serviceUrl(sandboxId: string): string {
     return `http://${sandboxName(sandboxId)}.${this.options.namespace}.svc.cluster.local:${AGENT_PORT}`;
   }
 

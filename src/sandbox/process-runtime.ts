@@ -91,7 +91,8 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
       return { status: 'MISSING', exposedUrls: null, reason: 'The sandbox process is not running' };
     }
     if (handle.phase === 'RUNNING') {
-      return { status: 'RUNNING', exposedUrls: [{ name: 'AGENT_SERVER', url: `http://127.0.0.1:${handle.port}` }], reason: null };
+      const url = `http://127.0.0.1:${handle.port}`;
+      return { status: 'RUNNING', exposedUrls: [{ name: 'AGENT_SERVER', url }], reason: null, internalUrl: url };
     }
     return { status: handle.phase, exposedUrls: null, reason: handle.reason };
   }

@@ -25,6 +25,8 @@ export interface SandboxState {
   exposedUrls: ExposedUrl[] | null;
   /** Why the sandbox is in ERROR (or MISSING), in words a user can act on. */
   reason: string | null;
+  /** Where this service reaches the agent server (in-cluster address on Kubernetes); set when RUNNING. */
+  internalUrl?: string | null;
 }
 
 export interface SandboxRuntime {

@@ -78,6 +78,23 @@ export class GitProvidersService {
     );
   }
 
+  /**
+   * Finds a stored token that can read the repository (declared provider first, then the
+   * others, as the reference does) and how to clone it. Null when none can.
+   */
+  async repositoryAccess(userId: string, repository: string, preferred?: ProviderType | null): Promise<RepositoryAccess | null> {
+    const tokens = await this.resolve(userId);
+    const order = [...new Set([...(preferred ? [preferred] : []), ...(Object.keys(tokens) as ProviderType[])])];
+    for (const provider of order) {
+      const stored = tokens[provider];
+      if (!stored) continue;
+      if (await canReadRepository(provider, stored.token, stored.host, repository, this.providers)) {
+        return { provider, ...cloneCredentials(provider, stored.token, stored.host, repository) };
+      }
+    }
+    return null;
+  }
+
   private async loadStored(userId: string): Promise<StoredTokens> {
     const doc = await this.models.GitProviderTokens.findOne({ userId }).lean();
     const tokens = (doc?.tokens ?? {}) as Record<string, StoredToken | null | undefined>;
@@ -101,18 +118,74 @@ export class GitProvidersService {
 
 export const tokenContext = (userId: string, provider: string) => `git:${userId}:${provider}`;
 
+export interface RepositoryAccess {
+  provider: ProviderType;
+  cloneUrl: string;
+  username: string;
+  password: string;
+  token: string;
+}
+
+const originOf = (host: string) => (/^https?:\/\//i.test(host) ? host.replace(/\/+$/, '') : `https://${host}`);
+
+async function canReadRepository(
+  provider: ProviderType,
+  token: string,
+  host: string | null,
+  repository: string,
+  providers: Config['providers'],
+): Promise<boolean> {
+  const base = providerApiBase(provider, host, providers);
+  if (!base) return false;
+  const path =
+    provider === 'gitlab'
+      ? `/projects/${encodeURIComponent(repository)}`
+      : provider === 'bitbucket'
+        ? `/repositories/${repository}`
+        : `/repos/${repository}`;
+  try {
+    const response = await fetch(base + path, {
+      headers: { authorization: authorizationFor(provider, token), accept: 'application/json', 'user-agent': 'agent-control-plane' },
+      signal: AbortSignal.timeout(providers.timeoutMs),
+    });
+    await response.body?.cancel();
+    return response.ok;
+  } catch {
+    return false;
+  }
+}
+
+/** Clone URL (never carrying the token) and the credentials git should be given. */
+function cloneCredentials(provider: ProviderType, token: string, host: string | null, repository: string) {
+  const defaults: Record<ProviderType, string> = {
+    github: 'https://github.com',
+    gitlab: 'https://gitlab.com',
+    bitbucket: 'https://bitbucket.org',
+    enterprise_sso: 'https://github.com',
+  };
+  const origin = host ? originOf(host) : defaults[provider];
+  const [user, appPassword] = provider === 'bitbucket' && token.includes(':') ? token.split(/:(.*)/s) : [];
+  const username =
+    user ?? { github: 'x-access-token', gitlab: 'oauth2', bitbucket: 'x-token-auth', enterprise_sso: 'x-access-token' }[provider];
+  return { cloneUrl: `${origin}/${repository}.git`, username, password: appPassword ?? token, token };
+}
+
+function authorizationFor(provider: ProviderType, token: string): string {
+  // Bitbucket "user:app_password" credentials use Basic auth; everything else is a bearer token.
+  return provider === 'bitbucket' && token.includes(':') ? `Basic ${Buffer.from(token).toString('base64')}` : `Bearer ${token}`;
+}
+
 /** The API root used to check a token: the configured default, or the self-hosted host. */
 export function providerApiBase(provider: ProviderType, host: string | null, providers: Config['providers']): string | null {
-  const origin = (h: string) => (/^https?:\/\//i.test(h) ? h.replace(/\/+$/, '') : `https://${h}`);
   switch (provider) {
     case 'github':
-      return host && host !== 'github.com' ? `${origin(host)}/api/v3` : providers.githubApiUrl;
+      return host && host !== 'github.com' ? `${originOf(host)}/api/v3` : providers.githubApiUrl;
     case 'gitlab':
-      return host && host !== 'gitlab.com' ? `${origin(host)}/api/v4` : providers.gitlabApiUrl;
+      return host && host !== 'gitlab.com' ? `${originOf(host)}/api/v4` : providers.gitlabApiUrl;
     case 'bitbucket': {
       if (!host || host === 'bitbucket.org') return providers.bitbucketApiUrl;
       // Bitbucket Cloud-style hosts serve their API on the "api." subdomain (reference).
-      const url = new URL(origin(host));
+      const url = new URL(originOf(host));
       return `${url.protocol}//api.${url.host}/2.0`;
     }
     case 'enterprise_sso':
@@ -128,9 +201,7 @@ export async function probeToken(
 ): Promise<ProbeResult> {
   const base = providerApiBase(provider, host, providers);
   if (!base) return 'invalid';
-  // Bitbucket "user:app_password" credentials use Basic auth; everything else is a bearer token.
-  const authorization =
-    provider === 'bitbucket' && token.includes(':') ? `Basic ${Buffer.from(token).toString('base64')}` : `Bearer ${token}`;
+  const authorization = authorizationFor(provider, token);
   try {
     const response = await fetch(`${base}/user`, {
       headers: { authorization, accept: 'application/json', 'user-agent': 'agent-control-plane' },

@@ -103,10 +103,38 @@ export class SandboxesService {
     await this.models.Sandbox.deleteOne({ _id: sandboxId, userId });
   }
 
-  /** The sandbox's session key (for the conversation service and webhook checks). */
-  async sessionKey(sandboxId: string): Promise<string | null> {
+  /** Owner and session key of a sandbox, whoever owns it (webhook authentication). */
+  async credentials(sandboxId: string): Promise<{ userId: string; sessionKey: string } | null> {
     const record = await this.models.Sandbox.findOne({ _id: sandboxId }).lean<SandboxRecord>();
-    return record ? this.box.decrypt(record.sessionApiKey, keyContext(sandboxId)) : null;
+    return record ? { userId: record.userId, sessionKey: this.box.decrypt(record.sessionApiKey, keyContext(sandboxId)) } : null;
+  }
+
+  /** Everything the conversation service needs to talk to a user's sandbox. */
+  async connection(userId: string, sandboxId: string) {
+    const record = await this.record(userId, sandboxId);
+    const state = await this.runtime.state(sandboxId, record.desired);
+    const spec = this.specs.find(record.specId);
+    return {
+      state,
+      desired: record.desired,
+      sessionKey: this.box.decrypt(record.sessionApiKey, keyContext(sandboxId)),
+      publicUrl: state.exposedUrls?.find((u) => u.name === 'AGENT_SERVER')?.url ?? null,
+      internalUrl: state.internalUrl ?? null,
+      workingDir: spec ? this.runtime.workingDir(sandboxId, spec) : '/workspace/project',
+    };
+  }
+
+  /** Live status of several sandboxes of a user (MISSING for unknown ids). */
+  async statuses(userId: string, sandboxIds: string[]): Promise<Map<string, SandboxState & { sessionKey: string | null }>> {
+    const records = await this.models.Sandbox.find({ userId, _id: { $in: [...new Set(sandboxIds)] } }).lean<SandboxRecord[]>();
+    const result = new Map<string, SandboxState & { sessionKey: string | null }>();
+    await Promise.all(
+      records.map(async (r) => {
+        const state = await this.runtime.state(r._id, r.desired);
+        result.set(r._id, { ...state, sessionKey: this.box.decrypt(r.sessionApiKey, keyContext(r._id)) });
+      }),
+    );
+    return result;
   }
 
   private async enforceLimit(userId: string): Promise<void> {

@@ -18,10 +18,21 @@ beforeAll(async () => {
 });
 afterAll(() => app.stop());
 
+// Which routes authenticate with something other than a user key (webhooks: the sandbox's
+// session key or a signed access token), from the procedures' meta.
+const otherAuth = new Map(
+  [...PROCEDURES.values()].flatMap((p) =>
+    p.meta?.openapi && p.meta.auth ? [[`${p.meta.openapi.method} ${p.meta.openapi.path}`, p.meta.auth]] : [],
+  ),
+);
 const operations = Object.entries(openApiDocument().paths ?? {}).flatMap(([path, item]) =>
   (['get', 'post', 'put', 'patch', 'delete'] as const)
     .filter((m) => (item as Record<string, unknown>)[m])
-    .map((m) => ({ method: m.toUpperCase(), path: path.replace(/\{[^}]+\}/g, 'some-id') })),
+    .map((m) => ({
+      method: m.toUpperCase(),
+      path: path.replace(/\{[^}]+\}/g, 'some-id'),
+      auth: otherAuth.get(`${m.toUpperCase()} ${path}`) ?? 'user',
+    })),
 );
 
 const wrongKeys: [string, Record<string, string>][] = [
@@ -33,10 +44,10 @@ const wrongKeys: [string, Record<string, string>][] = [
 
 describe('REST authentication', () => {
   it('covers a non-empty route inventory', () => {
-    expect(operations.length).toBeGreaterThanOrEqual(9);
+    expect(operations.length).toBeGreaterThanOrEqual(33);
   });
 
-  describe.each(operations)('$method $path', ({ method, path }) => {
+  describe.each(operations)('$method $path', ({ method, path, auth }) => {
     it.each(wrongKeys)('refuses %s with 401', async (_label, headers) => {
       const res = await call(app, method, path, { headers, ...(method === 'GET' || method === 'DELETE' ? {} : { body: {} }) });
       expect(res.status).toBe(401);
@@ -49,9 +60,10 @@ describe('REST authentication', () => {
       expect(res.status).toBe(401);
     });
 
-    it('lets a valid key past authentication', async () => {
+    it(auth === 'user' ? 'lets a valid key past authentication' : `refuses a user key (it takes a ${auth} credential)`, async () => {
       const res = await call(app, method, path, { key: validKey, ...(method === 'GET' || method === 'DELETE' ? {} : { body: {} }) });
-      expect(res.status).not.toBe(401);
+      if (auth === 'user') expect(res.status).not.toBe(401);
+      else expect(res.status).toBe(401);
     });
   });
 
@@ -70,12 +82,15 @@ describe('REST authentication', () => {
 });
 
 describe('tRPC authentication', () => {
-  it.each([...PROCEDURES.values()])('$path refuses a request without a key', async ({ path, type }) => {
-    const res =
-      type === 'query'
-        ? await call(app, 'GET', `/trpc/${path}?input=${encodeURIComponent(JSON.stringify({ json: {} }))}`)
-        : await call(app, 'POST', `/trpc/${path}`, { body: { json: {} } });
-    expect(res.status).toBe(401);
-    expect(res.body.error.json.data.code).toBe('UNAUTHORIZED');
-  });
+  it.each([...PROCEDURES.values()].filter((p) => p.type !== 'subscription'))(
+    '$path refuses a request without a key',
+    async ({ path, type }) => {
+      const res =
+        type === 'query'
+          ? await call(app, 'GET', `/trpc/${path}?input=${encodeURIComponent(JSON.stringify({ json: {} }))}`)
+          : await call(app, 'POST', `/trpc/${path}`, { body: { json: {} } });
+      expect(res.status).toBe(401);
+      expect(res.body.error.json.data.code).toBe('UNAUTHORIZED');
+    },
+  );
 });

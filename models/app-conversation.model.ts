@@ -1,0 +1,28 @@
+import { Schema, type Connection } from 'mongoose';
+
+// A V1 app conversation (API.md B.7.1). Its id is also the agent server's conversation id.
+export const AppConversationSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    userId: { type: String, required: true },
+    sandboxId: { type: String, required: true },
+    title: { type: String, default: null },
+    selected_repository: { type: String, default: null },
+    selected_branch: { type: String, default: null },
+    git_provider: { type: String, default: null },
+    trigger: { type: String, default: null },
+    llm_model: { type: String, default: null },
+    pr_number: { type: [Number], default: [] },
+    parent_conversation_id: { type: String, default: null },
+    metrics: { type: Schema.Types.Mixed, default: null },
+    // Last status the agent server reported through webhooks (live status is asked for on reads).
+    execution_status: { type: String, default: null },
+    createdAt: { type: Date, required: true, default: () => new Date() },
+    updatedAt: { type: Date, required: true, default: () => new Date() },
+  },
+  { versionKey: false, strict: true, collection: 'app_conversations', minimize: false },
+);
+AppConversationSchema.index({ userId: 1, createdAt: -1 });
+
+export const appConversationModel = (conn: Connection) => conn.model('AppConversation', AppConversationSchema);
+export type AppConversationModel = ReturnType<typeof appConversationModel>;

@@ -1,0 +1,33 @@
+import { Schema, type Connection } from 'mongoose';
+
+// A durable start task (API.md B.7.1 AppConversationStartTask). The lease makes exactly one
+// replica work a task at a time; an expired lease lets another replica (or the restarted
+// service) pick it up again.
+export const StartTaskSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    userId: { type: String, required: true },
+    status: { type: String, required: true },
+    detail: { type: String, default: null },
+    app_conversation_id: { type: String, default: null },
+    sandbox_id: { type: String, default: null },
+    agent_server_url: { type: String, default: null },
+    request: { type: Schema.Types.Mixed, required: true },
+    // A per-conversation MCP override (V0 POST /api/conversations), encrypted: it holds credentials.
+    mcpConfig: { type: String, default: null },
+    // Chosen up front so creating the agent-server conversation is idempotent on retry.
+    conversationId: { type: String, required: true },
+    attempts: { type: Number, default: 0 },
+    leaseOwner: { type: String, default: null },
+    leaseExpiresAt: { type: Date, default: null },
+    createdAt: { type: Date, required: true, default: () => new Date() },
+    updatedAt: { type: Date, required: true, default: () => new Date() },
+  },
+  { versionKey: false, strict: true, collection: 'start_tasks', minimize: false },
+);
+StartTaskSchema.index({ userId: 1, createdAt: -1 });
+StartTaskSchema.index({ status: 1, leaseExpiresAt: 1 });
+StartTaskSchema.index({ conversationId: 1 });
+
+export const startTaskModel = (conn: Connection) => conn.model('StartTask', StartTaskSchema);
+export type StartTaskModel = ReturnType<typeof startTaskModel>;

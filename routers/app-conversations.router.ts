@@ -1,0 +1,86 @@
+import { z } from 'zod';
+import { authedProcedure } from '../src/procedures.js';
+import { router } from '../src/trpc.js';
+import {
+  AppConversationPageSchema,
+  AppConversationSchema,
+  AppConversationStartRequestSchema,
+  AppConversationStartTaskSchema,
+  BatchGetAppConversationsInputSchema,
+  BatchGetStartTasksInputSchema,
+  CountAppConversationsInputSchema,
+  CountStartTasksInputSchema,
+  SearchAppConversationsInputSchema,
+  SearchStartTasksInputSchema,
+  StartTaskPageSchema,
+} from './app-conversations.schema.js';
+
+const tags = ['app-conversations'];
+
+export const appConversationsRouter = router({
+  search: authedProcedure
+    .meta({ openapi: { method: 'GET', path: '/api/v1/app-conversations/search', tags, summary: 'Search conversations, newest first' } })
+    .input(SearchAppConversationsInputSchema)
+    .output(AppConversationPageSchema)
+    .query(({ ctx, input }) => ctx.services.appConversations.search(ctx.user.id, input)),
+
+  count: authedProcedure
+    .meta({ openapi: { method: 'GET', path: '/api/v1/app-conversations/count', tags, summary: 'Count conversations' } })
+    .input(CountAppConversationsInputSchema)
+    .output(z.number())
+    .query(({ ctx, input }) => ctx.services.appConversations.count(ctx.user.id, input)),
+
+  searchStartTasks: authedProcedure
+    .meta({ openapi: { method: 'GET', path: '/api/v1/app-conversations/start-tasks/search', tags, summary: 'Search start tasks' } })
+    .input(SearchStartTasksInputSchema)
+    .output(StartTaskPageSchema)
+    .query(({ ctx, input }) => ctx.services.appConversations.searchTasks(ctx.user.id, input)),
+
+  countStartTasks: authedProcedure
+    .meta({ openapi: { method: 'GET', path: '/api/v1/app-conversations/start-tasks/count', tags, summary: 'Count start tasks' } })
+    .input(CountStartTasksInputSchema)
+    .output(z.number())
+    .query(({ ctx, input }) => ctx.services.appConversations.countTasks(ctx.user.id, input)),
+
+  batchGetStartTasks: authedProcedure
+    .meta({ openapi: { method: 'GET', path: '/api/v1/app-conversations/start-tasks', tags, summary: 'Get start tasks by id' } })
+    .input(BatchGetStartTasksInputSchema)
+    .output(z.array(AppConversationStartTaskSchema.nullable()))
+    .query(({ ctx, input }) => ctx.services.appConversations.batchGetTasks(ctx.user.id, input.ids)),
+
+  batchGet: authedProcedure
+    .meta({ openapi: { method: 'GET', path: '/api/v1/app-conversations', tags, summary: 'Get conversations by id' } })
+    .input(BatchGetAppConversationsInputSchema)
+    .output(z.array(AppConversationSchema.nullable()))
+    .query(({ ctx, input }) => ctx.services.appConversations.batchGet(ctx.user.id, input.ids)),
+
+  start: authedProcedure
+    .meta({ openapi: { method: 'POST', path: '/api/v1/app-conversations', tags, summary: 'Start a conversation; returns its start task' } })
+    .input(AppConversationStartRequestSchema)
+    .output(AppConversationStartTaskSchema)
+    .mutation(({ ctx, input }) => ctx.services.appConversations.start(ctx.user.id, input)),
+
+  // REST streams the snapshots as they happen (src/rest/raw-routes.ts); tRPC returns them all.
+  streamStart: authedProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/v1/app-conversations/stream-start',
+        tags,
+        summary: 'Start a conversation and stream its task snapshots',
+      },
+    })
+    .input(AppConversationStartRequestSchema)
+    .output(z.array(AppConversationStartTaskSchema))
+    .mutation(async ({ ctx, input, signal }) => {
+      const task = await ctx.services.appConversations.start(ctx.user.id, input);
+      const snapshots = [];
+      for await (const snapshot of ctx.services.appConversations.watchTask(ctx.user.id, task.id, signal)) snapshots.push(snapshot);
+      return snapshots;
+    }),
+
+  /** tRPC only: a start task's progress, pushed to the client until READY or ERROR. */
+  watchStartTask: authedProcedure.input(z.object({ task_id: z.string().min(1) })).subscription(async function* ({ ctx, input, signal }) {
+    yield* ctx.services.appConversations.watchTask(ctx.user.id, input.task_id, signal);
+  }),
+});

@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import { authedProcedure } from '../src/procedures.js';
+import { router } from '../src/trpc.js';
+import {
+  ConversationIdInputSchema,
+  ConversationInfoPageSchema,
+  ConversationInfoSchema,
+  ListConversationsInputSchema,
+  NewConversationInputSchema,
+  NewConversationResponseSchema,
+  UpdateConversationInputSchema,
+} from './conversations.schema.js';
+
+const tags = ['conversations'];
+
+export const conversationsRouter = router({
+  list: authedProcedure
+    .meta({ openapi: { method: 'GET', path: '/api/conversations', tags, summary: 'List conversations, newest first' } })
+    .input(ListConversationsInputSchema)
+    .output(ConversationInfoPageSchema)
+    .query(({ ctx, input }) => ctx.services.conversations.list(ctx.user.id, input)),
+
+  create: authedProcedure
+    .meta({ openapi: { method: 'POST', path: '/api/conversations', tags, summary: 'Start a new conversation' } })
+    .input(NewConversationInputSchema)
+    .output(NewConversationResponseSchema)
+    .mutation(({ ctx, input }) => ctx.services.conversations.create(ctx.user.id, input)),
+
+  get: authedProcedure
+    .meta({
+      openapi: { method: 'GET', path: '/api/conversations/{conversation_id}', tags, summary: 'Get a conversation (null when unknown)' },
+    })
+    .input(ConversationIdInputSchema)
+    .output(ConversationInfoSchema.nullable())
+    .query(({ ctx, input }) => ctx.services.conversations.get(ctx.user.id, input.conversation_id)),
+
+  update: authedProcedure
+    .meta({ openapi: { method: 'PATCH', path: '/api/conversations/{conversation_id}', tags, summary: 'Rename a conversation' } })
+    .input(UpdateConversationInputSchema)
+    .output(z.boolean())
+    .mutation(({ ctx, input }) => ctx.services.conversations.setTitle(ctx.user.id, input.conversation_id, input.title)),
+
+  delete: authedProcedure
+    .meta({
+      openapi: { method: 'DELETE', path: '/api/conversations/{conversation_id}', tags, summary: 'Delete a conversation and its sandbox' },
+    })
+    .input(ConversationIdInputSchema)
+    .output(z.boolean())
+    .mutation(({ ctx, input }) => ctx.services.conversations.delete(ctx.user.id, input.conversation_id)),
+});

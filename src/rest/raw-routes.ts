@@ -1,0 +1,72 @@
+// REST routes the adapter cannot express, as plain express handlers. Behaviour still lives
+// in the procedures: each handler calls createCaller, never a service directly.
+//   - POST /api/v1/app-conversations/stream-start: a streamed JSON array of task snapshots;
+//   - POST /api/v1/webhooks/{sandbox_id}/events/{conversation_id}: the body is a JSON array;
+//   - GET /api/v1/webhooks/secrets: the token as text/plain (the SDK's LookupSecret reads the
+//     response text verbatim, so a JSON string would arrive with its quotes).
+import { TRPCError } from '@trpc/server';
+import express, { type Request, type Response, type Router } from 'express';
+import { createCaller } from '../../routers/index.js';
+import { createContextFactory, type Deps } from '../context.js';
+import { toRestError } from './errors.js';
+
+export function rawRoutes(deps: Deps): Router {
+  const routes = express.Router();
+  const context = createContextFactory(deps, 'rest');
+  const callerFor = async (req: Request, signal?: AbortSignal) => createCaller(await context({ req }), signal ? { signal } : {});
+
+  routes.post('/api/v1/app-conversations/stream-start', async (req, res) => {
+    const abort = new AbortController();
+    res.on('close', () => abort.abort());
+    try {
+      const caller = await callerFor(req, abort.signal);
+      const task = await caller.appConversations.start(req.body);
+      const snapshots = await caller.appConversations.watchStartTask({ task_id: task.id });
+      res.status(200).type('application/json');
+      res.write('[');
+      let first = true;
+      for await (const snapshot of snapshots) {
+        res.write((first ? '' : ',') + JSON.stringify(snapshot));
+        first = false;
+      }
+      res.end(']');
+    } catch (error) {
+      if (res.headersSent) res.end(']');
+      else sendError(res, error, 'appConversations.start');
+    }
+  });
+
+  routes.post('/api/v1/webhooks/:sandbox_id/events/:conversation_id', async (req, res) => {
+    try {
+      const caller = await callerFor(req);
+      res.json(
+        await caller.webhooks.events({
+          sandbox_id: req.params.sandbox_id!,
+          conversation_id: req.params.conversation_id!,
+          events: req.body,
+        }),
+      );
+    } catch (error) {
+      sendError(res, error, 'webhooks.events');
+    }
+  });
+
+  routes.get('/api/v1/webhooks/secrets', async (req, res) => {
+    try {
+      const caller = await callerFor(req);
+      const token = await caller.webhooks.gitToken({});
+      res.type('text/plain').send(token);
+    } catch (error) {
+      sendError(res, error, 'webhooks.gitToken');
+    }
+  });
+
+  return routes;
+}
+
+function sendError(res: Response, error: unknown, procedurePath: string): void {
+  const trpcError = error instanceof TRPCError ? error : new TRPCError({ code: 'INTERNAL_SERVER_ERROR', cause: error });
+  const mapped = toRestError(trpcError, procedurePath);
+  for (const [name, value] of Object.entries(mapped.headers ?? {})) res.setHeader(name, value);
+  res.status(mapped.status).json(mapped.body);
+}

@@ -1,0 +1,120 @@
+// Webhooks from agent servers (API.md B.11): authenticated with the sandbox's own session
+// key, they keep a conversation's status, title and metrics current without wiping other
+// fields; and the secrets lookup serves GIT_TOKEN to a holder of a signed access token.
+import { secretsEqual } from '../crypto.js';
+import type { AccessTokens } from '../access-token.js';
+import { AppError } from '../errors.js';
+import type { Models } from '../../models/index.js';
+import type { GitProvidersService } from './git-providers.service.js';
+import type { SandboxesService } from './sandboxes.service.js';
+import type { StoredConversation } from './app-conversations.service.js';
+import type { ProviderType } from '../../routers/common.schema.js';
+
+const unauthorized = () => new AppError('UNAUTHORIZED', 'Unauthorized', { restBody: { detail: 'Unauthorized' } });
+const TITLE_LENGTH = 50;
+
+interface AgentEvent {
+  kind?: string;
+  source?: string;
+  key?: string;
+  value?: unknown;
+  llm_message?: { content?: { type?: string; text?: string }[] };
+}
+
+export class WebhooksService {
+  constructor(
+    private readonly models: Models,
+    private readonly sandboxes: SandboxesService,
+    private readonly gitProviders: GitProvidersService,
+    private readonly accessTokens: AccessTokens,
+  ) {}
+
+  /** The sandbox's owner, if the presented key is that sandbox's session key. */
+  async authenticate(sandboxId: string, presentedKey: string | undefined): Promise<string> {
+    const credentials = presentedKey ? await this.sandboxes.credentials(sandboxId) : null;
+    if (!credentials || !secretsEqual(presentedKey!, credentials.sessionKey)) throw unauthorized();
+    return credentials.userId;
+  }
+
+  /** ConversationInfo from the agent server: upsert, keeping fields the agent does not know. */
+  /** userId: the sandbox's owner, as authenticated by sandboxProcedure. */
+  async conversation(sandboxId: string, userId: string, info: Record<string, unknown>): Promise<void> {
+    const id = normaliseId(info.id);
+    if (!id) throw new AppError('BAD_REQUEST', 'Conversation info without an id');
+    const existing = await this.models.AppConversation.findOne({ _id: id }).lean<StoredConversation>();
+    if (existing && existing.userId !== userId) throw unauthorized();
+    const set: Record<string, unknown> = { updatedAt: new Date() };
+    if (typeof info.execution_status === 'string') set.execution_status = info.execution_status;
+    if (typeof info.title === 'string' && info.title.trim()) set.title = info.title.trim();
+    const metrics = metricsOf(info);
+    if (metrics) set.metrics = metrics;
+    const llm = (info.agent as { llm?: { model?: string } } | undefined)?.llm;
+    await this.models.AppConversation.updateOne(
+      { _id: id },
+      {
+        $set: set,
+        $setOnInsert: {
+          userId,
+          sandboxId,
+          createdAt: new Date(),
+          llm_model: llm?.model ?? null,
+          pr_number: [],
+          ...(set.title ? {} : { title: null }),
+          ...(set.metrics ? {} : { metrics: null }),
+        },
+      },
+      { upsert: true },
+    );
+  }
+
+  /** A batch of agent events: execution status, title and metrics changes. */
+  async events(userId: string, conversationId: string, events: AgentEvent[]): Promise<void> {
+    const id = normaliseId(conversationId);
+    const conversation = await this.models.AppConversation.findOne({ _id: id, userId }).lean<StoredConversation>();
+    if (!conversation) return; // not (yet) ours to track; the agent server retries nothing for a 200
+    const set: Record<string, unknown> = {};
+    let title = conversation.title;
+    for (const event of events) {
+      if (event.kind === 'ConversationStateUpdateEvent') {
+        if (event.key === 'execution_status' && typeof event.value === 'string') set.execution_status = event.value;
+        if (event.key === 'title' && typeof event.value === 'string' && event.value.trim()) title = set.title = event.value.trim();
+        if (event.key === 'full_state' && event.value && typeof event.value === 'object') {
+          const state = event.value as Record<string, unknown>;
+          if (typeof state.execution_status === 'string') set.execution_status = state.execution_status;
+          if (typeof state.title === 'string' && state.title.trim()) title = set.title = state.title.trim();
+          const metrics = metricsOf(state);
+          if (metrics) set.metrics = metrics;
+        }
+      }
+      // The title comes from the first user message when nothing better has arrived.
+      if (!title && event.kind === 'MessageEvent' && event.source === 'user') {
+        const text = event.llm_message?.content?.find((c) => c.type === 'text' && c.text?.trim())?.text?.trim();
+        if (text) title = set.title = text.split('\n')[0]!.slice(0, TITLE_LENGTH);
+      }
+    }
+    if (Object.keys(set).length === 0) return;
+    await this.models.AppConversation.updateOne({ _id: id, userId }, { $set: { ...set, updatedAt: new Date() } });
+  }
+
+  /** The user's current token for the provider named in a valid access token. */
+  async lookupGitToken(accessToken: string | undefined): Promise<string> {
+    const claims = accessToken ? this.accessTokens.verify(accessToken) : null;
+    if (!claims) throw unauthorized();
+    const token = (await this.gitProviders.resolve(claims.sub))[claims.provider as ProviderType]?.token;
+    if (!token) throw new AppError('NOT_FOUND', 'No such provider', { restBody: { detail: 'No such provider' } });
+    return token;
+  }
+}
+
+function normaliseId(id: unknown): string | null {
+  return typeof id === 'string' && id ? id.replace(/-/g, '').toLowerCase() : null;
+}
+
+/** MetricsSnapshot (B.7.1) from the agent's stats, when present. */
+function metricsOf(source: Record<string, unknown>): Record<string, unknown> | null {
+  const metrics = source.metrics;
+  if (metrics && typeof metrics === 'object') return metrics as Record<string, unknown>;
+  const usage = (source.stats as { usage_to_metrics?: Record<string, Record<string, unknown>> } | undefined)?.usage_to_metrics;
+  const agent = usage?.agent;
+  return agent ? agent : null;
+}
