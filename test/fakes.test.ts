@@ -172,16 +172,14 @@ describe('stub LLM', () => {
     expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
     const lines = (await res.text()).split('\n').filter((l) => l.startsWith('data: '));
     expect(lines.at(-1)).toBe('data: [DONE]');
-    const chunks = lines
-      .slice(0, -1)
-      .map(
-        (l) =>
-          JSON.parse(l.slice(6)) as {
-            object: string;
-            model: string;
-            choices: { delta: { content?: string }; finish_reason: string | null }[];
-          },
-      );
+    const chunks = lines.slice(0, -1).map(
+      (l) =>
+        JSON.parse(l.slice(6)) as {
+          object: string;
+          model: string;
+          choices: { delta: { content?: string }; finish_reason: string | null }[];
+        },
+    );
     expect(chunks.length).toBeGreaterThan(2);
     expect(chunks.every((c) => c.object === 'chat.completion.chunk' && c.model === 'gpt-stream')).toBe(true);
     expect(chunks.map((c) => c.choices[0]!.delta.content ?? '').join('')).toBe('Streaming works fine.');

@@ -1,0 +1,575 @@
+// Conversations over real HTTP with the process runtime and a fake agent server (a real
+// process that runs the setup commands for real): the start-task lifecycle, what reaches
+// the agent, errors, durability across crashes and replicas, isolation, paging, webhooks.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createTRPCClient, httpBatchLink, httpSubscriptionLink, splitLink } from '@trpc/client';
+import { EventSource } from 'eventsource';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AppRouter } from '../../routers/index.js';
+import { generateKeyText } from '../../src/crypto.js';
+import { PACKAGE_ROOT } from '../../src/embedded-mongo.js';
+import { transformer } from '../../src/transformer.js';
+import { call, startTestApp, testDatabaseUri, uniqueDbName, type TestApp } from '../helpers/app.js';
+import { eventually } from '../helpers/eventually.js';
+import { startFakeGitProvider, type FakeGitProvider } from '../helpers/fake-git-provider.js';
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-conv-'));
+const dbName = uniqueDbName('conversations');
+let env: Record<string, string>;
+let app: TestApp;
+let provider: FakeGitProvider;
+
+beforeAll(async () => {
+  provider = await startFakeGitProvider();
+  provider.validTokens.add('ghp_conversation');
+  const specsFile = path.join(tmp, 'specs.json');
+  fs.writeFileSync(
+    specsFile,
+    JSON.stringify([
+      {
+        id: 'fake-agent',
+        command: [process.execPath, path.join(PACKAGE_ROOT, 'test/fixtures/fake-agent-server.mjs'), '--port', '{port}'],
+        working_dir: '{sandbox_dir}/workspace/project',
+      },
+      { id: 'never-healthy', command: ['sleep', '600'] },
+    ]),
+  );
+  env = {
+    MONGODB_URI: testDatabaseUri(dbName),
+    ENCRYPTION_KEY: generateKeyText(),
+    SANDBOX_SPECS_FILE: specsFile,
+    SANDBOX_STARTUP_TIMEOUT_MS: '3000',
+    SANDBOX_MAX_RUNNING_PER_USER: '50',
+    START_TASK_POLL_MS: '100',
+    START_TASK_LEASE_MS: '2000',
+    GITHUB_API_URL: provider.url,
+  };
+  app = await startTestApp('conversations', env);
+});
+
+afterAll(async () => {
+  const sandboxes = await app.rawCollection('sandboxes').find({}).toArray();
+  for (const s of sandboxes) await app.server.deps.runtime.remove(String(s._id));
+  await app.stop();
+  await provider.close();
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+let userCounter = 0;
+async function userWithSettings(settings: Record<string, unknown> = {}) {
+  const userId = `u${++userCounter}-${Math.random().toString(36).slice(2, 6)}`;
+  const key = await app.keyFor(userId);
+  await call(app, 'POST', '/api/settings', {
+    key,
+    body: { llm_model: 'openai/stub', llm_api_key: 'sk-stub-key', llm_base_url: 'http://127.0.0.1:9/v1', ...settings },
+  });
+  return { userId, key };
+}
+
+const task = async (key: string, id: string, target = app) =>
+  (await call(target, 'GET', `/api/v1/app-conversations/start-tasks?ids=${id}`, { key })).body[0];
+const waitForTask = (key: string, id: string, statuses = ['READY', 'ERROR'], target = app) =>
+  eventually(
+    `task ${statuses.join('/')}`,
+    async () => {
+      const t = await task(key, id, target);
+      return t && statuses.includes(t.status) ? t : null;
+    },
+    30_000,
+  );
+const agentConversation = async (agentUrl: string, sessionKey: string, id: string) =>
+  ((await (await fetch(`${agentUrl}/api/conversations?ids=${id}`, { headers: { 'x-session-api-key': sessionKey } })).json()) as any[])[0];
+
+describe('V1 start tasks', () => {
+  it('returns a WORKING task at once and reaches READY with a git-initialised workspace', async () => {
+    const { key } = await userWithSettings();
+    const res = await call(app, 'POST', '/api/v1/app-conversations', {
+      key,
+      body: { initial_message: { content: [{ type: 'text', text: 'Hello agent' }] }, title: 'ignored', unknown_key: 'ignored' },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      status: 'WORKING',
+      app_conversation_id: null,
+      sandbox_id: null,
+      agent_server_url: null,
+      detail: null,
+    });
+    expect(res.body.id).toMatch(/^[0-9a-f]{32}$/);
+
+    const ready = await waitForTask(key, res.body.id);
+    expect(ready).toMatchObject({ status: 'READY', detail: null, sandbox_id: expect.stringMatching(/^[0-9a-f]{32}$/) });
+    const conversationId = ready.app_conversation_id as string;
+    const [conversation] = (await call(app, 'GET', `/api/v1/app-conversations?ids=${conversationId}&ids=0123`, { key })).body;
+    expect(conversation).toMatchObject({
+      id: conversationId,
+      sandbox_id: ready.sandbox_id,
+      sandbox_status: 'RUNNING',
+      execution_status: 'idle',
+      llm_model: 'openai/stub',
+      conversation_url: `${ready.agent_server_url}/api/conversations/${conversationId}`,
+      session_api_key: expect.any(String),
+      sub_conversation_ids: [],
+    });
+    const sent = (await agentConversation(ready.agent_server_url, conversation.session_api_key, conversationId)).request;
+    expect(fs.existsSync(path.join(sent.workspace.working_dir, '.git'))).toBe(true);
+    expect(sent.initial_message).toEqual({ role: 'user', content: [{ type: 'text', text: 'Hello agent' }], run: false });
+  });
+
+  it('forwards the user settings to the agent: LLM, confirmation, iterations, MCP, secrets, git identity', async () => {
+    const { key } = await userWithSettings({
+      confirmation_mode: true,
+      max_iterations: 42,
+      git_user_name: 'Ada Lovelace',
+      git_user_email: 'ada@example.com',
+      mcp_config: {
+        shttp_servers: [{ url: 'https://mcp.example.com/mcp', api_key: 'mcp-key', timeout: 30 }],
+        stdio_servers: [{ name: 'fs', command: 'npx', args: ['-y', 'server-fs'], env: { ROOT: '/tmp' } }],
+      },
+    });
+    await call(app, 'POST', '/api/secrets', { key, body: { name: 'NPM_TOKEN', value: 'npm-secret-value' } });
+    const res = await call(app, 'POST', '/api/v1/app-conversations', { key, body: { llm_model: 'openai/override' } });
+    const ready = await waitForTask(key, res.body.id);
+    const [conversation] = (await call(app, 'GET', `/api/v1/app-conversations?ids=${ready.app_conversation_id}`, { key })).body;
+    const sent = (await agentConversation(ready.agent_server_url, conversation.session_api_key, ready.app_conversation_id)).request;
+    expect(sent.agent.llm).toEqual({
+      usage_id: 'agent',
+      model: 'openai/override',
+      base_url: 'http://127.0.0.1:9/v1',
+      api_key: 'sk-stub-key',
+    });
+    expect(sent.confirmation_policy).toEqual({ kind: 'AlwaysConfirm' });
+    expect(sent.max_iterations).toBe(42);
+    expect(sent.agent.mcp_config).toEqual({
+      shttp_0: {
+        url: 'https://mcp.example.com/mcp',
+        transport: 'streamable-http',
+        timeout: 30,
+        headers: { Authorization: 'Bearer mcp-key' },
+      },
+      fs: { command: 'npx', args: ['-y', 'server-fs'], env: { ROOT: '/tmp' } },
+    });
+    expect(sent.secrets).toEqual({ NPM_TOKEN: { kind: 'StaticSecret', value: 'npm-secret-value' } });
+    const gitConfig = fs.readFileSync(path.join(sent.workspace.working_dir, '.git', 'config'), 'utf8');
+    expect(gitConfig).toContain('name = Ada Lovelace');
+    expect(gitConfig).toContain('email = ada@example.com');
+    // The task record keeps no secret in clear.
+    const rawTask = JSON.stringify(await app.rawCollection('start_tasks').findOne({ _id: res.body.id }));
+    expect(rawTask).not.toContain('sk-stub-key');
+    expect(rawTask).not.toContain('npm-secret-value');
+  });
+
+  it('gives the agent GIT_TOKEN as a lookup that answers the current token to the signed holder only', async () => {
+    const { key } = await userWithSettings();
+    await call(app, 'POST', '/api/add-git-providers', { key, body: { provider_tokens: { github: { token: 'ghp_conversation' } } } });
+    const res = await call(app, 'POST', '/api/v1/app-conversations', { key, body: { git_provider: 'github' } });
+    const ready = await waitForTask(key, res.body.id);
+    const [conversation] = (await call(app, 'GET', `/api/v1/app-conversations?ids=${ready.app_conversation_id}`, { key })).body;
+    const lookup = (await agentConversation(ready.agent_server_url, conversation.session_api_key, ready.app_conversation_id)).request
+      .secrets.GIT_TOKEN;
+    expect(lookup).toMatchObject({ kind: 'LookupSecret', url: `${app.url}/api/v1/webhooks/secrets` });
+    const answer = await fetch(lookup.url, { headers: lookup.headers });
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('content-type')).toMatch(/^text\/plain/);
+    expect(await answer.text()).toBe('ghp_conversation');
+    const forged = lookup.headers['X-Access-Token'].replace(/.$/, (c: string) => (c === 'A' ? 'B' : 'A'));
+    expect((await fetch(lookup.url, { headers: { 'X-Access-Token': forged } })).status).toBe(401);
+    expect((await fetch(lookup.url, { headers: { 'x-session-api-key': key } })).status).toBe(401);
+  });
+
+  it('ends in ERROR with a reason when settings, the model or the LLM key are missing', async () => {
+    const nobody = await app.keyFor('no-settings');
+    const noSettings = (await call(app, 'POST', '/api/v1/app-conversations', { key: nobody, body: {} })).body;
+    expect(await waitForTask(nobody, noSettings.id)).toMatchObject({
+      status: 'ERROR',
+      detail: 'Settings not found: save your LLM settings first',
+    });
+
+    const { key } = await userWithSettings({ llm_api_key: '' });
+    const noKey = (await call(app, 'POST', '/api/v1/app-conversations', { key, body: {} })).body;
+    expect(await waitForTask(key, noKey.id)).toMatchObject({
+      status: 'ERROR',
+      detail: 'Error authenticating with the LLM provider. Please check your API key',
+    });
+  });
+
+  it('ends in ERROR within the timeout when the sandbox never becomes healthy', async () => {
+    const { key } = await userWithSettings();
+    const sandbox = (await call(app, 'POST', '/api/v1/sandboxes?sandbox_spec_id=never-healthy', { key })).body;
+    const started = Date.now();
+    const res = await call(app, 'POST', '/api/v1/app-conversations', { key, body: { sandbox_id: sandbox.id } });
+    const failed = await waitForTask(key, res.body.id);
+    expect(failed.status).toBe('ERROR');
+    expect(failed.detail).toBe(`Sandbox ${sandbox.id} failed to start: The agent server did not become healthy within 3 s`);
+    expect(Date.now() - started).toBeLessThan(15_000);
+  });
+
+  it('resumes a paused sandbox given in the request and continues', async () => {
+    const { key } = await userWithSettings();
+    const first = await waitForTask(key, (await call(app, 'POST', '/api/v1/app-conversations', { key, body: {} })).body.id);
+    await call(app, 'POST', `/api/v1/sandboxes/${first.sandbox_id}/pause`, { key });
+    const second = await waitForTask(
+      key,
+      (await call(app, 'POST', '/api/v1/app-conversations', { key, body: { sandbox_id: first.sandbox_id } })).body.id,
+    );
+    expect(second).toMatchObject({ status: 'READY', sandbox_id: first.sandbox_id });
+  });
+
+  it('streams task snapshots as a JSON array that ends with READY', async () => {
+    const { key } = await userWithSettings();
+    const response = await fetch(`${app.url}/api/v1/app-conversations/stream-start`, {
+      method: 'POST',
+      headers: { 'x-session-api-key': key, 'content-type': 'application/json' },
+      body: JSON.stringify({}),
+    });
+    expect(response.status).toBe(200);
+    const snapshots = JSON.parse(await response.text()) as { status: string }[];
+    expect(snapshots[0]?.status).toBe('WORKING');
+    expect(snapshots.at(-1)?.status).toBe('READY');
+    const order = [
+      'WORKING',
+      'WAITING_FOR_SANDBOX',
+      'PREPARING_REPOSITORY',
+      'RUNNING_SETUP_SCRIPT',
+      'SETTING_UP_GIT_HOOKS',
+      'STARTING_CONVERSATION',
+      'READY',
+    ];
+    const seen = snapshots.map((s) => order.indexOf(s.status));
+    expect(seen).toEqual([...seen].sort((a, b) => a - b));
+  });
+
+  it('pushes task progress to a tRPC subscription (SSE) until READY', async () => {
+    const { key } = await userWithSettings();
+    const headers = { 'x-session-api-key': key };
+    const trpc = createTRPCClient<AppRouter>({
+      links: [
+        splitLink({
+          condition: (op) => op.type === 'subscription',
+          true: httpSubscriptionLink({
+            url: `${app.url}/trpc`,
+            transformer,
+            EventSource,
+            eventSourceOptions: () => ({ fetch: (input, init) => fetch(input, { ...init, headers: { ...init?.headers, ...headers } }) }),
+          }),
+          false: httpBatchLink({ url: `${app.url}/trpc`, transformer, headers }),
+        }),
+      ],
+    });
+    const started = await trpc.appConversations.start.mutate({});
+    const statuses = await new Promise<string[]>((resolve, reject) => {
+      const seen: string[] = [];
+      const subscription = trpc.appConversations.watchStartTask.subscribe(
+        { task_id: started.id },
+        {
+          onData: (snapshot) => {
+            seen.push(snapshot.status);
+            if (snapshot.status === 'READY' || snapshot.status === 'ERROR') {
+              subscription.unsubscribe();
+              resolve(seen);
+            }
+          },
+          onError: reject,
+        },
+      );
+    });
+    expect(statuses.at(-1)).toBe('READY');
+    expect(statuses.length).toBeGreaterThan(1);
+  });
+});
+
+describe('durability', () => {
+  async function insertTask(userId: string, fields: Record<string, unknown>) {
+    const id = Math.random().toString(16).slice(2).padEnd(32, '0').slice(0, 32);
+    const now = new Date();
+    await app.rawCollection('start_tasks').insertOne({
+      _id: id as never,
+      userId,
+      status: 'PREPARING_REPOSITORY',
+      detail: null,
+      app_conversation_id: null,
+      sandbox_id: null,
+      agent_server_url: null,
+      request: { pr_number: [], agent_type: 'default' },
+      conversationId: id.split('').reverse().join(''),
+      mcpConfig: null,
+      attempts: 1,
+      leaseOwner: 'replica-that-crashed',
+      leaseExpiresAt: new Date(now.getTime() - 1000),
+      createdAt: now,
+      updatedAt: now,
+      ...fields,
+    });
+    return id;
+  }
+
+  it('finishes a task whose worker died mid-way (expired lease)', async () => {
+    const { userId, key } = await userWithSettings();
+    const id = await insertTask(userId, {});
+    expect(await waitForTask(key, id)).toMatchObject({ status: 'READY' });
+  });
+
+  it('gives up, with a reason, on a task interrupted too often or too old', async () => {
+    const { userId, key } = await userWithSettings();
+    const tooOften = await insertTask(userId, { attempts: 3 });
+    expect(await waitForTask(key, tooOften)).toMatchObject({
+      status: 'ERROR',
+      detail: 'The start was interrupted 3 times (service restarts) and was given up',
+    });
+    const tooOld = await insertTask(userId, { createdAt: new Date(Date.now() - 16 * 60_000) });
+    expect(await waitForTask(key, tooOld)).toMatchObject({ status: 'ERROR', detail: 'The start did not finish within 15 minutes' });
+  });
+
+  it('leaves a task with a live lease alone (another replica is working it)', async () => {
+    const { userId, key } = await userWithSettings();
+    const id = await insertTask(userId, { leaseExpiresAt: new Date(Date.now() + 60_000) });
+    await new Promise((r) => setTimeout(r, 800));
+    expect((await task(key, id)).status).toBe('PREPARING_REPOSITORY');
+    await app.rawCollection('start_tasks').updateOne({ _id: id as never }, { $set: { leaseExpiresAt: new Date(0) } });
+    expect(await waitForTask(key, id)).toMatchObject({ status: 'READY' });
+  });
+
+  it('works each task exactly once with two replicas on one database', async () => {
+    const second = await startTestApp('conversations-replica', env);
+    try {
+      const { key } = await userWithSettings();
+      const ids: string[] = [];
+      for (let i = 0; i < 4; i++) {
+        const target = i % 2 ? second : app;
+        ids.push((await call(target, 'POST', '/api/v1/app-conversations', { key, body: {} })).body.id);
+      }
+      const done = await Promise.all(ids.map((id) => waitForTask(key, id)));
+      expect(done.map((t) => t.status)).toEqual(['READY', 'READY', 'READY', 'READY']);
+      // One sandbox and one conversation per task: no task was worked twice.
+      expect(new Set(done.map((t) => t.sandbox_id)).size).toBe(4);
+      const conversations = await app
+        .rawCollection('app_conversations')
+        .countDocuments({ _id: { $in: done.map((t) => t.app_conversation_id) } as never });
+      expect(conversations).toBe(4);
+      const attempts = await app
+        .rawCollection('start_tasks')
+        .find({ _id: { $in: ids } as never })
+        .toArray();
+      expect(attempts.map((t) => t.attempts)).toEqual([1, 1, 1, 1]);
+    } finally {
+      await second.stop();
+    }
+  });
+});
+
+describe('isolation and paging', () => {
+  it("keeps users' conversations and tasks apart", async () => {
+    const alice = await userWithSettings();
+    const bob = await userWithSettings();
+    const ready = await waitForTask(
+      alice.key,
+      (await call(app, 'POST', '/api/v1/app-conversations', { key: alice.key, body: {} })).body.id,
+    );
+    const id = ready.app_conversation_id as string;
+    expect((await call(app, 'GET', `/api/v1/app-conversations/start-tasks?ids=${ready.id}`, { key: bob.key })).body).toEqual([null]);
+    expect((await call(app, 'GET', `/api/v1/app-conversations?ids=${id}`, { key: bob.key })).body).toEqual([null]);
+    expect((await call(app, 'GET', '/api/v1/app-conversations/search', { key: bob.key })).body.items).toEqual([]);
+    expect((await call(app, 'GET', '/api/v1/app-conversations/count', { key: bob.key })).body).toBe(0);
+    expect((await call(app, 'GET', '/api/v1/app-conversations/start-tasks/count', { key: bob.key })).body).toBe(0);
+    expect((await call(app, 'GET', `/api/conversations/${id}`, { key: bob.key })).body).toBeNull();
+    expect((await call(app, 'PATCH', `/api/conversations/${id}`, { key: bob.key, body: { title: 'mine now' } })).status).toBe(404);
+    expect((await call(app, 'DELETE', `/api/conversations/${id}`, { key: bob.key })).body).toBe(false);
+    expect((await call(app, 'GET', `/api/conversations/${id}`, { key: alice.key })).body).toMatchObject({
+      conversation_id: id,
+      status: 'RUNNING',
+    });
+  });
+
+  it('pages through every conversation exactly once (V1 and V0 lists)', async () => {
+    const { userId, key } = await userWithSettings();
+    const ids = Array.from(
+      { length: 7 },
+      (_, i) =>
+        `${userId
+          .replace(/[^0-9a-f]/g, '')
+          .padEnd(8, 'a')
+          .slice(0, 8)}${String(i).padStart(24, '0')}`,
+    );
+    await app.rawCollection('app_conversations').insertMany(
+      ids.map((id, i) => ({
+        _id: id as never,
+        userId,
+        sandboxId: 'gone',
+        title: `Paged ${i}`,
+        pr_number: [],
+        createdAt: new Date(Date.now() - i * 1000),
+        updatedAt: new Date(),
+      })),
+    );
+    const collect = async (first: string, next: (page: any) => string | null, items: (page: any) => any[], idOf: (item: any) => string) => {
+      const seen: string[] = [];
+      let url: string | null = first;
+      while (url) {
+        const page: any = (await call(app, 'GET', url, { key })).body;
+        seen.push(...items(page).map(idOf));
+        const nextId = next(page);
+        url = nextId ? `${first}&page_id=${encodeURIComponent(nextId)}` : null;
+      }
+      return seen;
+    };
+    const v1 = await collect(
+      '/api/v1/app-conversations/search?limit=3',
+      (p) => p.next_page_id,
+      (p) => p.items,
+      (c) => c.id,
+    );
+    expect(v1).toEqual(ids);
+    expect(
+      await collect(
+        '/api/conversations?limit=2',
+        (p) => p.next_page_id,
+        (p) => p.results,
+        (c) => c.conversation_id,
+      ),
+    ).toEqual(ids);
+    expect((await call(app, 'GET', '/api/v1/app-conversations/count?title__contains=paged', { key })).body).toBe(7);
+    const missing = (await call(app, 'GET', `/api/v1/app-conversations?ids=${ids[0]}`, { key })).body[0];
+    expect(missing).toMatchObject({ sandbox_status: 'MISSING', conversation_url: null, execution_status: null });
+  });
+});
+
+describe('V0 conversation endpoints', () => {
+  it('creates, reads, renames, lists and deletes a conversation (and its sandbox)', async () => {
+    const { key } = await userWithSettings();
+    const created = await call(app, 'POST', '/api/conversations', {
+      key,
+      body: { initial_user_msg: 'Fix the bug', conversation_instructions: 'Be brief' },
+    });
+    expect(created.status).toBe(200);
+    expect(created.body).toEqual({
+      status: 'ok',
+      conversation_id: expect.stringMatching(/^[0-9a-f]{32}$/),
+      message: null,
+      conversation_status: 'STARTING',
+    });
+    const id = created.body.conversation_id as string;
+    expect((await call(app, 'GET', `/api/conversations/${id}`, { key })).body).toMatchObject({
+      conversation_id: id,
+      conversation_version: 'V1',
+      trigger: 'gui',
+    });
+    const running = await eventually('V0 RUNNING', async () => {
+      const info = (await call(app, 'GET', `/api/conversations/${id}`, { key })).body;
+      return info?.status === 'RUNNING' ? info : null;
+    });
+    expect(running).toMatchObject({
+      runtime_status: 'STATUS$READY',
+      url: expect.stringContaining(`/api/conversations/${id}`),
+      num_connections: 0,
+    });
+
+    expect(await call(app, 'PATCH', `/api/conversations/${id}`, { key, body: { title: '  Renamed  ' } })).toMatchObject({
+      status: 200,
+      body: true,
+    });
+    const listed = (await call(app, 'GET', '/api/conversations?limit=5', { key })).body;
+    expect(listed.results).toContainEqual(expect.objectContaining({ conversation_id: id, title: 'Renamed' }));
+
+    const sandboxId = (await call(app, 'GET', `/api/v1/app-conversations?ids=${id}`, { key })).body[0].sandbox_id;
+    expect(await call(app, 'DELETE', `/api/conversations/${id}`, { key })).toMatchObject({ status: 200, body: true });
+    expect((await call(app, 'GET', `/api/conversations/${id}`, { key })).body).toBeNull();
+    expect((await call(app, 'GET', `/api/v1/sandboxes?id=${sandboxId}`, { key })).body).toEqual([null]);
+    expect((await call(app, 'DELETE', `/api/conversations/${id}`, { key })).body).toBe(false);
+  });
+
+  it('answers the reference errors: settings, LLM key, repository access, bad ids, unknown keys', async () => {
+    const nobody = await app.keyFor('v0-nobody');
+    expect(await call(app, 'POST', '/api/conversations', { key: nobody, body: {} })).toMatchObject({
+      status: 400,
+      body: { status: 'error', message: 'Settings not found', msg_id: 'CONFIGURATION$SETTINGS_NOT_FOUND' },
+    });
+    const { key: noKey } = await userWithSettings({ llm_api_key: '' });
+    expect(await call(app, 'POST', '/api/conversations', { key: noKey, body: {} })).toMatchObject({
+      status: 400,
+      body: { msg_id: 'STATUS$ERROR_LLM_AUTHENTICATION', message: 'Error authenticating with the LLM provider. Please check your API key' },
+    });
+    const { key } = await userWithSettings();
+    const repo = await call(app, 'POST', '/api/conversations', { key, body: { repository: 'acme/private' } });
+    expect(repo.status).toBe(401);
+    expect(repo.body).toBe('Unable to access repo acme/private');
+    expect((await call(app, 'POST', '/api/conversations', { key, body: { surprise: 1 } })).status).toBe(422);
+    expect(await call(app, 'GET', `/api/conversations/${'a'.repeat(101)}`, { key })).toMatchObject({
+      status: 400,
+      body: { detail: 'Conversation ID is too long' },
+    });
+    expect(await call(app, 'GET', '/api/conversations/a..b', { key })).toMatchObject({
+      status: 400,
+      body: { detail: 'Conversation ID contains invalid path characters' },
+    });
+  });
+});
+
+describe('webhooks from the agent server', () => {
+  it('updates status and title with the sandbox key, keeps other fields, and refuses other keys', async () => {
+    const alice = await userWithSettings();
+    const ready = await waitForTask(
+      alice.key,
+      (await call(app, 'POST', '/api/v1/app-conversations', { key: alice.key, body: { trigger: 'gui', pr_number: [7] } })).body.id,
+    );
+    const id = ready.app_conversation_id as string;
+    const sandboxKey = (await call(app, 'GET', `/api/v1/sandboxes?id=${ready.sandbox_id}`, { key: alice.key })).body[0].session_api_key;
+    const base = `/api/v1/webhooks/${ready.sandbox_id}`;
+
+    const dashed = `${id.slice(0, 8)}-${id.slice(8, 12)}-${id.slice(12, 16)}-${id.slice(16, 20)}-${id.slice(20)}`;
+    const events = [
+      {
+        kind: 'MessageEvent',
+        source: 'user',
+        llm_message: { role: 'user', content: [{ type: 'text', text: 'Please refactor the parser module\nthanks' }] },
+      },
+      { kind: 'ConversationStateUpdateEvent', key: 'execution_status', value: 'running' },
+    ];
+    expect(
+      await call(app, 'POST', `${base}/events/${dashed.replace(/-/g, '')}`, { body: events, headers: { 'x-session-api-key': sandboxKey } }),
+    ).toMatchObject({
+      status: 200,
+      body: { success: true },
+    });
+    let stored = await app.rawCollection('app_conversations').findOne({ _id: id as never });
+    expect(stored).toMatchObject({
+      title: 'Please refactor the parser module',
+      execution_status: 'running',
+      trigger: 'gui',
+      pr_number: [7],
+    });
+
+    const info = { id: dashed, title: 'Parser refactor', execution_status: 'finished', agent: { llm: { model: 'openai/stub' } } };
+    expect((await call(app, 'POST', `${base}/conversations`, { body: info, headers: { 'x-session-api-key': sandboxKey } })).status).toBe(
+      200,
+    );
+    stored = await app.rawCollection('app_conversations').findOne({ _id: id as never });
+    expect(stored).toMatchObject({
+      title: 'Parser refactor',
+      execution_status: 'finished',
+      trigger: 'gui',
+      pr_number: [7],
+      llm_model: 'openai/stub',
+    });
+
+    // The user's own API key, another sandbox's key, or no key: 401, nothing changes.
+    const bob = await userWithSettings();
+    const bobReady = await waitForTask(bob.key, (await call(app, 'POST', '/api/v1/app-conversations', { key: bob.key, body: {} })).body.id);
+    const bobSandboxKey = (await call(app, 'GET', `/api/v1/sandboxes?id=${bobReady.sandbox_id}`, { key: bob.key })).body[0].session_api_key;
+    for (const headers of [{ 'x-session-api-key': alice.key }, { 'x-session-api-key': bobSandboxKey as string }, {}] as Record<
+      string,
+      string
+    >[]) {
+      const refused = await call(app, 'POST', `${base}/conversations`, { body: { ...info, title: 'hijacked' }, headers });
+      expect(refused).toMatchObject({ status: 401, body: { detail: 'Unauthorized' } });
+    }
+    // Bob's sandbox cannot write into alice's conversation either.
+    const crossed = await call(app, 'POST', `/api/v1/webhooks/${bobReady.sandbox_id}/conversations`, {
+      body: { ...info, title: 'hijacked' },
+      headers: { 'x-session-api-key': bobSandboxKey },
+    });
+    expect(crossed.status).toBe(401);
+    expect((await app.rawCollection('app_conversations').findOne({ _id: id as never }))?.title).toBe('Parser refactor');
+  });
+});
