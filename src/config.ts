@@ -69,7 +69,7 @@ const EnvSchema = z.object({
     .min(10_000)
     .default(15 * 60_000),
   START_TASK_POLL_MS: z.coerce.number().int().min(50).default(1_000),
-  AGENT_TOOLS: z.string().default('TerminalTool,FileEditorTool,TaskTrackerTool'),
+  AGENT_TOOLS: z.string().default('terminal,file_editor,task_tracker'),
   GIT_TOKEN_TTL_SECONDS: z.coerce
     .number()
     .int()

@@ -43,12 +43,17 @@ export function defaultSpecs(sandbox: Config['sandbox']): SandboxSpec[] {
       command: ['{agent_server_python}', '-m', 'openhands.agent_server', '--host', '127.0.0.1', '--port', '{port}'],
       initial_env: {
         OH_ENABLE_VSCODE: 'false',
+        // Tools are imported per conversation (tool_module_qualnames), which keeps start-up short.
         OH_PRELOAD_TOOLS: 'false',
         DO_NOT_TRACK: '1',
         // Without it LiteLLM fetches its model-cost map from the internet at import.
         LITELLM_LOCAL_MODEL_COST_MAP: 'True',
         OH_CONVERSATIONS_PATH: '{sandbox_dir}/conversations',
         OH_BASH_EVENTS_DIR: '{sandbox_dir}/bash_events',
+        // Event webhooks are batched; the agent server's default waits up to 30 s.
+        OH_WEBHOOKS_0_FLUSH_DELAY: '2',
+        // Event timestamps are local time without a zone; make that UTC.
+        TZ: 'UTC',
       },
       working_dir: '{sandbox_dir}/workspace/project',
     },

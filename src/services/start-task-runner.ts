@@ -340,6 +340,10 @@ export class StartTaskRunner {
         ),
       },
       workspace: { kind: 'LocalWorkspace', working_dir: projectDir },
+      // The agent server imports these to register the tools (it may run with OH_PRELOAD_TOOLS=false).
+      tool_module_qualnames: Object.fromEntries(
+        this.deps.config.conversations.agentTools.flatMap((name) => (TOOL_MODULES[name] ? [[name, TOOL_MODULES[name]]] : [])),
+      ),
       confirmation_policy: { kind: settings.confirmation_mode ? 'AlwaysConfirm' : 'NeverConfirm' },
       ...(settings.max_iterations ? { max_iterations: settings.max_iterations } : {}),
       ...(request.initial_message ? { initial_message: request.initial_message } : {}),
@@ -363,6 +367,13 @@ export class StartTaskRunner {
     ).catch((error: unknown) => this.deps.log.warn({ err: error, taskId }, 'renewing a start-task lease failed'));
   }
 }
+
+/** Where the SDK's tools register themselves (tool names as the SDK registers them). */
+const TOOL_MODULES: Record<string, string> = {
+  terminal: 'openhands.tools.terminal.definition',
+  file_editor: 'openhands.tools.file_editor.definition',
+  task_tracker: 'openhands.tools.task_tracker.definition',
+};
 
 function hasUsableKey(settings: ResolvedSettings, model: string): boolean {
   // Reference: bedrock/ and lemonade/ models authenticate without an API key.

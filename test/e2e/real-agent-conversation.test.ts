@@ -1,0 +1,150 @@
+// The whole flow over real HTTP with the local-process runtime and the REAL OpenHands agent
+// server: a fake self-hosted GitHub serving a real repository, a stub OpenAI-compatible LLM,
+// both on 127.0.0.1. Where no Python >= 3.12 exists this test says so loudly.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, startTestApp, type TestApp } from '../helpers/app.js';
+import { eventually } from '../helpers/eventually.js';
+import { startFakeGitHost, type FakeGitHost } from '../helpers/fake-git-host.js';
+import { startStubLlm, type StubLlm } from '../helpers/stub-llm.js';
+
+let app: TestApp;
+let git: FakeGitHost;
+let llm: StubLlm;
+let key: string;
+
+beforeAll(async () => {
+  git = await startFakeGitHost();
+  git.validTokens.add('ghp_e2e_token');
+  await git.createRepo(
+    'acme',
+    'widgets',
+    {
+      'README.md': '# widgets\n',
+      '.openhands/setup.sh': 'echo "setup ran" > setup-ran.txt\n',
+      '.openhands/pre-commit.sh': 'exit 0\n',
+    },
+    { branches: { feature: { 'feature.txt': 'on the feature branch\n' } } },
+  );
+  llm = await startStubLlm({ reply: 'Hello from the stub LLM.' });
+  app = await startTestApp('e2e', { SANDBOX_STARTUP_TIMEOUT_MS: '180000', START_TASK_POLL_MS: '200' });
+  key = await app.keyFor('e2e-user');
+  await call(app, 'POST', '/api/settings', {
+    key,
+    body: {
+      llm_model: 'openai/stub',
+      llm_base_url: llm.url,
+      llm_api_key: 'sk-e2e-llm',
+      git_user_name: 'E2E Bot',
+      git_user_email: 'e2e@example.com',
+    },
+  });
+  const stored = await call(app, 'POST', '/api/add-git-providers', {
+    key,
+    body: { provider_tokens: { github: { token: 'ghp_e2e_token', host: git.url } } },
+  });
+  expect(stored.status).toBe(200);
+});
+
+afterAll(async () => {
+  for (const s of await app.rawCollection('sandboxes').find({}).toArray()) await app.server.deps.runtime.remove(String(s._id));
+  await app.stop();
+  await git.close();
+  await llm.close();
+});
+
+describe('a conversation on the real agent server', () => {
+  it(
+    'clones the branch without leaving the token, runs setup, answers, and reports through webhooks',
+    { timeout: 8 * 60_000 },
+    async () => {
+      const started = await call(app, 'POST', '/api/v1/app-conversations', {
+        key,
+        body: {
+          selected_repository: 'acme/widgets',
+          selected_branch: 'feature',
+          git_provider: 'github',
+          initial_message: { content: [{ type: 'text', text: 'Please say hello to the widgets team' }], run: true },
+        },
+      });
+      expect(started.status).toBe(200);
+      const task = await eventually(
+        'the start task to finish',
+        async () => {
+          const t = (await call(app, 'GET', `/api/v1/app-conversations/start-tasks?ids=${started.body.id}`, { key })).body[0];
+          return t.status === 'READY' || t.status === 'ERROR' ? t : null;
+        },
+        5 * 60_000,
+      );
+      if (task.status === 'ERROR' && /Python >= 3\.12/.test(task.detail)) {
+        console.warn(`\n${'!'.repeat(78)}\n!! REAL AGENT SERVER NOT EXERCISED: ${task.detail}\n${'!'.repeat(78)}\n`);
+        return;
+      }
+      expect(task, task.detail).toMatchObject({ status: 'READY' });
+      const id = task.app_conversation_id as string;
+
+      // The repository: right branch, setup script run, hook installed, no token anywhere in .git.
+      const spec = app.server.deps.services.sandboxSpecs.default;
+      const projectDir = path.join(app.server.deps.runtime.workingDir(task.sandbox_id, spec), 'widgets');
+      const gitIn = (...args: string[]) => execFileSync('git', ['-C', projectDir, ...args], { encoding: 'utf8' }).trim();
+      expect(gitIn('rev-parse', '--abbrev-ref', 'HEAD')).toBe('feature');
+      expect(fs.readFileSync(path.join(projectDir, 'feature.txt'), 'utf8')).toBe('on the feature branch\n');
+      expect(gitIn('config', '--get', 'remote.origin.url')).toBe(`${git.url}/acme/widgets.git`);
+      expect(gitIn('config', '--get', 'user.name')).toBe('E2E Bot');
+      expect(fs.readFileSync(path.join(projectDir, '.git', 'config'), 'utf8')).not.toContain('ghp_e2e_token');
+      expect(filesContaining(path.join(projectDir, '.git'), 'ghp_e2e_token')).toEqual([]);
+      expect(fs.readFileSync(path.join(projectDir, 'setup-ran.txt'), 'utf8')).toBe('setup ran\n');
+      expect(fs.readFileSync(path.join(projectDir, '.git', 'hooks', 'pre-commit'), 'utf8')).toContain('openhands-managed-hook');
+      expect(fs.readdirSync(path.dirname(path.dirname(projectDir))).filter((f) => f.startsWith('.git-credential'))).toEqual([]);
+
+      // The agent's first reply, read from the agent server itself.
+      const [conversation] = (await call(app, 'GET', `/api/v1/app-conversations?ids=${id}`, { key })).body;
+      const agentUrl = conversation.conversation_url.replace(/\/api\/conversations\/.*$/, '');
+      const reply = await eventually(
+        "the agent's reply",
+        async () => {
+          const events = await fetch(`${agentUrl}/api/conversations/${id}/events/search?kind=MessageEvent&limit=100`, {
+            headers: { 'x-session-api-key': conversation.session_api_key },
+          });
+          const page = (await events.json()) as { items: { source: string; llm_message: { content: { text?: string }[] } }[] };
+          return page.items.find((e) => e.source === 'agent')?.llm_message.content[0]?.text;
+        },
+        120_000,
+      );
+      expect(reply).toBe('Hello from the stub LLM.');
+      expect(llm.requests.some((r) => r.headers.authorization === 'Bearer sk-e2e-llm')).toBe(true);
+
+      // Title and status arrive through the webhooks.
+      const stored = await eventually(
+        'webhooks to deliver title and status',
+        async () => {
+          const doc = await app.rawCollection('app_conversations').findOne({ _id: id as never });
+          return doc?.title && doc.execution_status === 'finished' ? doc : null;
+        },
+        60_000,
+      );
+      expect(stored.title).toEqual(expect.any(String));
+      const v0 = (await call(app, 'GET', `/api/conversations/${id}`, { key })).body;
+      expect(v0).toMatchObject({
+        conversation_id: id,
+        status: 'RUNNING',
+        runtime_status: 'STATUS$READY',
+        selected_repository: 'acme/widgets',
+        selected_branch: 'feature',
+      });
+
+      expect((await call(app, 'DELETE', `/api/conversations/${id}`, { key })).body).toBe(true);
+    },
+  );
+});
+
+/** Every file under dir whose bytes contain the text. */
+function filesContaining(dir: string, text: string): string[] {
+  return fs.readdirSync(dir, { recursive: true, withFileTypes: true }).flatMap((entry) => {
+    if (!entry.isFile()) return [];
+    const file = path.join(entry.parentPath, entry.name);
+    return fs.readFileSync(file).includes(text) ? [file] : [];
+  });
+}
