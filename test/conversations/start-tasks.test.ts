@@ -14,6 +14,8 @@ import { transformer } from '../../src/transformer.js';
 import { call, startTestApp, testDatabaseUri, uniqueDbName, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/eventually.js';
 import { startFakeGitProvider, type FakeGitProvider } from '../helpers/fake-git-provider.js';
+import { runCli, startServiceProcess } from '../helpers/processes.js';
+import { MongoClient } from 'mongodb';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-conv-'));
 const dbName = uniqueDbName('conversations');
@@ -37,6 +39,9 @@ beforeAll(async () => {
     ]),
   );
   env = {
+    // One data directory for every replica of this file: process sandboxes live there, and
+    // any replica must be able to find (and clean up) a sandbox another one started.
+    DATA_DIR: path.join(tmp, 'data'),
     MONGODB_URI: testDatabaseUri(dbName),
     ENCRYPTION_KEY: generateKeyText(),
     SANDBOX_SPECS_FILE: specsFile,
@@ -50,8 +55,6 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  const sandboxes = await app.rawCollection('sandboxes').find({}).toArray();
-  for (const s of sandboxes) await app.server.deps.runtime.remove(String(s._id));
   await app.stop();
   await provider.close();
   fs.rmSync(tmp, { recursive: true, force: true });
@@ -331,6 +334,44 @@ describe('durability', () => {
     expect(await waitForTask(key, id)).toMatchObject({ status: 'READY' });
   });
 
+  it('finishes a start after the service is killed mid-way and restarted', { timeout: 120_000 }, async () => {
+    // A database of its own, so this file's in-process app (a replica too) cannot take the task.
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-killed-'));
+    const processEnv = { ...env, DATA_DIR: dataDir, MONGODB_URI: testDatabaseUri(uniqueDbName('killed')), START_TASK_POLL_MS: '200' };
+    const mongo = await new MongoClient(processEnv.MONGODB_URI).connect();
+    let service = await startServiceProcess(processEnv);
+    const at = (target: { url: string }) => async (id: string) =>
+      (await call(target, 'GET', `/api/v1/app-conversations/start-tasks?ids=${id}`, { key })).body[0];
+    let key = '';
+    try {
+      key = lastLine((await runCli(['keys', 'create', '--user', 'crash-user'], processEnv)).stdout);
+      await call(service, 'POST', '/api/settings', { key, body: { llm_model: 'openai/stub', llm_api_key: 'sk-crash' } });
+      const started = await call(service, 'POST', '/api/v1/app-conversations', { key, body: {} });
+      await eventually('the task to be under way', async () => {
+        const t = await at(service)(started.body.id);
+        return t && !['WORKING', 'READY', 'ERROR'].includes(t.status) ? t : null;
+      });
+      await service.kill();
+      const interrupted = await mongo.db().collection('start_tasks').findOne({ _id: started.body.id });
+      expect(['READY', 'ERROR']).not.toContain(interrupted?.status);
+
+      service = await startServiceProcess(processEnv);
+      const done = await eventually('the restarted service to finish the task', async () => {
+        const t = await at(service)(started.body.id);
+        return ['READY', 'ERROR'].includes(t?.status) ? t : null;
+      });
+      expect(done).toMatchObject({ status: 'READY' });
+      expect((await mongo.db().collection('start_tasks').findOne({ _id: started.body.id }))?.attempts).toBe(2);
+    } finally {
+      for (const s of await mongo.db().collection('sandboxes').find({}).toArray()) {
+        await call(service, 'DELETE', `/api/v1/sandboxes/${String(s._id)}`, { key });
+      }
+      await service.stop();
+      await mongo.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
   it('works each task exactly once with two replicas on one database', async () => {
     const second = await startTestApp('conversations-replica', env);
     try {
@@ -354,7 +395,7 @@ describe('durability', () => {
         .toArray();
       expect(attempts.map((t) => t.attempts)).toEqual([1, 1, 1, 1]);
     } finally {
-      await second.stop();
+      await second.stop({ keepSandboxes: true });
     }
   });
 });
@@ -573,3 +614,5 @@ describe('webhooks from the agent server', () => {
     expect((await app.rawCollection('app_conversations').findOne({ _id: id as never }))?.title).toBe('Parser refactor');
   });
 });
+
+const lastLine = (text: string) => text.trim().split('\n').at(-1)!;

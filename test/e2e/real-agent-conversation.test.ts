@@ -49,7 +49,6 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const s of await app.rawCollection('sandboxes').find({}).toArray()) await app.server.deps.runtime.remove(String(s._id));
   await app.stop();
   await git.close();
   await llm.close();

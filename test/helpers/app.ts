@@ -18,7 +18,8 @@ export interface TestApp {
   keyFor(userId: string): Promise<string>;
   /** Raw access to the database, for checks such as "no secret in clear". */
   rawCollection(name: string): ReturnType<RunningServer['deps']['db']['connection']['collection']>;
-  stop(): Promise<void>;
+  /** Stops the service; its sandboxes are removed too unless keepSandboxes (restart tests). */
+  stop(opts?: { keepSandboxes?: boolean }): Promise<void>;
 }
 
 export function testDatabaseUri(dbName: string): string {
@@ -47,7 +48,16 @@ export async function startTestApp(label: string, env: Record<string, string> = 
     dbName,
     keyFor: async (userId) => (await server.deps.services.apiKeys.create(userId)).key,
     rawCollection: (name) => server.deps.db.connection.collection(name),
-    stop: async () => {
+    stop: async (opts = {}) => {
+      if (!opts.keepSandboxes) {
+        // Sandbox processes outlive the service by design; tests must not leave any behind.
+        const sandboxes = await server.deps.db.connection
+          .collection('sandboxes')
+          .find({})
+          .toArray()
+          .catch(() => []); // a test may have closed the connection on purpose
+        for (const s of sandboxes) await server.deps.runtime.remove(String(s._id)).catch(() => {});
+      }
       await server.stop();
       fs.rmSync(dataDir, { recursive: true, force: true });
     },

@@ -31,6 +31,8 @@ export interface ServiceProcess {
   stdout: () => string;
   /** Sends SIGTERM and resolves with the exit code. */
   stop(): Promise<number | null>;
+  /** SIGKILL: a crash, with no chance to clean up. */
+  kill(): Promise<void>;
 }
 
 export async function startServiceProcess(env: Record<string, string>, timeoutMs = 120_000): Promise<ServiceProcess> {
@@ -64,6 +66,10 @@ export async function startServiceProcess(env: Record<string, string>, timeoutMs
     stop: async () => {
       child.kill('SIGTERM');
       return exited;
+    },
+    kill: async () => {
+      child.kill('SIGKILL');
+      await exited;
     },
   };
 }

@@ -184,7 +184,7 @@ describe('Kubernetes runtime', () => {
       const seen = (await call(second, 'GET', `/api/v1/sandboxes?id=${sandboxId}`, { key })).body[0];
       expect(seen).toMatchObject({ id: sandboxId, status: 'RUNNING' });
     } finally {
-      await second.stop();
+      await second.stop({ keepSandboxes: true });
     }
   });
 
@@ -225,7 +225,7 @@ describe('Kubernetes runtime', () => {
       );
       expect(owners).not.toContain('broken-user');
     } finally {
-      await broken.stop();
+      await broken.stop({ keepSandboxes: true });
     }
   });
 

@@ -212,7 +212,7 @@ describe('service restart (process runtime)', () => {
       'RUNNING',
       async () => (await call(first, 'GET', `/api/v1/sandboxes?id=${id}`, { key })).body[0]?.status === 'RUNNING',
     );
-    await first.stop();
+    await first.stop({ keepSandboxes: true });
 
     const second = await startTestApp('restart-2', env);
     try {
