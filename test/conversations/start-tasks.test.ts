@@ -198,6 +198,18 @@ describe('V1 start tasks', () => {
     });
   });
 
+  it('ends in ERROR when no stored token can read the repository', async () => {
+    const { key } = await userWithSettings();
+    const res = await call(app, 'POST', '/api/v1/app-conversations', {
+      key,
+      body: { selected_repository: 'acme/private', git_provider: 'github' },
+    });
+    expect(await waitForTask(key, res.body.id)).toMatchObject({
+      status: 'ERROR',
+      detail: 'Git provider authentication issue when getting remote URL: cannot access acme/private',
+    });
+  });
+
   it('ends in ERROR within the timeout when the sandbox never becomes healthy', async () => {
     const { key } = await userWithSettings();
     const sandbox = (await call(app, 'POST', '/api/v1/sandboxes?sandbox_spec_id=never-healthy', { key })).body;
@@ -518,6 +530,50 @@ describe('V0 conversation endpoints', () => {
     expect((await call(app, 'GET', `/api/conversations/${id}`, { key })).body).toBeNull();
     expect((await call(app, 'GET', `/api/v1/sandboxes?id=${sandboxId}`, { key })).body).toEqual([null]);
     expect((await call(app, 'DELETE', `/api/conversations/${id}`, { key })).body).toBe(false);
+  });
+
+  it('applies a suggested task and a per-conversation MCP override (kept encrypted meanwhile)', async () => {
+    const { key } = await userWithSettings({ mcp_config: { sse_servers: ['https://from-settings.example.com/sse'] } });
+    const created = await call(app, 'POST', '/api/conversations', {
+      key,
+      body: {
+        suggested_task: {
+          git_provider: 'github',
+          task_type: 'OPEN_ISSUE',
+          repo: 'acme/widgets',
+          issue_number: 12,
+          title: 'Crash on start',
+        },
+        repository: null,
+        mcp_config: { shttp_servers: [{ url: 'https://override.example.com/mcp', api_key: 'override-secret' }] },
+      },
+    });
+    // No token can read acme/widgets here, so this is refused as the reference does...
+    expect(created.status).toBe(401);
+    // ...and with no repository involved the override reaches the agent.
+    const plain = await call(app, 'POST', '/api/conversations', {
+      key,
+      body: {
+        initial_user_msg: 'hi',
+        mcp_config: { shttp_servers: [{ url: 'https://override.example.com/mcp', api_key: 'override-secret' }] },
+      },
+    });
+    const id = plain.body.conversation_id as string;
+    const rawTask = await app.rawCollection('start_tasks').findOne({ conversationId: id });
+    expect(JSON.stringify(rawTask)).not.toContain('override-secret');
+    await eventually('RUNNING', async () => (await call(app, 'GET', `/api/conversations/${id}`, { key })).body?.status === 'RUNNING');
+    const [conversation] = (await call(app, 'GET', `/api/v1/app-conversations?ids=${id}`, { key })).body;
+    const agentUrl = conversation.conversation_url.replace(/\/api\/conversations\/.*$/, '');
+    const sent = (await agentConversation(agentUrl, conversation.session_api_key, id)).request;
+    expect(sent.agent.mcp_config).toEqual({
+      shttp_0: {
+        url: 'https://override.example.com/mcp',
+        transport: 'streamable-http',
+        timeout: 60,
+        headers: { Authorization: 'Bearer override-secret' },
+      },
+    });
+    expect(sent.initial_message.content).toEqual([{ type: 'text', text: 'hi' }]);
   });
 
   it('answers the reference errors: settings, LLM key, repository access, bad ids, unknown keys', async () => {
