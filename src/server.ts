@@ -49,8 +49,12 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
         // Hand unfinished start tasks back first, so another replica takes them over at once.
         await services.startTasks.stop();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        // Keep-alive connections that finish their in-flight request become idle only then;
+        // close them as they do, rather than waiting out the keep-alive timeout.
+        const reaper = setInterval(() => server.closeIdleConnections(), 100);
         server.closeIdleConnections();
         await closed;
+        clearInterval(reaper);
         await runtime.close();
         await opened.close();
       },

@@ -69,12 +69,13 @@ describe('k8s/ manifests', () => {
     expect(names(fromKubectl)).toEqual(names(base));
   });
 
-  it.each([...base, ...trial.filter((d) => !base.some((b) => b.kind === d.kind && b.metadata?.name === d.metadata?.name))].filter((d) => d.kind !== 'Namespace').map((d) => [`${d.kind} ${d.metadata?.namespace}/${d.metadata?.name}`, d] as const))(
-    'applies %s with a server-side dry run',
-    async (_name, doc) => {
-      await expect(admin.create(doc, undefined, 'All')).resolves.toMatchObject({ kind: doc.kind });
-    },
-  );
+  it.each(
+    [...base, ...trial.filter((d) => !base.some((b) => b.kind === d.kind && b.metadata?.name === d.metadata?.name))]
+      .filter((d) => d.kind !== 'Namespace')
+      .map((d) => [`${d.kind} ${d.metadata?.namespace}/${d.metadata?.name}`, d] as const),
+  )('applies %s with a server-side dry run', async (_name, doc) => {
+    await expect(admin.create(doc, undefined, 'All')).resolves.toMatchObject({ kind: doc.kind });
+  });
 
   it('keeps the service account out of everything but the sandbox namespace (no ClusterRole)', () => {
     expect(base.filter((d) => d.kind === 'ClusterRole' || d.kind === 'ClusterRoleBinding')).toEqual([]);
@@ -130,7 +131,10 @@ describe('the Kubernetes runtime as the manifests ServiceAccount', () => {
 
   it('has restricted pod security enforced in the sandbox namespace (so the lifecycle below proves compliance)', async () => {
     const core = cp.kubeConfig.makeApiClient(CoreV1Api);
-    const rootPod = { metadata: { name: 'root-pod' }, spec: { containers: [{ name: 'x', image: 'x', securityContext: { privileged: true } }] } };
+    const rootPod = {
+      metadata: { name: 'root-pod' },
+      spec: { containers: [{ name: 'x', image: 'x', securityContext: { privileged: true } }] },
+    };
     const refused = await core.createNamespacedPod({ namespace: 'agent-sandboxes', body: rootPod }).then(
       () => null,
       (e: ApiException<string>) => e,
@@ -167,7 +171,14 @@ describe('the Kubernetes runtime as the manifests ServiceAccount', () => {
     ['read the service namespace secrets', (core: CoreV1Api) => core.listNamespacedSecret({ namespace: 'agent-control-plane' })],
     ['read secrets in the sandbox namespace', (core: CoreV1Api) => core.listNamespacedSecret({ namespace: 'agent-sandboxes' })],
     ['list pods across the cluster', (core: CoreV1Api) => core.listPodForAllNamespaces()],
-    ['create a pod in the service namespace', (core: CoreV1Api) => core.createNamespacedPod({ namespace: 'agent-control-plane', body: { metadata: { name: 'x' }, spec: { containers: [{ name: 'x', image: 'x' }] } } })],
+    [
+      'create a pod in the service namespace',
+      (core: CoreV1Api) =>
+        core.createNamespacedPod({
+          namespace: 'agent-control-plane',
+          body: { metadata: { name: 'x' }, spec: { containers: [{ name: 'x', image: 'x' }] } },
+        }),
+    ],
   ])('is refused to %s', async (_what, attempt) => {
     const error = await attempt(sa.makeApiClient(CoreV1Api)).then(
       () => null,

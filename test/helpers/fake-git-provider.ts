@@ -9,6 +9,8 @@ export interface FakeGitProvider {
   validTokens: Set<string>;
   /** When set, every request answers this status (e.g. 503 for an outage). */
   failWith: number | null;
+  /** Delay before answering (slow-provider and shutdown tests). */
+  delayMs: number;
   requests: { path: string; authorization: string | undefined }[];
   close(): Promise<void>;
 }
@@ -16,8 +18,9 @@ export interface FakeGitProvider {
 const USER_PATHS = new Set(['/user', '/api/v3/user', '/api/v4/user', '/2.0/user']);
 
 export async function startFakeGitProvider(): Promise<FakeGitProvider> {
-  const fake: Omit<FakeGitProvider, 'url' | 'close'> = { validTokens: new Set(), failWith: null, requests: [] };
-  const server = http.createServer((req, res) => {
+  const fake: Omit<FakeGitProvider, 'url' | 'close'> = { validTokens: new Set(), failWith: null, delayMs: 0, requests: [] };
+  const server = http.createServer(async (req, res) => {
+    if (fake.delayMs) await new Promise((r) => setTimeout(r, fake.delayMs));
     const path = (req.url ?? '').split('?')[0]!;
     fake.requests.push({ path, authorization: req.headers.authorization });
     res.setHeader('content-type', 'application/json');

@@ -35,8 +35,13 @@ export interface ServiceProcess {
   kill(): Promise<void>;
 }
 
-export async function startServiceProcess(env: Record<string, string>, timeoutMs = 120_000): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, [...TSX, path.join(PACKAGE_ROOT, 'src/main.ts')], {
+/** Starts src/main.ts through tsx, or another entry (e.g. the built dist/src/main.js). */
+export async function startServiceProcess(
+  env: Record<string, string>,
+  timeoutMs = 120_000,
+  args: string[] = [...TSX, path.join(PACKAGE_ROOT, 'src/main.ts')],
+): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, args, {
     env: childEnv({ PORT: '0', ...env }),
     cwd: PACKAGE_ROOT,
   });

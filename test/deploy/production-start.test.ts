@@ -1,0 +1,83 @@
+// What the container runs: the compiled service (`npm run build`, then node dist/src/main.js,
+// as the Dockerfile's CMD) in production mode, and its graceful shutdown on SIGTERM:
+// in-flight requests complete, start-task leases are handed back, the process exits 0.
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { MongoClient } from 'mongodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateKeyText } from '../../src/crypto.js';
+import { PACKAGE_ROOT } from '../../src/embedded-mongo.js';
+import { call, testDatabaseUri, uniqueDbName } from '../helpers/app.js';
+import { eventually } from '../helpers/eventually.js';
+import { startFakeGitProvider, type FakeGitProvider } from '../helpers/fake-git-provider.js';
+import { runCli, startServiceProcess } from '../helpers/processes.js';
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-prod-'));
+let provider: FakeGitProvider;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  await promisify(execFile)('npm', ['run', '-s', 'build'], { cwd: PACKAGE_ROOT });
+  provider = await startFakeGitProvider();
+  provider.validTokens.add('ghp_slow');
+  const specsFile = path.join(tmp, 'specs.json');
+  fs.writeFileSync(specsFile, JSON.stringify([{ id: 'never-healthy', command: ['sleep', '600'] }]));
+  env = {
+    NODE_ENV: 'production',
+    DATA_DIR: path.join(tmp, 'data'),
+    MONGODB_URI: testDatabaseUri(uniqueDbName('production')),
+    ENCRYPTION_KEY: generateKeyText(),
+    GITHUB_API_URL: provider.url,
+    SANDBOX_SPECS_FILE: specsFile,
+    SANDBOX_STARTUP_TIMEOUT_MS: '600000',
+    START_TASK_POLL_MS: '100',
+  };
+}, 120_000);
+
+afterAll(async () => {
+  await provider.close();
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+describe('the production build', () => {
+  it('serves from dist/, finishes in-flight requests on SIGTERM, hands leases back and exits 0', { timeout: 120_000 }, async () => {
+    const service = await startServiceProcess(env, 60_000, ['--enable-source-maps', path.join(PACKAGE_ROOT, 'dist/src/main.js')]);
+    const key = (await runCli(['keys', 'create', '--user', 'ops'], env)).stdout.trim().split('\n').at(-1)!;
+    const mongo = await new MongoClient(env.MONGODB_URI!).connect();
+    try {
+      expect((await call(service, 'GET', '/ready')).status).toBe(200);
+      await call(service, 'POST', '/api/settings', { key, body: { llm_model: 'openai/x', llm_api_key: 'sk-x' } });
+      const task = (await call(service, 'POST', '/api/v1/app-conversations', { key, body: {} })).body;
+      await eventually('the task to wait for its sandbox', async () => {
+        const t = await mongo.db().collection('start_tasks').findOne({ _id: task.id });
+        return t?.status === 'WAITING_FOR_SANDBOX' && t.leaseOwner ? t : null;
+      });
+
+      provider.delayMs = 1500;
+      const inFlight = call(service, 'POST', '/api/add-git-providers', {
+        key,
+        body: { provider_tokens: { github: { token: 'ghp_slow' } } },
+      });
+      await new Promise((r) => setTimeout(r, 400));
+      const exitCode = service.stop(); // SIGTERM while the request waits on the slow provider
+      expect(await inFlight).toMatchObject({ status: 200, body: { message: 'Git providers stored' } });
+      expect(await exitCode).toBe(0);
+      await expect(fetch(`${service.url}/alive`)).rejects.toThrow();
+
+      const handedBack = await mongo.db().collection('start_tasks').findOne({ _id: task.id });
+      expect(handedBack).toMatchObject({ status: 'WAITING_FOR_SANDBOX', leaseOwner: null, leaseExpiresAt: null });
+    } finally {
+      provider.delayMs = 0;
+      // The sandbox process outlives the service by design; remove it with the service's own runtime files.
+      const restarted = await startServiceProcess(env, 60_000, ['--enable-source-maps', path.join(PACKAGE_ROOT, 'dist/src/main.js')]);
+      for (const s of await mongo.db().collection('sandboxes').find({}).toArray()) {
+        await call(restarted, 'DELETE', `/api/v1/sandboxes/${String(s._id)}`, { key });
+      }
+      await restarted.stop();
+      await mongo.close();
+    }
+  });
+});
