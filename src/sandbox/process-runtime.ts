@@ -47,6 +47,8 @@ const STOP_GRACE_MS = 5_000;
 export class ProcessSandboxRuntime implements SandboxRuntime {
   readonly kind = 'process' as const;
   private readonly handles = new Map<string, Handle>();
+  /** Per-sandbox operation queue: a resume racing a delete must not bring a process back. */
+  private readonly locks = new Map<string, Promise<unknown>>();
   private agentServerPython: Promise<string> | undefined;
 
   constructor(private readonly options: ProcessRuntimeOptions) {
@@ -62,18 +64,38 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
     return fill(spec.working_dir, { sandbox_dir: this.sandboxDir(sandboxId) });
   }
 
-  async start(launch: SandboxLaunch): Promise<void> {
+  private serialised<T>(sandboxId: string, operation: () => Promise<T>): Promise<T> {
+    const previous = this.locks.get(sandboxId) ?? Promise.resolve();
+    const next = previous.catch(() => {}).then(operation);
+    this.locks.set(sandboxId, next);
+    void next
+      .finally(() => {
+        if (this.locks.get(sandboxId) === next) this.locks.delete(sandboxId);
+      })
+      .catch(() => {});
+    return next;
+  }
+
+  start(launch: SandboxLaunch): Promise<void> {
+    return this.serialised(launch.sandboxId, () => this.startNow(launch));
+  }
+
+  private async startNow(launch: SandboxLaunch): Promise<void> {
     const dir = this.sandboxDir(launch.sandboxId);
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
     try {
       await this.launch(launch);
     } catch (error) {
-      await this.remove(launch.sandboxId);
+      await this.removeNow(launch.sandboxId);
       throw error;
     }
   }
 
-  async resume(launch: SandboxLaunch): Promise<void> {
+  resume(launch: SandboxLaunch): Promise<void> {
+    return this.serialised(launch.sandboxId, () => this.resumeNow(launch));
+  }
+
+  private async resumeNow(launch: SandboxLaunch): Promise<void> {
     const current = await this.state(launch.sandboxId, 'running');
     if (current.status === 'RUNNING' || current.status === 'STARTING') return;
     if (!fs.existsSync(this.sandboxDir(launch.sandboxId))) {
@@ -97,15 +119,23 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
     return { status: handle.phase, exposedUrls: null, reason: handle.reason };
   }
 
-  async pause(sandboxId: string): Promise<void> {
+  pause(sandboxId: string): Promise<void> {
+    return this.serialised(sandboxId, () => this.pauseNow(sandboxId));
+  }
+
+  remove(sandboxId: string): Promise<void> {
+    return this.serialised(sandboxId, () => this.removeNow(sandboxId));
+  }
+
+  private async pauseNow(sandboxId: string): Promise<void> {
     const handle = this.handles.get(sandboxId) ?? (await this.adopt(sandboxId));
     this.handles.delete(sandboxId);
     if (handle) await stopHandle(handle);
     fs.rmSync(path.join(this.sandboxDir(sandboxId), 'runtime.json'), { force: true });
   }
 
-  async remove(sandboxId: string): Promise<void> {
-    await this.pause(sandboxId);
+  private async removeNow(sandboxId: string): Promise<void> {
+    await this.pauseNow(sandboxId);
     fs.rmSync(this.sandboxDir(sandboxId), { recursive: true, force: true });
   }
 
@@ -198,9 +228,13 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
     } catch {
       return undefined;
     }
-    if (!isAlive(record.pid) || !(await isHealthy(record.port))) return undefined;
-    const handle: Handle = { child: null, pid: record.pid, port: record.port, phase: 'RUNNING', reason: null };
+    if (!isAlive(record.pid)) return undefined;
+    const healthy = await isHealthy(record.port);
+    // A live process that is not healthy yet is still ours: adopt it as STARTING and keep
+    // checking it (its start-up deadline restarts from now), so it can be stopped and removed.
+    const handle: Handle = { child: null, pid: record.pid, port: record.port, phase: healthy ? 'RUNNING' : 'STARTING', reason: null };
     this.handles.set(sandboxId, handle);
+    if (!healthy) this.watchHealth(sandboxId, handle, Date.now() + this.options.startupTimeoutMs);
     return handle;
   }
 

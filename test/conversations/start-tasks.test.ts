@@ -48,7 +48,8 @@ beforeAll(async () => {
     SANDBOX_STARTUP_TIMEOUT_MS: '3000',
     SANDBOX_MAX_RUNNING_PER_USER: '50',
     START_TASK_POLL_MS: '100',
-    START_TASK_LEASE_MS: '2000',
+    // Long enough that a busy 2-core CI machine never lets a live lease lapse (renewed every third).
+    START_TASK_LEASE_MS: '10000',
     GITHUB_API_URL: provider.url,
   };
   app = await startTestApp('conversations', env);
@@ -349,7 +350,14 @@ describe('durability', () => {
   it('finishes a start after the service is killed mid-way and restarted', { timeout: 120_000 }, async () => {
     // A database of its own, so this file's in-process app (a replica too) cannot take the task.
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-killed-'));
-    const processEnv = { ...env, DATA_DIR: dataDir, MONGODB_URI: testDatabaseUri(uniqueDbName('killed')), START_TASK_POLL_MS: '200' };
+    // A short lease: after the kill, the restarted service may take the task over soon.
+    const processEnv = {
+      ...env,
+      DATA_DIR: dataDir,
+      MONGODB_URI: testDatabaseUri(uniqueDbName('killed')),
+      START_TASK_POLL_MS: '200',
+      START_TASK_LEASE_MS: '2000',
+    };
     const mongo = await new MongoClient(processEnv.MONGODB_URI).connect();
     let service = await startServiceProcess(processEnv);
     const at = (target: { url: string }) => async (id: string) =>
