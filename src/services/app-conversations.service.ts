@@ -110,11 +110,17 @@ export class AppConversationsService {
     if (f.selected_repository) query.selected_repository = f.selected_repository;
     if (f.trigger) query.trigger = f.trigger;
     if (!f.include_sub_conversations) query.parent_conversation_id = null;
+    const { items, total } = await this.page(userId, query, f.offset, f.limit);
+    return { items, nextOffset: f.offset + f.limit < total ? f.offset + f.limit : null };
+  }
+
+  /** One page of conversations, newest first, with live status (sub_conversation_ids left empty). */
+  private async page(userId: string, query: Record<string, unknown>, offset: number, limit: number) {
     const [records, total] = await Promise.all([
-      this.models.AppConversation.find(query).sort({ createdAt: -1, _id: 1 }).skip(f.offset).limit(f.limit).lean<StoredConversation[]>(),
+      this.models.AppConversation.find(query).sort({ createdAt: -1, _id: 1 }).skip(offset).limit(limit).lean<StoredConversation[]>(),
       this.models.AppConversation.countDocuments(query),
     ]);
-    return { items: await this.withLiveStatus(userId, records, false), nextOffset: f.offset + f.limit < total ? f.offset + f.limit : null };
+    return { items: await this.withLiveStatus(userId, records, false), total };
   }
 
   async getTask(userId: string, taskId: string): Promise<AppConversationStartTask | null> {
@@ -187,16 +193,9 @@ export class AppConversationsService {
     const query = conversationQuery(userId, filters);
     if (!filters.include_sub_conversations) query.parent_conversation_id = null;
     const offset = pageOffset(filters.page_id);
-    const [records, total] = await Promise.all([
-      this.models.AppConversation.find(query)
-        .sort({ createdAt: -1, _id: 1 })
-        .skip(offset)
-        .limit(filters.limit)
-        .lean<StoredConversation[]>(),
-      this.models.AppConversation.countDocuments(query),
-    ]);
     // Reference: search results leave sub_conversation_ids empty.
-    return pageOf(await this.withLiveStatus(userId, records, false), offset, filters.limit, total);
+    const { items, total } = await this.page(userId, query, offset, filters.limit);
+    return pageOf(items, offset, filters.limit, total);
   }
 
   count(userId: string, filters: ConversationFilters): Promise<number> {

@@ -9,10 +9,10 @@ import { EventSource } from 'eventsource';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppRouter } from '../../routers/index.js';
 import { generateKeyText } from '../../src/crypto.js';
-import { PACKAGE_ROOT } from '../../src/embedded-mongo.js';
 import { transformer } from '../../src/transformer.js';
 import { call, startTestApp, testDatabaseUri, uniqueDbName, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/eventually.js';
+import { FAKE_AGENT_SPEC, NEVER_HEALTHY_SPEC, writeSpecsFile } from '../helpers/specs.js';
 import { startFakeGitProvider, type FakeGitProvider } from '../helpers/fake-git-provider.js';
 import { runCli, startServiceProcess } from '../helpers/processes.js';
 import { MongoClient } from 'mongodb';
@@ -26,18 +26,7 @@ let provider: FakeGitProvider;
 beforeAll(async () => {
   provider = await startFakeGitProvider();
   provider.validTokens.add('ghp_conversation');
-  const specsFile = path.join(tmp, 'specs.json');
-  fs.writeFileSync(
-    specsFile,
-    JSON.stringify([
-      {
-        id: 'fake-agent',
-        command: [process.execPath, path.join(PACKAGE_ROOT, 'test/fixtures/fake-agent-server.mjs'), '--port', '{port}'],
-        working_dir: '{sandbox_dir}/workspace/project',
-      },
-      { id: 'never-healthy', command: ['sleep', '600'] },
-    ]),
-  );
+  const specsFile = writeSpecsFile(tmp, [FAKE_AGENT_SPEC, NEVER_HEALTHY_SPEC]);
   env = {
     // One data directory for every replica of this file: process sandboxes live there, and
     // any replica must be able to find (and clean up) a sandbox another one started.

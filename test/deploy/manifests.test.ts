@@ -10,9 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import { PACKAGE_ROOT } from '../../src/embedded-mongo.js';
 import { createLogger } from '../../src/logger.js';
-import type { KubernetesSandboxOptions } from '../../src/sandbox/kubernetes-objects.js';
 import { KubernetesSandboxRuntime } from '../../src/sandbox/kubernetes-runtime.js';
 import { eventually } from '../helpers/eventually.js';
+import { kubernetesOptions } from '../helpers/kubernetes-options.js';
 import { startKubeControlPlane, startPodBinder, type KubeControlPlane } from '../helpers/kube-control-plane.js';
 
 const K8S_DIR = path.join(PACKAGE_ROOT, 'k8s');
@@ -110,24 +110,7 @@ describe('the Kubernetes runtime as the manifests ServiceAccount', () => {
     });
   });
 
-  const options: KubernetesSandboxOptions = {
-    namespace: 'agent-sandboxes',
-    cpuRequest: '100m',
-    memoryRequest: '128Mi',
-    cpuLimit: undefined,
-    memoryLimit: '256Mi',
-    storageSize: '1Gi',
-    storageClass: undefined,
-    nodeSelector: {},
-    tolerations: [],
-    imagePullSecret: undefined,
-    runtimeClassName: undefined,
-    runAsUser: 10001,
-    domain: 'sandboxes.example.com',
-    ingressClassName: undefined,
-    ingressTlsSecret: undefined,
-    urlScheme: 'https',
-  };
+  const options = kubernetesOptions({ namespace: 'agent-sandboxes', domain: 'sandboxes.example.com' });
 
   it('has restricted pod security enforced in the sandbox namespace (so the lifecycle below proves compliance)', async () => {
     const core = cp.kubeConfig.makeApiClient(CoreV1Api);

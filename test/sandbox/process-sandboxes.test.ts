@@ -7,10 +7,10 @@ import { createTRPCClient, httpBatchLink } from '@trpc/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppRouter } from '../../routers/index.js';
 import { transformer } from '../../src/transformer.js';
-import { PACKAGE_ROOT } from '../../src/embedded-mongo.js';
 import { generateKeyText } from '../../src/crypto.js';
 import { call, startTestApp, testDatabaseUri, uniqueDbName, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/eventually.js';
+import { FAKE_AGENT_SPEC, NEVER_HEALTHY_SPEC, writeSpecsFile } from '../helpers/specs.js';
 import { describeSandboxContract } from './contract.js';
 
 let app: TestApp;
@@ -20,20 +20,12 @@ const specsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-specs-'));
 const created: { key: string; id: string }[] = [];
 
 beforeAll(async () => {
-  const specsFile = path.join(specsDir, 'specs.json');
-  fs.writeFileSync(
-    specsFile,
-    JSON.stringify([
-      {
-        id: 'fake-agent',
-        command: [process.execPath, path.join(PACKAGE_ROOT, 'test/fixtures/fake-agent-server.mjs'), '--port', '{port}'],
-        working_dir: '{sandbox_dir}/workspace/project',
-      },
-      { id: 'never-healthy', command: ['sleep', '600'] },
-      { id: 'needs-python', command: ['{agent_server_python}', '-m', 'openhands.agent_server', '--port', '{port}'] },
-      { id: 'no-such-binary', command: ['/nonexistent/agent-server'] },
-    ]),
-  );
+  const specsFile = writeSpecsFile(specsDir, [
+    FAKE_AGENT_SPEC,
+    NEVER_HEALTHY_SPEC,
+    { id: 'needs-python', command: ['{agent_server_python}', '-m', 'openhands.agent_server', '--port', '{port}'] },
+    { id: 'no-such-binary', command: ['/nonexistent/agent-server'] },
+  ]);
   app = await startTestApp('sandboxes', {
     SANDBOX_SPECS_FILE: specsFile,
     SANDBOX_MAX_RUNNING_PER_USER: '2',

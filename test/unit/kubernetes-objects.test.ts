@@ -1,6 +1,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { buildIngress, buildPod, type KubernetesSandboxOptions } from '../../src/sandbox/kubernetes-objects.js';
+import { buildIngress, buildPod } from '../../src/sandbox/kubernetes-objects.js';
+import { kubernetesOptions } from '../helpers/kubernetes-options.js';
 import { podStatus } from '../../src/sandbox/kubernetes-runtime.js';
 import type { SandboxLaunch } from '../../src/sandbox/runtime.js';
 
@@ -11,24 +12,7 @@ const launch: SandboxLaunch = {
   sessionApiKey: 'session-secret',
   webhookBaseUrl: 'http://svc/api/v1/webhooks/abc123',
 };
-const options: KubernetesSandboxOptions = {
-  namespace: 'ns',
-  cpuRequest: '500m',
-  memoryRequest: '512Mi',
-  cpuLimit: '2',
-  memoryLimit: '1Gi',
-  storageSize: '1Gi',
-  storageClass: undefined,
-  nodeSelector: {},
-  tolerations: [],
-  imagePullSecret: undefined,
-  runtimeClassName: undefined,
-  runAsUser: 1000,
-  domain: undefined,
-  ingressClassName: undefined,
-  ingressTlsSecret: undefined,
-  urlScheme: 'https',
-};
+const options = kubernetesOptions({ cpuRequest: '500m', memoryRequest: '512Mi', cpuLimit: '2', memoryLimit: '1Gi', runAsUser: 1000 });
 
 describe('sandbox pod', () => {
   it('keeps the image CMD when the spec has no command, omits unset options, and never inlines the key', () => {
