@@ -98,3 +98,21 @@ export class AgentServerClient {
     return (text ? JSON.parse(text) : undefined) as T;
   }
 }
+
+/**
+ * The agent server's error without what we sent: FastAPI validation errors echo the
+ * offending `input`, which for a conversation start can hold the LLM key and secrets.
+ */
+export function errorSummary(body: string): string {
+  try {
+    const parsed = JSON.parse(body) as { detail?: unknown; exception?: unknown };
+    if (Array.isArray(parsed.detail)) {
+      const issues = parsed.detail.map((d: { loc?: unknown[]; msg?: string }) => `${(d.loc ?? []).join('.')}: ${d.msg ?? 'invalid'}`);
+      return `: ${issues.join('; ').slice(0, 300)}`;
+    }
+    const message = typeof parsed.exception === 'string' ? parsed.exception : typeof parsed.detail === 'string' ? parsed.detail : null;
+    return message ? `: ${message.slice(0, 300)}` : '';
+  } catch {
+    return '';
+  }
+}
