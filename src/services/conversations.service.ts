@@ -5,7 +5,7 @@ import type { AppConversation, AppConversationStartRequest } from '../../routers
 import { AppError } from '../errors.js';
 import type { AppConversationsService } from './app-conversations.service.js';
 import type { GitProvidersService } from './git-providers.service.js';
-import type { SettingsService } from './settings.service.js';
+import { hasUsableLlmKey, LLM_KEY_MISSING, type SettingsService } from './settings.service.js';
 
 const PAGE_SIZE_DEFAULT = 20;
 
@@ -23,11 +23,10 @@ export class ConversationsService {
         restBody: { status: 'error', message: 'Settings not found', msg_id: 'CONFIGURATION$SETTINGS_NOT_FOUND' },
       });
     }
-    const model = settings.llm_model ?? '';
-    // Reference: bedrock/ and lemonade/ models need no key.
-    if (!settings.llm_api_key?.trim() && !/^(bedrock|lemonade)\//.test(model)) {
-      const message = 'Error authenticating with the LLM provider. Please check your API key';
-      throw new AppError('BAD_REQUEST', message, { restBody: { status: 'error', message, msg_id: 'STATUS$ERROR_LLM_AUTHENTICATION' } });
+    if (!hasUsableLlmKey(settings, settings.llm_model ?? '')) {
+      throw new AppError('BAD_REQUEST', LLM_KEY_MISSING, {
+        restBody: { status: 'error', message: LLM_KEY_MISSING, msg_id: 'STATUS$ERROR_LLM_AUTHENTICATION' },
+      });
     }
     let repository = input.repository ?? null;
     let provider = input.git_provider ?? null;

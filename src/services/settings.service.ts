@@ -192,6 +192,14 @@ function maskMcp(stored: StoredMcp): McpConfig {
   };
 }
 
+export const LLM_KEY_MISSING = 'Error authenticating with the LLM provider. Please check your API key';
+
+/** Whether an agent can call its LLM: a key is stored, or the model needs none. */
+export function hasUsableLlmKey(settings: Pick<ResolvedSettings, 'llm_api_key'>, model: string): boolean {
+  // Reference: bedrock/ and lemonade/ models authenticate without an API key.
+  return Boolean(settings.llm_api_key?.trim()) || /^(bedrock|lemonade)\//.test(model);
+}
+
 export const secretContext = (userId: string, field: string) => `settings:${userId}:${field}`;
 export const mcpContext = (userId: string) => `settings:${userId}:mcp_config`;
 

@@ -20,7 +20,7 @@ import type { Logger } from '../logger.js';
 import type { GitProvidersService, RepositoryAccess } from './git-providers.service.js';
 import type { SandboxesService } from './sandboxes.service.js';
 import type { SecretsService } from './secrets.service.js';
-import type { ResolvedSettings, SettingsService } from './settings.service.js';
+import { hasUsableLlmKey, LLM_KEY_MISSING, type ResolvedSettings, type SettingsService } from './settings.service.js';
 
 export interface StoredTask {
   _id: string;
@@ -165,9 +165,7 @@ export class StartTaskRunner {
     if (!settings) throw new AppError('BAD_REQUEST', 'Settings not found: save your LLM settings first');
     const model = request.llm_model || settings.llm_model;
     if (!model) throw new AppError('BAD_REQUEST', 'No LLM model configured: set llm_model in your settings');
-    if (!hasUsableKey(settings, model)) {
-      throw new AppError('BAD_REQUEST', 'Error authenticating with the LLM provider. Please check your API key');
-    }
+    if (!hasUsableLlmKey(settings, model)) throw new AppError('BAD_REQUEST', LLM_KEY_MISSING);
 
     // 1. Sandbox: reuse the one recorded by an earlier attempt or given in the request.
     await this.update(task._id, 'WAITING_FOR_SANDBOX');
@@ -374,11 +372,6 @@ const TOOL_MODULES: Record<string, string> = {
   file_editor: 'openhands.tools.file_editor.definition',
   task_tracker: 'openhands.tools.task_tracker.definition',
 };
-
-function hasUsableKey(settings: ResolvedSettings, model: string): boolean {
-  // Reference: bedrock/ and lemonade/ models authenticate without an API key.
-  return Boolean(settings.llm_api_key?.trim()) || /^(bedrock|lemonade)\//.test(model);
-}
 
 export const mcpOverrideContext = (taskId: string) => `task:${taskId}:mcp_config`;
 
