@@ -16,3 +16,4 @@ optional() {
 }
 optional setup-agent-server.sh
 optional setup-browser.sh
+optional setup-schemathesis.sh
