@@ -27,16 +27,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/cached-venv.sh"
 imports_agent_server() { "$1/bin/python" -c 'import openhands.agent_server'; }
 
 main() {
-  local version=${AGENT_SERVER_VERSION:-$DEFAULT_VERSION} venv
-  if [[ -z ${AGENT_SERVER_PYTHON:-} ]] && venv=$(ready_venv "agent-server-$version" 12 13); then
-    printf '%s\n' "$venv/bin/python"
-    exit 0
-  fi
-  find_python 12 13 AGENT_SERVER_PYTHON "the OpenHands agent server (openhands-agent-server $version)"
-  install_venv "agent-server-$version-py$py_mm" imports_agent_server \
+  local version=${AGENT_SERVER_VERSION:-$DEFAULT_VERSION}
+  provide_venv "agent-server-$version" 12 13 AGENT_SERVER_PYTHON \
+    "the OpenHands agent server (openhands-agent-server $version)" imports_agent_server bin/python \
     "openhands-agent-server==$version" "openhands-sdk==$version" "openhands-tools==$version"
-  log "ready: $cache_root/agent-server-$version-py$py_mm"
-  printf '%s\n' "$cache_root/agent-server-$version-py$py_mm/bin/python"
 }
 
 # Everything runs from main, so bash has parsed the whole file before the long pip install

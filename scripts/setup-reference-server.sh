@@ -31,22 +31,15 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/cached-venv.sh"
 imports_app_server() { "$1/bin/python" -c 'import openhands.app_server, uvicorn'; }
 
 main() {
-  local version=${REFERENCE_SERVER_VERSION:-$DEFAULT_VERSION} name venv pins=()
-  local constraints
+  local version=${REFERENCE_SERVER_VERSION:-$DEFAULT_VERSION} name pins=() constraints
   constraints="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/bench/reference-server-constraints.txt"
   name=openhands-ai-$version
   if [[ $version == "$DEFAULT_VERSION" ]]; then
     name+=-$(sha256sum "$constraints" | cut -c1-8)
     pins=(-c "$constraints")
   fi
-  if [[ -z ${REFERENCE_SERVER_PYTHON:-} ]] && venv=$(ready_venv "$name" 12 13); then
-    printf '%s\n' "$venv/bin/python"
-    exit 0
-  fi
-  find_python 12 13 REFERENCE_SERVER_PYTHON "the reference server (openhands-ai $version)"
-  install_venv "$name-py$py_mm" imports_app_server "openhands-ai==$version" ${pins[@]+"${pins[@]}"}
-  log "ready: $cache_root/$name-py$py_mm"
-  printf '%s\n' "$cache_root/$name-py$py_mm/bin/python"
+  provide_venv "$name" 12 13 REFERENCE_SERVER_PYTHON "the reference server (openhands-ai $version)" \
+    imports_app_server bin/python "openhands-ai==$version" ${pins[@]+"${pins[@]}"}
 }
 
 main "$@"

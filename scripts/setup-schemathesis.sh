@@ -24,15 +24,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/cached-venv.sh"
 cli_runs() { "$1/bin/schemathesis" --version; }
 
 main() {
-  local version=${SCHEMATHESIS_VERSION:-$DEFAULT_VERSION} venv
-  if [[ -z ${SCHEMATHESIS_PYTHON:-} ]] && venv=$(ready_venv "schemathesis-$version" 10 13); then
-    printf '%s\n' "$venv/bin/schemathesis"
-    exit 0
-  fi
-  find_python 10 13 SCHEMATHESIS_PYTHON "schemathesis $version"
-  install_venv "schemathesis-$version-py$py_mm" cli_runs "schemathesis==$version"
-  log "ready: $cache_root/schemathesis-$version-py$py_mm"
-  printf '%s\n' "$cache_root/schemathesis-$version-py$py_mm/bin/schemathesis"
+  local version=${SCHEMATHESIS_VERSION:-$DEFAULT_VERSION}
+  provide_venv "schemathesis-$version" 10 13 SCHEMATHESIS_PYTHON "schemathesis $version" cli_runs bin/schemathesis \
+    "schemathesis==$version"
 }
 
 main "$@"

@@ -160,3 +160,19 @@ PY
   touch "$venv/.ready"
   log "installed in $((SECONDS - start)) s ($(du -sh "$venv" | cut -f1))"
 }
+
+# provide_venv NAME MIN MAX OVERRIDE_VAR WHAT VERIFY EXECUTABLE PIP_ARGS...: the whole job of a
+# setup script. Prints $cache_root/NAME-py3.N/EXECUTABLE: at once when a ready venv exists
+# (and OVERRIDE_VAR does not name an interpreter), else after probing Python and installing.
+provide_venv() {
+  local name=$1 min=$2 max=$3 override_var=$4 what=$5 verify=$6 executable=$7 venv
+  shift 7
+  if [[ -z ${!override_var:-} ]] && venv=$(ready_venv "$name" "$min" "$max"); then
+    printf '%s\n' "$venv/$executable"
+    exit 0
+  fi
+  find_python "$min" "$max" "$override_var" "$what"
+  install_venv "$name-py$py_mm" "$verify" "$@"
+  log "ready: $cache_root/$name-py$py_mm"
+  printf '%s\n' "$cache_root/$name-py$py_mm/$executable"
+}
