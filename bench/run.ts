@@ -7,7 +7,8 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
 import { generateKeyText } from '../src/crypto.js';
-import { ensureFerretDbBinary, startFerretDb, stopChild } from '../src/embedded-mongo.js';
+import { ensureFerretDbBinary, startFerretDb } from '../src/db/embedded-mongo.js';
+import { stopChild } from '../src/processes.js';
 import { createLogger } from '../src/logger.js';
 import { startServer } from '../src/server.js';
 

@@ -2,7 +2,7 @@
 // build it directly); createContextFactory adapts an HTTP request of either adapter.
 import type { IncomingMessage } from 'node:http';
 import type { Config } from './config.js';
-import type { Database } from './db.js';
+import type { Database } from './db/database.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
 import type { SandboxRuntime } from './sandbox/runtime.js';

@@ -11,7 +11,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { freePort, PACKAGE_ROOT } from '../embedded-mongo.js';
+import { freePort, PACKAGE_ROOT } from '../processes.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { SandboxSpec } from '../services/sandbox-specs.service.js';

@@ -1,7 +1,7 @@
 import { AccessTokens } from '../access-token.js';
 import type { Config } from '../config.js';
 import type { SecretBox } from '../crypto.js';
-import type { Database } from '../db.js';
+import type { Database } from '../db/database.js';
 import type { Logger } from '../logger.js';
 import type { SandboxRuntime } from '../sandbox/runtime.js';
 import { ApiKeysService } from './api-keys.service.js';

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { ApiException, CoreV1Api, KubeConfig, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
-import { PACKAGE_ROOT } from '../../src/embedded-mongo.js';
+import { PACKAGE_ROOT } from '../../src/processes.js';
 import { createLogger } from '../../src/logger.js';
 import { KubernetesSandboxRuntime } from '../../src/sandbox/kubernetes-runtime.js';
 import { eventually } from '../helpers/eventually.js';

@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKeyText } from '../../src/crypto.js';
-import { PACKAGE_ROOT } from '../../src/embedded-mongo.js';
+import { PACKAGE_ROOT } from '../../src/processes.js';
 import { call, testDatabaseUri, uniqueDbName } from '../helpers/app.js';
 import { eventually } from '../helpers/eventually.js';
 import { startFakeGitProvider, type FakeGitProvider } from '../helpers/fake-git-provider.js';

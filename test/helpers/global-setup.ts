@@ -5,7 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { loadConfig } from '../../src/config.js';
-import { ensureFerretDbBinary, startFerretDb, stopChild } from '../../src/embedded-mongo.js';
+import { ensureFerretDbBinary, startFerretDb } from '../../src/db/embedded-mongo.js';
+import { stopChild } from '../../src/processes.js';
 import { createLogger } from '../../src/logger.js';
 
 declare module 'vitest' {

@@ -9,7 +9,7 @@ import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
-import { PACKAGE_ROOT, freePort, stopChild } from '../../src/embedded-mongo.js';
+import { freePort, PACKAGE_ROOT, stopChild } from '../../src/processes.js';
 
 export interface KubeControlPlane {
   /** https://127.0.0.1:<port> (self-signed certificate, hence skipTLSVerify). */

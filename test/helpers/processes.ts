@@ -1,7 +1,7 @@
 // Runs the service and the CLI as real child processes, the way an operator does.
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { PACKAGE_ROOT } from '../../src/embedded-mongo.js';
+import { PACKAGE_ROOT } from '../../src/processes.js';
 
 const TSX = ['--import', 'tsx'];
 

@@ -2,7 +2,7 @@
 // SANDBOX_SPECS_FILE. The first spec is the default.
 import fs from 'node:fs';
 import path from 'node:path';
-import { PACKAGE_ROOT } from '../../src/embedded-mongo.js';
+import { PACKAGE_ROOT } from '../../src/processes.js';
 
 export const FAKE_AGENT_SPEC = {
   id: 'fake-agent',

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../src/embedded-mongo.js';
+import { freePort } from '../../src/processes.js';
 import { call, startTestApp, type TestApp } from '../helpers/app.js';
 import { startFakeGitProvider, type FakeGitProvider } from '../helpers/fake-git-provider.js';
 

@@ -7,11 +7,10 @@
 // was killed with SIGKILL picks up its orphaned FerretDB instead of starting a second one.
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { MongoClient } from 'mongodb';
-import type { Logger } from './logger.js';
+import type { Logger } from '../logger.js';
+import { freePort, PACKAGE_ROOT, stopChild } from '../processes.js';
 
 export interface EmbeddedMongo {
   uri: string;
@@ -23,8 +22,6 @@ interface ServerRecord {
   pid: number;
   port: number;
 }
-
-export const PACKAGE_ROOT = findPackageRoot(path.dirname(fileURLToPath(import.meta.url)));
 
 /** Builds FerretDB into the cache if needed and returns the binary path. */
 export async function ensureFerretDbBinary(cacheDir: string, log: Logger): Promise<string> {
@@ -130,27 +127,6 @@ export async function startEmbeddedMongo(opts: {
   };
 }
 
-export async function stopChild(child: ChildProcess, graceMs = 5_000): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-  await exited;
-  clearTimeout(timer);
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 async function ping(uri: string, timeoutMs: number): Promise<boolean> {
   const client = new MongoClient(uri, { serverSelectionTimeoutMS: timeoutMs, connectTimeoutMS: timeoutMs });
   try {
@@ -189,14 +165,4 @@ function isAlive(pid: number): boolean {
   } catch {
     return false;
   }
-}
-
-function findPackageRoot(start: string): string {
-  let dir = start;
-  while (!fs.existsSync(path.join(dir, 'package.json'))) {
-    const parent = path.dirname(dir);
-    if (parent === dir) throw new Error('package.json not found above ' + start);
-    dir = parent;
-  }
-  return dir;
 }

@@ -1,7 +1,7 @@
 // Database connection. Each call makes its own mongoose connection (never the global one),
 // so a test process can hold several isolated databases side by side.
 import mongoose from 'mongoose';
-import { createModels, type Models } from '../models/index.js';
+import { createModels, type Models } from '../../models/index.js';
 
 export const DEFAULT_DB_NAME = 'agent_control_plane';
 
