@@ -9,6 +9,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src src
 COPY routers routers
 COPY models models
+COPY contract contract
 RUN npm run build
 
 FROM node:20-bookworm-slim AS runtime

@@ -13,7 +13,8 @@ import {
   SearchAppConversationsInputSchema,
   SearchStartTasksInputSchema,
   StartTaskPageSchema,
-} from './app-conversations.schema.js';
+  WatchStartTaskInputSchema,
+} from '../contract/app-conversations.schema.js';
 
 const tags = ['app-conversations'];
 
@@ -80,7 +81,7 @@ export const appConversationsRouter = router({
     }),
 
   /** tRPC only: a start task's progress, pushed to the client until READY or ERROR. */
-  watchStartTask: authedProcedure.input(z.object({ task_id: z.string().min(1) })).subscription(async function* ({ ctx, input, signal }) {
+  watchStartTask: authedProcedure.input(WatchStartTaskInputSchema).subscription(async function* ({ ctx, input, signal }) {
     yield* ctx.services.appConversations.watchTask(ctx.user.id, input.task_id, signal);
   }),
 });

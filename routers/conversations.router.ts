@@ -9,7 +9,7 @@ import {
   NewConversationInputSchema,
   NewConversationResponseSchema,
   UpdateConversationInputSchema,
-} from './conversations.schema.js';
+} from '../contract/conversations.schema.js';
 
 const tags = ['conversations'];
 

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { authedProcedure } from '../src/procedures.js';
 import { router } from '../src/trpc.js';
-import { MessageResponseSchema } from './common.schema.js';
-import { AddGitProvidersInputSchema } from './git-providers.schema.js';
+import { MessageResponseSchema } from '../contract/common.schema.js';
+import { AddGitProvidersInputSchema } from '../contract/git-providers.schema.js';
 
 export const gitProvidersRouter = router({
   add: authedProcedure

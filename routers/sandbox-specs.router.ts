@@ -6,7 +6,7 @@ import {
   SandboxSpecInfoSchema,
   SandboxSpecPageSchema,
   SearchSandboxSpecsInputSchema,
-} from './sandbox-specs.schema.js';
+} from '../contract/sandbox-specs.schema.js';
 
 export const sandboxSpecsRouter = router({
   search: authedProcedure

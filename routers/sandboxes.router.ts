@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { authedProcedure } from '../src/procedures.js';
 import { router } from '../src/trpc.js';
-import { SuccessSchema } from './common.schema.js';
+import { SuccessSchema } from '../contract/common.schema.js';
 import {
   BatchGetSandboxesInputSchema,
   DeleteSandboxInputSchema,
@@ -10,7 +10,7 @@ import {
   SandboxPageSchema,
   SearchSandboxesInputSchema,
   StartSandboxInputSchema,
-} from './sandboxes.schema.js';
+} from '../contract/sandboxes.schema.js';
 
 // Static paths (search) before {param} paths: the REST matcher takes the first match.
 export const sandboxesRouter = router({

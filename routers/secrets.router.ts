@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { authedProcedure } from '../src/procedures.js';
 import { router } from '../src/trpc.js';
-import { MessageResponseSchema } from './common.schema.js';
-import { CreateSecretInputSchema, SecretIdInputSchema, SecretsListSchema, UpdateSecretInputSchema } from './secrets.schema.js';
+import { MessageResponseSchema } from '../contract/common.schema.js';
+import { CreateSecretInputSchema, SecretIdInputSchema, SecretsListSchema, UpdateSecretInputSchema } from '../contract/secrets.schema.js';
 
 export const secretsRouter = router({
   list: authedProcedure

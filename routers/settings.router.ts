@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { AppError } from '../src/errors.js';
 import { authedProcedure } from '../src/procedures.js';
 import { router } from '../src/trpc.js';
-import { MessageResponseSchema } from './common.schema.js';
-import { SaveSettingsInputSchema, SettingsSchema } from './settings.schema.js';
+import { MessageResponseSchema } from '../contract/common.schema.js';
+import { SaveSettingsInputSchema, SettingsSchema } from '../contract/settings.schema.js';
 
 export const settingsRouter = router({
   get: authedProcedure

@@ -3,7 +3,8 @@
 import { z } from 'zod';
 import { publicProcedure, sandboxProcedure } from '../src/procedures.js';
 import { router } from '../src/trpc.js';
-import { SuccessSchema } from './common.schema.js';
+import { SuccessSchema } from '../contract/common.schema.js';
+import { ConversationWebhookInputSchema, EventsWebhookInputSchema } from '../contract/webhooks.schema.js';
 
 export const webhooksRouter = router({
   // Static path first: it would otherwise match {sandbox_id} routes of the same method.
@@ -31,7 +32,7 @@ export const webhooksRouter = router({
         summary: 'Conversation info from an agent server',
       },
     })
-    .input(z.looseObject({ sandbox_id: z.string().min(1), id: z.string().min(1) }))
+    .input(ConversationWebhookInputSchema)
     .output(SuccessSchema)
     .mutation(async ({ ctx, input }) => {
       const { sandbox_id, ...info } = input;
@@ -49,9 +50,7 @@ export const webhooksRouter = router({
         summary: 'A batch of agent events (the body is a JSON array)',
       },
     })
-    .input(
-      z.object({ sandbox_id: z.string().min(1), conversation_id: z.string().min(1), events: z.array(z.looseObject({ kind: z.string() })) }),
-    )
+    .input(EventsWebhookInputSchema)
     .output(SuccessSchema)
     .mutation(async ({ ctx, input }) => {
       await ctx.services.webhooks.events(ctx.sandboxOwner, input.conversation_id, input.events);

@@ -22,7 +22,6 @@ import {
 } from '@kubernetes/client-node';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { SandboxSpec } from '../services/sandbox-specs.service.js';
 import {
   AGENT_PORT,
   buildIngress,
@@ -35,7 +34,7 @@ import {
   workspaceClaimName,
   type KubernetesSandboxOptions,
 } from './kubernetes-objects.js';
-import type { SandboxLaunch, SandboxRuntime, SandboxState } from './runtime.js';
+import type { SandboxLaunch, SandboxRuntime, SandboxSpec, SandboxState } from './runtime.js';
 
 const FAILED_WAITING_REASONS = new Set([
   'ErrImagePull',

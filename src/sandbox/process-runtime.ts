@@ -14,8 +14,7 @@ import path from 'node:path';
 import { freePort, PACKAGE_ROOT } from '../processes.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { SandboxSpec } from '../services/sandbox-specs.service.js';
-import type { SandboxLaunch, SandboxRuntime, SandboxState } from './runtime.js';
+import type { SandboxLaunch, SandboxRuntime, SandboxSpec, SandboxState } from './runtime.js';
 
 interface Handle {
   child: ChildProcess | null; // null when adopted after a service restart

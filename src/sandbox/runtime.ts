@@ -1,7 +1,14 @@
 // The sandbox runtime interface: one small contract, two implementations (local processes,
 // Kubernetes pods). Runtimes know nothing of users, paging or the database; the sandboxes
 // service owns the records and asks the runtime for live state.
-import type { SandboxSpec } from '../services/sandbox-specs.service.js';
+
+/** What a sandbox runs: configured (SANDBOX_SPECS_FILE) or built in (services/sandbox-specs.service.ts). */
+export interface SandboxSpec {
+  id: string;
+  command: string[] | null;
+  initial_env: Record<string, string>;
+  working_dir: string;
+}
 
 export type SandboxStatus = 'STARTING' | 'RUNNING' | 'PAUSED' | 'ERROR' | 'MISSING';
 

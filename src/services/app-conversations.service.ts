@@ -9,15 +9,15 @@ import type {
   AppConversationStartTask,
   ConversationFilters,
   StartTaskFilters,
-} from '../../routers/app-conversations.schema.js';
-import { pageOf, pageOffset } from '../../routers/common.schema.js';
+} from '../../contract/app-conversations.schema.js';
+import { pageOf, pageOffset } from '../../contract/common.schema.js';
 import { AgentServerClient } from '../agent-server/client.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { SandboxesService } from './sandboxes.service.js';
 import type { StartTaskRunner, StoredTask } from './start-task-runner.js';
 import { mcpOverrideContext, TERMINAL } from './start-task-runner.js';
-import type { McpConfigInput } from '../../routers/mcp.schema.js';
+import type { McpConfigInput } from '../../contract/mcp.schema.js';
 import type { SecretBox } from '../crypto.js';
 
 export interface StoredConversation {

@@ -1,7 +1,7 @@
 // V0 conversation endpoints (API.md B.5) on top of the V1 start machinery: a "new
 // conversation" is a start task whose conversation id is known at once.
-import type { ConversationInfo, NewConversationInput } from '../../routers/conversations.schema.js';
-import type { AppConversation, AppConversationStartRequest } from '../../routers/app-conversations.schema.js';
+import type { ConversationInfo, NewConversationInput } from '../../contract/conversations.schema.js';
+import type { AppConversation, AppConversationStartRequest } from '../../contract/app-conversations.schema.js';
 import { AppError } from '../errors.js';
 import type { AppConversationsService } from './app-conversations.service.js';
 import type { GitProvidersService } from './git-providers.service.js';

@@ -2,8 +2,8 @@
 // provider). Every token is checked against the provider's API before it is stored, and
 // the whole provider map is replaced in one atomic update.
 import type { Models } from '../../models/index.js';
-import type { ProviderType } from '../../routers/common.schema.js';
-import type { AddGitProvidersInput } from '../../routers/git-providers.schema.js';
+import type { ProviderType } from '../../contract/common.schema.js';
+import type { AddGitProvidersInput } from '../../contract/git-providers.schema.js';
 import type { Config } from '../config.js';
 import type { SecretBox } from '../crypto.js';
 import { AppError } from '../errors.js';

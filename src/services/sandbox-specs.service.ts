@@ -3,16 +3,25 @@
 import fs from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { pageOf, pageOffset } from '../../routers/common.schema.js';
-import { SandboxSpecsFileSchema, type SandboxSpecInfo } from '../../routers/sandbox-specs.schema.js';
+import { pageOf, pageOffset } from '../../contract/common.schema.js';
+import type { SandboxSpecInfo } from '../../contract/sandbox-specs.schema.js';
 import type { Config } from '../config.js';
+import type { SandboxSpec } from '../sandbox/runtime.js';
 
-export interface SandboxSpec {
-  id: string;
-  command: string[] | null;
-  initial_env: Record<string, string>;
-  working_dir: string;
-}
+/** The spec file format: a list of specs, or {"specs": [...]}; the first is the default. */
+const SandboxSpecsFileSchema = z.preprocess(
+  (v) => (v && typeof v === 'object' && !Array.isArray(v) && 'specs' in v ? (v as { specs: unknown }).specs : v),
+  z
+    .array(
+      z.strictObject({
+        id: z.string().min(1),
+        command: z.array(z.string()).nullable().default(null),
+        initial_env: z.record(z.string(), z.string()).default({}),
+        working_dir: z.string().default('/workspace/project'),
+      }),
+    )
+    .min(1, 'at least one sandbox spec is required'),
+);
 
 /**
  * Built-in specs. Placeholders in command, env and working_dir are filled per sandbox by the

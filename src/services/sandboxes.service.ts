@@ -3,8 +3,8 @@
 // sandbox behaves exactly as if absent.
 import crypto from 'node:crypto';
 import type { Models } from '../../models/index.js';
-import { pageOf, pageOffset } from '../../routers/common.schema.js';
-import type { SandboxInfo } from '../../routers/sandboxes.schema.js';
+import { pageOf, pageOffset } from '../../contract/common.schema.js';
+import type { SandboxInfo } from '../../contract/sandboxes.schema.js';
 import type { Config } from '../config.js';
 import { randomBase62, type SecretBox } from '../crypto.js';
 import { AppError } from '../errors.js';

@@ -1,9 +1,9 @@
 // Per-user settings (API.md B.2 with the partial-update rules of A.2). Secrets are
 // encrypted before they reach the database and are never part of a returned DTO.
 import type { Models } from '../../models/index.js';
-import { SECRET_MASK } from '../../routers/common.schema.js';
-import type { McpConfig, McpConfigInput } from '../../routers/mcp.schema.js';
-import type { SaveSettingsInput, Settings } from '../../routers/settings.schema.js';
+import { SECRET_MASK } from '../../contract/common.schema.js';
+import type { McpConfig, McpConfigInput } from '../../contract/mcp.schema.js';
+import type { SaveSettingsInput, Settings } from '../../contract/settings.schema.js';
 import type { SecretBox } from '../crypto.js';
 import { AppError } from '../errors.js';
 import type { GitProvidersService } from './git-providers.service.js';

@@ -8,7 +8,7 @@ import type { Models } from '../../models/index.js';
 import type { GitProvidersService } from './git-providers.service.js';
 import type { SandboxesService } from './sandboxes.service.js';
 import type { StoredConversation } from './app-conversations.service.js';
-import type { ProviderType } from '../../routers/common.schema.js';
+import type { ProviderType } from '../../contract/common.schema.js';
 
 const unauthorized = () => new AppError('UNAUTHORIZED', 'Unauthorized', { restBody: { detail: 'Unauthorized' } });
 const TITLE_LENGTH = 50;

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { createTRPCClient, httpBatchLink, httpSubscriptionLink, splitLink } from '@trpc/client';
 import { EventSource } from 'eventsource';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { StartTaskStatusSchema } from '../../routers/app-conversations.schema.js';
+import { StartTaskStatusSchema } from '../../contract/app-conversations.schema.js';
 import type { AppRouter } from '../../routers/index.js';
 import { generateKeyText } from '../../src/crypto.js';
 import { transformer } from '../../src/transformer.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PROCEDURES } from '../../routers/index.js';
-import { parseEnvString, shellSplit } from '../../routers/mcp.schema.js';
+import { parseEnvString, shellSplit } from '../../contract/mcp.schema.js';
 
 /** The walk trpc-to-openapi's coerceSchema makes over a REST input (utils/zod.mjs). */
 function coercibleLeaves(schema: any, path: string[] = []): string[] {

@@ -19,18 +19,3 @@ export const BatchGetSandboxSpecsInputSchema = z.object({ id: idListSchema() });
 export const SandboxSpecPageSchema = z
   .object({ items: z.array(SandboxSpecInfoSchema), next_page_id: z.string().nullable() })
   .meta({ id: 'SandboxSpecInfoPage' });
-
-/** The spec file format: a list of specs, or {"specs": [...]}; the first is the default. */
-export const SandboxSpecsFileSchema = z.preprocess(
-  (v) => (v && typeof v === 'object' && !Array.isArray(v) && 'specs' in v ? (v as { specs: unknown }).specs : v),
-  z
-    .array(
-      z.strictObject({
-        id: z.string().min(1),
-        command: z.array(z.string()).nullable().default(null),
-        initial_env: z.record(z.string(), z.string()).default({}),
-        working_dir: z.string().default('/workspace/project'),
-      }),
-    )
-    .min(1, 'at least one sandbox spec is required'),
-);

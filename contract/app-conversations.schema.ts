@@ -138,6 +138,7 @@ export const SearchStartTasksInputSchema = PagingInputSchema.extend({
   sort_order: z.enum(['CREATED_AT', 'CREATED_AT_DESC', 'UPDATED_AT', 'UPDATED_AT_DESC']).default('CREATED_AT_DESC'),
 });
 export const BatchGetStartTasksInputSchema = z.object({ ids: idListSchema() });
+export const WatchStartTaskInputSchema = z.object({ task_id: z.string().min(1) });
 export const StartTaskPageSchema = z
   .object({ items: z.array(AppConversationStartTaskSchema), next_page_id: z.string().nullable() })
   .meta({ id: 'AppConversationStartTaskPage' });

@@ -1,0 +1,14 @@
+// Webhooks of agent servers (API.md B.11). Bodies are the agent server's own models, so
+// unknown keys are kept for the service to pick from.
+import { z } from 'zod';
+
+export const ConversationWebhookInputSchema = z.looseObject({ sandbox_id: z.string().min(1), id: z.string().min(1) });
+
+export const AgentEventSchema = z.looseObject({ kind: z.string() });
+
+/** The body is a JSON array of events; REST puts it under `events` (src/rest/raw-routes.ts). */
+export const EventsWebhookInputSchema = z.object({
+  sandbox_id: z.string().min(1),
+  conversation_id: z.string().min(1),
+  events: z.array(AgentEventSchema),
+});
