@@ -27,8 +27,6 @@ export const settingsRouter = router({
     .input(z.object({}))
     .output(MessageResponseSchema)
     .mutation(() => {
-      throw new AppError('GONE', 'Reset settings functionality has been removed.', {
-        restBody: { error: 'Reset settings functionality has been removed.' },
-      });
+      throw new AppError('GONE', 'Reset settings functionality has been removed.', { reason: 'settings_reset_removed' });
     }),
 });

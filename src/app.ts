@@ -1,20 +1,14 @@
 // createApp(deps): the express application, without listening (tests start it on port 0).
 //
 // Order matters:
-//   request log/metrics → CORS → health and docs (open) → /trpc (tRPC parses its own body)
-//   → /api body parsing and legacy shims → REST handler → JSON 404 → error handler.
+//   request log/metrics → CORS → health and metrics (open) → /trpc (tRPC parses its own body)
+//   → the REST edge (src/rest/) → JSON 404 → error handler.
 import crypto from 'node:crypto';
 import { createExpressMiddleware } from '@trpc/server/adapters/express';
-import express, { type ErrorRequestHandler, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import express, { type Request, type RequestHandler } from 'express';
 import { appRouter } from '../routers/index.js';
 import { createContextFactory, type Deps } from './context.js';
-import { docsRouter } from './rest/docs.js';
-import { openApiDocument } from './rest/openapi-document.js';
-import { sandboxSpecIdFromQuery } from './rest/legacy-shims.js';
-import { rawRoutes } from './rest/raw-routes.js';
-import { createRestHandler } from './rest/openapi-handler.js';
-
-const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+import { errorHandler, notFound, restApi } from './rest/index.js';
 
 export function createApp(deps: Deps): express.Express {
   const app = express();
@@ -37,10 +31,6 @@ export function createApp(deps: Deps): express.Express {
   app.get('/metrics', async (_req, res) => {
     res.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
   });
-  app.get('/api/openapi.json', (_req, res) => {
-    res.json(openApiDocument());
-  });
-  app.use(docsRouter());
 
   app.use(
     '/trpc',
@@ -51,14 +41,8 @@ export function createApp(deps: Deps): express.Express {
     }),
   );
 
-  app.use('/api', noCache, defaultJsonContentType, express.json({ limit: deps.config.http.maxBodySize, strict: false }));
-  app.use(rawRoutes(deps)); // before the object-body check: the events webhook takes a JSON array
-  app.use('/api', requireJsonObject, sandboxSpecIdFromQuery);
-  app.use(createRestHandler(deps));
-
-  app.use((_req, res) => {
-    res.status(404).json({ detail: 'Not Found' });
-  });
+  app.use(restApi(deps));
+  app.use(notFound);
   app.use(errorHandler(deps));
   return app;
 }
@@ -101,56 +85,6 @@ function cors(permitted: string[]): RequestHandler {
       }
     }
     next();
-  };
-}
-
-function noCache(_req: Request, res: Response, next: NextFunction): void {
-  res.setHeader('cache-control', 'no-cache, no-store, must-revalidate, max-age=0');
-  res.setHeader('pragma', 'no-cache');
-  res.setHeader('expires', '0');
-  next();
-}
-
-/** Legacy: the reference parses a body sent without a content type as JSON (FastAPI). */
-function defaultJsonContentType(req: Request, _res: Response, next: NextFunction): void {
-  if (BODY_METHODS.has(req.method) && !req.headers['content-type']) req.headers['content-type'] = 'application/json';
-  next();
-}
-
-/** A JSON body must be an object; the adapter would otherwise spread a string or array into one. */
-function requireJsonObject(req: Request, res: Response, next: NextFunction): void {
-  if (
-    BODY_METHODS.has(req.method) &&
-    req.is('application/json') &&
-    (typeof req.body !== 'object' || req.body === null || Array.isArray(req.body))
-  ) {
-    res.status(422).json({
-      detail: [
-        { type: 'model_attributes_type', loc: ['body'], msg: 'Input should be a valid dictionary or object to extract fields from' },
-      ],
-    });
-    return;
-  }
-  next();
-}
-
-function errorHandler(deps: Deps): ErrorRequestHandler {
-  return (err: { type?: string; status?: number; message?: string }, req, res, _next) => {
-    if (res.headersSent) return;
-    if (err.type === 'entity.too.large') {
-      res.status(413).json({ detail: `Request body too large (limit ${deps.config.http.maxBodySize})` });
-      return;
-    }
-    if (err.type === 'entity.parse.failed') {
-      res.status(422).json({ detail: [{ type: 'json_invalid', loc: ['body'], msg: 'JSON decode error' }] });
-      return;
-    }
-    if (typeof err.status === 'number' && err.status >= 400 && err.status < 500) {
-      res.status(err.status).json({ detail: err.message ?? 'Bad Request' });
-      return;
-    }
-    ((req as Request & { log?: Deps['log'] }).log ?? deps.log).error({ err }, 'unhandled error');
-    res.status(500).json({ detail: 'Internal Server Error' });
   };
 }
 

@@ -23,6 +23,9 @@ export interface User {
 
 export type Transport = 'rest' | 'trpc' | 'internal';
 
+/** A transport's fix-up of the raw input before validation; `route` is the procedure's REST path template. */
+export type InputAdapter = (raw: unknown, route: string | undefined) => unknown;
+
 export interface Context {
   deps: Deps;
   services: Services;
@@ -33,6 +36,8 @@ export interface Context {
   sessionKey: string | undefined;
   /** X-Access-Token (the git-token lookup of agents). */
   accessToken: string | undefined;
+  /** Set by the REST edge (src/rest/context.ts): decodes path parameters. */
+  adaptInput: InputAdapter | undefined;
 }
 
 export function createContextInner(
@@ -49,17 +54,19 @@ export function createContextInner(
     log: deps.log,
     sessionKey: headers.sessionKey,
     accessToken: headers.accessToken,
+    adaptInput: undefined,
   };
 }
 
 export const SESSION_HEADER = 'x-session-api-key';
 
-export function createContextFactory(deps: Deps, transport: Transport) {
+export function createContextFactory(deps: Deps, transport: Transport, adaptInput?: InputAdapter) {
   return async ({ req }: { req: IncomingMessage }): Promise<Context> => {
     const key = headerValue(req, SESSION_HEADER);
     const user = key ? await deps.services.apiKeys.authenticate(key) : null;
     const log = (req as { log?: Logger }).log ?? deps.log;
-    return { ...createContextInner(deps, user, transport, { sessionKey: key, accessToken: headerValue(req, 'x-access-token') }), log };
+    const inner = createContextInner(deps, user, transport, { sessionKey: key, accessToken: headerValue(req, 'x-access-token') });
+    return { ...inner, log, adaptInput };
   };
 }
 

@@ -1,6 +1,7 @@
-// The one error vocabulary of the domain: tRPC error codes. Services throw AppError; the
-// procedure middleware turns it into a TRPCError, and the REST layer maps it to the legacy
-// status and body (src/rest/errors.ts). HTTP numbers never appear in domain code.
+// The one error vocabulary of the domain: tRPC error codes, a human message and, where a
+// caller must tell failures apart, a machine-readable reason. Services throw AppError; the
+// procedure middleware turns it into a TRPCError, and the REST edge decides the legacy status
+// and body (src/rest/legacy-errors.ts). HTTP numbers and bodies never appear in domain code.
 import { TRPCError } from '@trpc/server';
 
 export type AppErrorCode =
@@ -17,29 +18,40 @@ export type AppErrorCode =
   | 'SERVICE_UNAVAILABLE'
   | 'INTERNAL_SERVER_ERROR';
 
+/** What went wrong, for failures that callers (and the legacy REST surface) tell apart. */
+export type ErrorReason =
+  | 'settings_not_found'
+  | 'settings_reset_removed'
+  | 'llm_key_missing'
+  | 'secret_exists'
+  | 'secret_not_found'
+  | 'invalid_provider_token'
+  | 'provider_unreachable'
+  | 'repository_access_denied'
+  | 'conversation_not_found'
+  | 'start_task_not_found'
+  | 'sandbox_not_found'
+  | 'sandbox_spec_not_found'
+  | 'sandbox_workspace_gone';
+
 export interface AppErrorOptions {
-  /** Exact JSON body legacy REST clients expect, e.g. {"error": "Settings not found"}. */
-  restBody?: unknown;
-  /** REST status when a legacy endpoint answers differently from the code's usual status. */
-  restStatus?: number;
-  /** Extra HTTP headers for REST, e.g. Retry-After. */
-  headers?: Record<string, string>;
+  reason?: ErrorReason;
+  /** When a retry may succeed (e.g. a limit frees up); REST sends it as Retry-After. */
+  retryAfterSeconds?: number;
   cause?: unknown;
 }
 
 export class AppError extends Error {
   readonly code: AppErrorCode;
-  readonly restBody: unknown;
-  readonly restStatus: number | undefined;
-  readonly headers: Record<string, string> | undefined;
+  readonly reason: ErrorReason | undefined;
+  readonly retryAfterSeconds: number | undefined;
 
   constructor(code: AppErrorCode, message: string, options: AppErrorOptions = {}) {
     super(message, { cause: options.cause });
     this.name = 'AppError';
     this.code = code;
-    this.restBody = options.restBody;
-    this.restStatus = options.restStatus;
-    this.headers = options.headers;
+    this.reason = options.reason;
+    this.retryAfterSeconds = options.retryAfterSeconds;
   }
 }
 

@@ -56,29 +56,15 @@ function findNulString(value: unknown, path: (string | number)[] = [], depth = 0
   return null;
 }
 
-/**
- * trpc-to-openapi hands path parameters over still percent-encoded ("my%20secret");
- * the reference (Starlette) decodes them. Decode here, for REST calls only.
- */
-const decodeRestPathParams = middleware(async ({ ctx, meta, getRawInput, next }) => {
-  const names = [...(meta?.openapi?.path.matchAll(/\{([^}]+)\}/g) ?? [])].map((m) => m[1]!);
-  if (ctx.transport !== 'rest' || names.length === 0) return next();
-  const raw = await getRawInput();
-  if (typeof raw !== 'object' || raw === null) return next();
-  const decoded: Record<string, unknown> = { ...raw };
-  for (const name of names) {
-    const value = decoded[name];
-    if (typeof value !== 'string') continue;
-    try {
-      decoded[name] = decodeURIComponent(value);
-    } catch {
-      // A malformed escape stays as sent; validation or lookup then answers for it.
-    }
-  }
-  return next({ getRawInput: async () => decoded });
+/** The transport's own fix-up of the raw input, if it has one (REST decodes path parameters). */
+const transportInput = middleware(async ({ ctx, meta, getRawInput, next }) => {
+  const adapt = ctx.adaptInput;
+  if (!adapt) return next();
+  const adapted = adapt(await getRawInput(), meta?.openapi?.path);
+  return next({ getRawInput: async () => adapted });
 });
 
-export const publicProcedure = basePublic.use(observed).use(decodeRestPathParams);
+export const publicProcedure = basePublic.use(observed).use(transportInput);
 
 export const authedProcedure = publicProcedure
   .use(({ ctx, next }) => {

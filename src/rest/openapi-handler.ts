@@ -1,42 +1,46 @@
 // The REST adapter: trpc-to-openapi serves the routers on their exact legacy paths.
+// Unmatched paths fall through to the app's 404 (next()).
 //
-// trpc-to-openapi always writes errors as {...errorShape, message, code, issues}. Legacy
-// clients expect the reference's own bodies ({"detail": ...}, {"error": ...}), so the
-// error is mapped once (rest/errors.ts) and that body replaces the adapter's when the
-// response is written. Unmatched paths fall through to the app's 404 (next()).
+// trpc-to-openapi 3.3.0 always writes an error itself, as {...errorShape, message, code,
+// issues}: its hooks set the status and headers (responseMeta) or observe the error
+// (onError) but cannot choose the body, and the legacy bodies include a bare JSON string.
+// So onError remembers the request's error, and the adapter's final write is replaced by
+// the one REST error writer. This is the only place that intercepts a write.
 import type { NextFunction, Request, Response } from 'express';
-import type { TRPCError } from '@trpc/server';
 import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
 import { appRouter, PROCEDURES } from '../../routers/index.js';
-import { createContextFactory, type Deps } from '../context.js';
-import { toRestError, type RestError } from './errors.js';
+import type { Deps } from '../context.js';
+import { createRestContext } from './context.js';
+import { writeProcedureError } from './error-writer.js';
 
-const restErrors = new WeakMap<Request, RestError>();
+interface FailedCall {
+  error: unknown;
+  path: string | undefined;
+}
 
 export function createRestHandler(deps: Deps) {
+  const failures = new WeakMap<Request, FailedCall>();
   const handler = createOpenApiNodeHttpHandler({
     router: appRouter,
-    createContext: createContextFactory(deps, 'rest'),
+    createContext: createRestContext(deps),
     responseMeta: ({ paths, errors }) => {
       if (errors.length > 0) return {};
       const meta = paths?.[0] ? PROCEDURES.get(paths[0])?.meta : undefined;
       return meta?.successStatus ? { status: meta.successStatus } : {};
     },
     onError: ({ error, path, req }) => {
-      restErrors.set(req as Request, toRestError(error as TRPCError, path));
+      failures.set(req as Request, { error, path });
     },
   });
 
   return (req: Request, res: Response, next: NextFunction) => {
     const end = res.end.bind(res) as (...args: unknown[]) => Response;
     res.end = ((...args: unknown[]) => {
-      const mapped = restErrors.get(req);
-      if (mapped) {
-        res.statusCode = mapped.status;
-        for (const [name, value] of Object.entries(mapped.headers ?? {})) res.setHeader(name, value);
-        return end(JSON.stringify(mapped.body));
-      }
-      return end(...args);
+      res.end = end as Response['end'];
+      const failure = failures.get(req);
+      if (!failure) return end(...args);
+      writeProcedureError(res, failure.error, failure.path);
+      return res;
     }) as Response['end'];
     return handler(req, res, next);
   };

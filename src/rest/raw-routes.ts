@@ -4,15 +4,15 @@
 //   - POST /api/v1/webhooks/{sandbox_id}/events/{conversation_id}: the body is a JSON array;
 //   - GET /api/v1/webhooks/secrets: the token as text/plain (the SDK's LookupSecret reads the
 //     response text verbatim, so a JSON string would arrive with its quotes).
-import { TRPCError } from '@trpc/server';
-import express, { type Request, type Response, type Router } from 'express';
+import express, { type Request, type Router } from 'express';
 import { createCaller } from '../../routers/index.js';
-import { createContextFactory, type Deps } from '../context.js';
-import { toRestError } from './errors.js';
+import type { Deps } from '../context.js';
+import { createRestContext } from './context.js';
+import { writeProcedureError } from './error-writer.js';
 
 export function rawRoutes(deps: Deps): Router {
   const routes = express.Router();
-  const context = createContextFactory(deps, 'rest');
+  const context = createRestContext(deps);
   const callerFor = async (req: Request, signal?: AbortSignal) => createCaller(await context({ req }), signal ? { signal } : {});
 
   routes.post('/api/v1/app-conversations/stream-start', async (req, res) => {
@@ -32,7 +32,7 @@ export function rawRoutes(deps: Deps): Router {
       res.end(']');
     } catch (error) {
       if (res.headersSent) res.end(']');
-      else sendError(res, error, 'appConversations.start');
+      else writeProcedureError(res, error, 'appConversations.start');
     }
   });
 
@@ -47,7 +47,7 @@ export function rawRoutes(deps: Deps): Router {
         }),
       );
     } catch (error) {
-      sendError(res, error, 'webhooks.events');
+      writeProcedureError(res, error, 'webhooks.events');
     }
   });
 
@@ -57,16 +57,9 @@ export function rawRoutes(deps: Deps): Router {
       const token = await caller.webhooks.gitToken({});
       res.type('text/plain').send(token);
     } catch (error) {
-      sendError(res, error, 'webhooks.gitToken');
+      writeProcedureError(res, error, 'webhooks.gitToken');
     }
   });
 
   return routes;
-}
-
-function sendError(res: Response, error: unknown, procedurePath: string): void {
-  const trpcError = error instanceof TRPCError ? error : new TRPCError({ code: 'INTERNAL_SERVER_ERROR', cause: error });
-  const mapped = toRestError(trpcError, procedurePath);
-  for (const [name, value] of Object.entries(mapped.headers ?? {})) res.setHeader(name, value);
-  res.status(mapped.status).json(mapped.body);
 }

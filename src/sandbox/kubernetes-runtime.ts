@@ -101,7 +101,7 @@ export class KubernetesSandboxRuntime implements SandboxRuntime {
     try {
       await this.core.readNamespacedPersistentVolumeClaim({ namespace, name: workspaceClaimName(launch.sandboxId) });
     } catch (error) {
-      if (statusCode(error) === 404) throw new AppError('NOT_FOUND', 'Sandbox workspace is gone', { restBody: { detail: 'Not Found' } });
+      if (statusCode(error) === 404) throw new AppError('NOT_FOUND', 'Sandbox workspace is gone', { reason: 'sandbox_workspace_gone' });
       throw kubernetesError(error, 'resume the sandbox');
     }
     try {
@@ -217,7 +217,7 @@ export class KubernetesSandboxRuntime implements SandboxRuntime {
     }
     if (!this.synced) {
       const message = 'Kubernetes API unavailable: cannot read sandbox status';
-      throw new AppError('SERVICE_UNAVAILABLE', message, { restBody: { detail: message } });
+      throw new AppError('SERVICE_UNAVAILABLE', message);
     }
     return this.informer;
   }
@@ -274,7 +274,7 @@ export function kubernetesError(error: unknown, action: string): AppError {
     const detail = `Kubernetes rejected the request to ${action} (HTTP ${code}${why})`;
     return new AppError('INTERNAL_SERVER_ERROR', detail, { cause: error });
   }
-  return new AppError('SERVICE_UNAVAILABLE', message, { restBody: { detail: message }, cause: error });
+  return new AppError('SERVICE_UNAVAILABLE', message, { cause: error });
 }
 
 /** The Status message of an API error (e.g. 'RuntimeClass "x" not found'); never holds secrets, which stay in the Secret. */

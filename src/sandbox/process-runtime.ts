@@ -98,7 +98,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
     const current = await this.state(launch.sandboxId, 'running');
     if (current.status === 'RUNNING' || current.status === 'STARTING') return;
     if (!fs.existsSync(this.sandboxDir(launch.sandboxId))) {
-      throw new AppError('NOT_FOUND', 'Sandbox workspace is gone', { restBody: { detail: 'Not Found' } });
+      throw new AppError('NOT_FOUND', 'Sandbox workspace is gone', { reason: 'sandbox_workspace_gone' });
     }
     await this.launch(launch);
   }
@@ -272,7 +272,7 @@ function runSetupScript(options: ProcessRuntimeOptions): Promise<string> {
         ? 'The local sandbox runtime needs Python >= 3.12 to run the OpenHands agent server, and none was found ' +
           '(looked for python3.13/python3.12 on PATH and ~/.pyenv/versions/3.12+). Install one or set AGENT_SERVER_PYTHON.'
         : `Installing the OpenHands agent server failed (exit ${code}): ${stderr.trim().split('\n').slice(-3).join(' ')}`;
-      reject(new AppError('SERVICE_UNAVAILABLE', message, { restBody: { detail: message } }));
+      reject(new AppError('SERVICE_UNAVAILABLE', message));
     });
   });
 }

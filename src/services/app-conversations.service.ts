@@ -163,7 +163,7 @@ export class AppConversationsService {
     let last = '';
     for (;;) {
       const task = await this.getTask(userId, taskId);
-      if (!task) throw new AppError('NOT_FOUND', 'Start task not found', { restBody: { detail: 'Not Found' } });
+      if (!task) throw new AppError('NOT_FOUND', 'Start task not found', { reason: 'start_task_not_found' });
       const snapshot = JSON.stringify(task);
       if (snapshot !== last) {
         last = snapshot;

@@ -19,14 +19,10 @@ export class ConversationsService {
   async create(userId: string, input: NewConversationInput) {
     const settings = await this.settings.resolve(userId);
     if (!settings) {
-      throw new AppError('BAD_REQUEST', 'Settings not found', {
-        restBody: { status: 'error', message: 'Settings not found', msg_id: 'CONFIGURATION$SETTINGS_NOT_FOUND' },
-      });
+      throw new AppError('BAD_REQUEST', 'Settings not found', { reason: 'settings_not_found' });
     }
     if (!hasUsableLlmKey(settings, settings.llm_model ?? '')) {
-      throw new AppError('BAD_REQUEST', LLM_KEY_MISSING, {
-        restBody: { status: 'error', message: LLM_KEY_MISSING, msg_id: 'STATUS$ERROR_LLM_AUTHENTICATION' },
-      });
+      throw new AppError('BAD_REQUEST', LLM_KEY_MISSING, { reason: 'llm_key_missing' });
     }
     let repository = input.repository ?? null;
     let provider = input.git_provider ?? null;
@@ -44,8 +40,7 @@ export class ConversationsService {
       provider ??= input.suggested_task.git_provider;
     }
     if (repository && !(await this.gitProviders.repositoryAccess(userId, repository, provider))) {
-      // Legacy: the reference answers a bare JSON string here.
-      throw new AppError('UNAUTHORIZED', `Unable to access repo ${repository}`, { restBody: `Unable to access repo ${repository}` });
+      throw new AppError('UNAUTHORIZED', `Unable to access repo ${repository}`, { reason: 'repository_access_denied' });
     }
     const content: { type: 'text'; text: string }[] = [];
     if (input.conversation_instructions)
@@ -123,9 +118,7 @@ export class ConversationsService {
   async setTitle(userId: string, id: string, title: string): Promise<boolean> {
     validateConversationId(id);
     if (!(await this.appConversations.setTitle(userId, id, title))) {
-      throw new AppError('NOT_FOUND', 'Conversation not found', {
-        restBody: { status: 'error', message: 'Conversation not found', msg_id: 'CONVERSATION$NOT_FOUND' },
-      });
+      throw new AppError('NOT_FOUND', 'Conversation not found', { reason: 'conversation_not_found' });
     }
     return true;
   }
@@ -163,10 +156,10 @@ export function toConversationInfo(c: AppConversation): ConversationInfo {
   };
 }
 
-/** Reference path checks on conversation ids, answered with 400 {"detail": ...}. */
+/** Reference path checks on conversation ids. */
 function validateConversationId(id: string): void {
   const fail = (detail: string) => {
-    throw new AppError('BAD_REQUEST', detail, { restBody: { detail } });
+    throw new AppError('BAD_REQUEST', detail);
   };
   if (id.length > 100) fail('Conversation ID is too long');
   if (id.includes('\0')) fail('Conversation ID contains invalid characters');

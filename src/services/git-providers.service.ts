@@ -105,13 +105,11 @@ export class GitProvidersService {
     const result = await probeToken(provider, token, host, this.providers);
     if (result === 'invalid') {
       throw new AppError('UNAUTHORIZED', `Invalid token. Please make sure it is a valid ${provider} token.`, {
-        restBody: { error: `Invalid token. Please make sure it is a valid ${provider} token.` },
+        reason: 'invalid_provider_token',
       });
     }
     if (result === 'unreachable') {
-      throw new AppError('BAD_GATEWAY', `Could not reach ${provider} to validate the token`, {
-        restBody: { error: `Could not reach ${provider} to validate the token` },
-      });
+      throw new AppError('BAD_GATEWAY', `Could not reach ${provider} to validate the token`, { reason: 'provider_unreachable' });
     }
   }
 }

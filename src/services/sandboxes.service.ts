@@ -36,7 +36,7 @@ export class SandboxesService {
 
   async start(userId: string, specId?: string | null): Promise<SandboxInfo> {
     const spec = specId ? this.specs.find(specId) : this.specs.default;
-    if (!spec) throw notFound(`Sandbox spec not found: ${specId}`);
+    if (!spec) throw new AppError('NOT_FOUND', `Sandbox spec not found: ${specId}`, { reason: 'sandbox_spec_not_found' });
     await this.enforceLimit(userId);
     const sandboxId = crypto.randomBytes(16).toString('hex');
     const sessionApiKey = randomBase62(43);
@@ -143,13 +143,13 @@ export class SandboxesService {
     const running = states.filter((s) => s.status === 'RUNNING' || s.status === 'STARTING').length;
     if (running >= this.settings.maxRunningPerUser) {
       const detail = `Sandbox limit reached (${running} running)`;
-      throw new AppError('TOO_MANY_REQUESTS', detail, { restBody: { detail }, headers: { 'retry-after': String(RETRY_AFTER_SECONDS) } });
+      throw new AppError('TOO_MANY_REQUESTS', detail, { retryAfterSeconds: RETRY_AFTER_SECONDS });
     }
   }
 
   private async record(userId: string, sandboxId: string): Promise<SandboxRecord> {
     const record = await this.models.Sandbox.findOne({ _id: sandboxId, userId }).lean<SandboxRecord>();
-    if (!record) throw notFound('Sandbox not found');
+    if (!record) throw new AppError('NOT_FOUND', 'Sandbox not found', { reason: 'sandbox_not_found' });
     return record;
   }
 
@@ -184,5 +184,3 @@ export class SandboxesService {
 }
 
 export const keyContext = (sandboxId: string) => `sandbox:${sandboxId}:session_api_key`;
-
-const notFound = (message: string) => new AppError('NOT_FOUND', message, { restBody: { detail: 'Not Found' } });

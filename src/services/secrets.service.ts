@@ -71,9 +71,6 @@ export class SecretsService {
 // The context is per user, not per name, so a rename keeps the ciphertext valid.
 export const secretValueContext = (userId: string) => `secret:${userId}`;
 
-// Legacy bodies: "already exists" uses the key "message", "not found" uses "error" (B.3.4).
-const alreadyExists = (name: string) =>
-  new AppError('CONFLICT', `Secret ${name} already exists`, { restStatus: 400, restBody: { message: `Secret ${name} already exists` } });
+const alreadyExists = (name: string) => new AppError('CONFLICT', `Secret ${name} already exists`, { reason: 'secret_exists' });
 
-const notFound = (id: string) =>
-  new AppError('NOT_FOUND', `Secret with ID ${id} not found`, { restBody: { error: `Secret with ID ${id} not found` } });
+const notFound = (id: string) => new AppError('NOT_FOUND', `Secret with ID ${id} not found`, { reason: 'secret_not_found' });

@@ -46,7 +46,7 @@ export class SettingsService {
       this.gitProviders.providerTokensSet(userId),
     ]);
     if (!stored) {
-      throw new AppError('NOT_FOUND', 'Settings not found', { restBody: { error: 'Settings not found' } });
+      throw new AppError('NOT_FOUND', 'Settings not found', { reason: 'settings_not_found' });
     }
     return toDto(stored, providerTokensSet);
   }

@@ -10,7 +10,7 @@ import type { SandboxesService } from './sandboxes.service.js';
 import type { StoredConversation } from './app-conversations.service.js';
 import type { ProviderType } from '../../contract/common.schema.js';
 
-const unauthorized = () => new AppError('UNAUTHORIZED', 'Unauthorized', { restBody: { detail: 'Unauthorized' } });
+const unauthorized = () => new AppError('UNAUTHORIZED', 'Unauthorized');
 const TITLE_LENGTH = 50;
 
 interface AgentEvent {
@@ -101,7 +101,7 @@ export class WebhooksService {
     const claims = accessToken ? this.accessTokens.verify(accessToken) : null;
     if (!claims) throw unauthorized();
     const token = (await this.gitProviders.resolve(claims.sub))[claims.provider as ProviderType]?.token;
-    if (!token) throw new AppError('NOT_FOUND', 'No such provider', { restBody: { detail: 'No such provider' } });
+    if (!token) throw new AppError('NOT_FOUND', 'No such provider');
     return token;
   }
 }

@@ -1,0 +1,151 @@
+// The legacy REST answer of every domain error the reference answers in its own shape, row by
+// row, plus the defaults and the precedence between a router's row and the '*' rows.
+import { TRPCError } from '@trpc/server';
+import { describe, expect, it } from 'vitest';
+import { AppError, InputIssuesError, toTRPCError, type AppErrorCode, type ErrorReason } from '../../src/errors.js';
+import { LEGACY_ANSWERS, toRestError } from '../../src/rest/legacy-errors.js';
+
+const failed = (code: AppErrorCode, message: string, reason?: ErrorReason, retryAfterSeconds?: number) =>
+  toTRPCError(new AppError(code, message, { ...(reason ? { reason } : {}), ...(retryAfterSeconds ? { retryAfterSeconds } : {}) }));
+
+describe('legacy REST answers of domain errors', () => {
+  it.each([
+    ['settings.get', 'NOT_FOUND', 'Settings not found', 'settings_not_found', 404, { error: 'Settings not found' }],
+    ['settings.reset', 'GONE', 'Removed.', 'settings_reset_removed', 410, { error: 'Removed.' }],
+    ['secrets.create', 'CONFLICT', 'Secret A already exists', 'secret_exists', 400, { message: 'Secret A already exists' }],
+    ['secrets.update', 'CONFLICT', 'Secret A already exists', 'secret_exists', 400, { message: 'Secret A already exists' }],
+    ['secrets.delete', 'NOT_FOUND', 'Secret with ID x not found', 'secret_not_found', 404, { error: 'Secret with ID x not found' }],
+    ['gitProviders.add', 'UNAUTHORIZED', 'Invalid token.', 'invalid_provider_token', 401, { error: 'Invalid token.' }],
+    ['gitProviders.add', 'BAD_GATEWAY', 'Could not reach github', 'provider_unreachable', 502, { error: 'Could not reach github' }],
+    [
+      'conversations.create',
+      'BAD_REQUEST',
+      'Settings not found',
+      'settings_not_found',
+      400,
+      { status: 'error', message: 'Settings not found', msg_id: 'CONFIGURATION$SETTINGS_NOT_FOUND' },
+    ],
+    [
+      'conversations.create',
+      'BAD_REQUEST',
+      'No key',
+      'llm_key_missing',
+      400,
+      { status: 'error', message: 'No key', msg_id: 'STATUS$ERROR_LLM_AUTHENTICATION' },
+    ],
+    [
+      'conversations.update',
+      'NOT_FOUND',
+      'Conversation not found',
+      'conversation_not_found',
+      404,
+      { status: 'error', message: 'Conversation not found', msg_id: 'CONVERSATION$NOT_FOUND' },
+    ],
+    ['conversations.create', 'UNAUTHORIZED', 'Unable to access repo o/r', 'repository_access_denied', 401, 'Unable to access repo o/r'],
+    ['sandboxes.pause', 'NOT_FOUND', 'Sandbox not found', 'sandbox_not_found', 404, { detail: 'Not Found' }],
+    ['sandboxes.start', 'NOT_FOUND', 'Sandbox spec not found: x', 'sandbox_spec_not_found', 404, { detail: 'Not Found' }],
+    ['sandboxes.resume', 'NOT_FOUND', 'Sandbox workspace is gone', 'sandbox_workspace_gone', 404, { detail: 'Not Found' }],
+    ['appConversations.start', 'NOT_FOUND', 'Start task not found', 'start_task_not_found', 404, { detail: 'Not Found' }],
+  ] as const)('%s %s (%s) → its legacy answer', (path, code, message, reason, status, body) => {
+    expect(toRestError(failed(code, message, reason), path)).toEqual({ status, body });
+  });
+
+  it('has a test row above for every row of the table', () => {
+    const rows = Object.entries(LEGACY_ANSWERS).flatMap(([router, reasons]) => Object.keys(reasons).map((r) => `${router}:${r}`));
+    expect(rows.sort()).toEqual(
+      [
+        'settings:settings_not_found',
+        'settings:settings_reset_removed',
+        'secrets:secret_exists',
+        'secrets:secret_not_found',
+        'gitProviders:invalid_provider_token',
+        'gitProviders:provider_unreachable',
+        'conversations:settings_not_found',
+        'conversations:llm_key_missing',
+        'conversations:conversation_not_found',
+        'conversations:repository_access_denied',
+        '*:sandbox_not_found',
+        '*:sandbox_spec_not_found',
+        '*:sandbox_workspace_gone',
+        '*:start_task_not_found',
+      ].sort(),
+    );
+  });
+
+  it('picks the row by router: the same reason answers differently on another router', () => {
+    expect(toRestError(failed('NOT_FOUND', 'Settings not found', 'settings_not_found'), 'settings.get').body).toEqual({
+      error: 'Settings not found',
+    });
+    // No row for this router and none under '*': the default {"detail": message}.
+    expect(toRestError(failed('BAD_REQUEST', 'Settings not found', 'settings_not_found'), 'appConversations.start')).toEqual({
+      status: 400,
+      body: { detail: 'Settings not found' },
+    });
+  });
+
+  it("applies '*' rows on every router, and without a procedure path", () => {
+    for (const path of ['sandboxes.delete', 'conversations.delete', undefined]) {
+      expect(toRestError(failed('NOT_FOUND', 'Sandbox not found', 'sandbox_not_found'), path)).toEqual({
+        status: 404,
+        body: { detail: 'Not Found' },
+      });
+    }
+  });
+});
+
+describe('default REST answers', () => {
+  it('answers {"detail": message} with the code status for a domain error without a row', () => {
+    expect(toRestError(failed('CONFLICT', 'Spec gone'), 'sandboxes.resume')).toEqual({ status: 409, body: { detail: 'Spec gone' } });
+    expect(toRestError(failed('GONE', 'Gone'), 'sandboxes.resume')).toEqual({ status: 410, body: { detail: 'Gone' } });
+  });
+
+  it('sends Retry-After for a domain error with retryAfterSeconds', () => {
+    expect(toRestError(failed('TOO_MANY_REQUESTS', 'Sandbox limit reached (2 running)', undefined, 30), 'sandboxes.start')).toEqual({
+      status: 429,
+      body: { detail: 'Sandbox limit reached (2 running)' },
+      headers: { 'retry-after': '30' },
+    });
+  });
+
+  it('keeps 502 and 503 messages and hides other 5xx messages', () => {
+    expect(toRestError(failed('BAD_GATEWAY', 'Agent server unreachable'), 'x.y').body).toEqual({ detail: 'Agent server unreachable' });
+    expect(toRestError(failed('SERVICE_UNAVAILABLE', 'Kubernetes is down'), 'x.y').body).toEqual({ detail: 'Kubernetes is down' });
+    expect(toRestError(failed('INTERNAL_SERVER_ERROR', 'secret internals'), 'x.y')).toEqual({
+      status: 500,
+      body: { detail: 'Internal Server Error' },
+    });
+  });
+
+  it('answers tRPC errors that are not domain errors with the reason phrase, and anything else with a bare 500', () => {
+    expect(toRestError(new TRPCError({ code: 'UNAUTHORIZED', message: 'x' }), 'settings.get')).toEqual({
+      status: 401,
+      body: { detail: 'Unauthorized' },
+    });
+    expect(toRestError(new TRPCError({ code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Bad type' }), 'settings.save')).toEqual({
+      status: 415,
+      body: { detail: 'Bad type' },
+    });
+    expect(toRestError(new Error('boom with internals'), 'settings.get')).toEqual({
+      status: 500,
+      body: { detail: 'Internal Server Error' },
+    });
+  });
+
+  it('answers input validation with 422 and the field located in path, query or body', () => {
+    const invalid = (path: (string | number)[]) =>
+      new TRPCError({
+        code: 'BAD_REQUEST',
+        cause: new InputIssuesError([{ code: 'custom', path, message: 'String should not contain NUL characters' }]),
+      });
+    expect(toRestError(invalid(['secret_id']), 'secrets.update')).toEqual({
+      status: 422,
+      body: { detail: [{ type: 'value_error', loc: ['path', 'secret_id'], msg: 'String should not contain NUL characters' }] },
+    });
+    expect(toRestError(invalid(['name']), 'secrets.update').body).toEqual({
+      detail: [{ type: 'value_error', loc: ['body', 'name'], msg: 'String should not contain NUL characters' }],
+    });
+    expect(toRestError(invalid(['limit']), 'sandboxes.search').body).toEqual({
+      detail: [{ type: 'value_error', loc: ['query', 'limit'], msg: 'String should not contain NUL characters' }],
+    });
+  });
+});
