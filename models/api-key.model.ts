@@ -1,4 +1,4 @@
-import { Schema, type Connection } from 'mongoose';
+import { Schema, type Connection, type InferSchemaType } from 'mongoose';
 
 // An API key is "<prefix>_<keyId>_<secret>". Only the SHA-256 of the secret part is stored;
 // lookup is by key id, then the hashes are compared in constant time.
@@ -16,3 +16,5 @@ export const ApiKeySchema = new Schema(
 
 export const apiKeyModel = (conn: Connection) => conn.model('ApiKey', ApiKeySchema);
 export type ApiKeyModel = ReturnType<typeof apiKeyModel>;
+/** A stored API key as read with lean(). */
+export type ApiKeyRecord = InferSchemaType<typeof ApiKeySchema>;

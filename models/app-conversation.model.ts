@@ -1,4 +1,4 @@
-import { Schema, type Connection } from 'mongoose';
+import { Schema, type Connection, type InferSchemaType } from 'mongoose';
 
 // A V1 app conversation (API.md B.7.1). Its id is also the agent server's conversation id.
 export const AppConversationSchema = new Schema(
@@ -26,3 +26,5 @@ AppConversationSchema.index({ userId: 1, createdAt: -1 });
 
 export const appConversationModel = (conn: Connection) => conn.model('AppConversation', AppConversationSchema);
 export type AppConversationModel = ReturnType<typeof appConversationModel>;
+/** A stored app conversation as read with lean(). */
+export type AppConversationRecord = InferSchemaType<typeof AppConversationSchema>;

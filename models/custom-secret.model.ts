@@ -1,4 +1,4 @@
-import { Schema, type Connection } from 'mongoose';
+import { Schema, type Connection, type InferSchemaType } from 'mongoose';
 
 export const CustomSecretSchema = new Schema(
   {
@@ -15,3 +15,5 @@ CustomSecretSchema.index({ userId: 1, name: 1 }, { unique: true });
 
 export const customSecretModel = (conn: Connection) => conn.model('CustomSecret', CustomSecretSchema);
 export type CustomSecretModel = ReturnType<typeof customSecretModel>;
+/** A stored custom secret as read with lean(). */
+export type CustomSecretRecord = InferSchemaType<typeof CustomSecretSchema>;

@@ -1,4 +1,4 @@
-import { Schema, type Connection } from 'mongoose';
+import { Schema, type Connection, type InferSchemaType } from 'mongoose';
 
 const ProviderTokenSchema = new Schema(
   {
@@ -27,3 +27,5 @@ export const GitProviderTokensSchema = new Schema(
 
 export const gitProviderTokensModel = (conn: Connection) => conn.model('GitProviderTokens', GitProviderTokensSchema);
 export type GitProviderTokensModel = ReturnType<typeof gitProviderTokensModel>;
+/** A stored provider-token map as read with lean(). */
+export type GitProviderTokensRecord = InferSchemaType<typeof GitProviderTokensSchema>;

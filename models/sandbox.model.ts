@@ -1,4 +1,4 @@
-import { Schema, type Connection } from 'mongoose';
+import { Schema, type Connection, type InferSchemaType } from 'mongoose';
 
 // The service's record of a sandbox; live status comes from the runtime. `desired` is what
 // the owner last asked for, so a stopped sandbox reads PAUSED only when paused on purpose.
@@ -19,3 +19,5 @@ SandboxSchema.index({ userId: 1, createdAt: -1 });
 
 export const sandboxModel = (conn: Connection) => conn.model('Sandbox', SandboxSchema);
 export type SandboxModel = ReturnType<typeof sandboxModel>;
+/** A stored sandbox as read with lean(). */
+export type SandboxRecord = InferSchemaType<typeof SandboxSchema>;

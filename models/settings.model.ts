@@ -1,4 +1,4 @@
-import { Schema, type Connection } from 'mongoose';
+import { Schema, type Connection, type FlattenMaps, type InferSchemaType } from 'mongoose';
 
 // MCP config mirrors API.md B.4. Credential fields (api_key, env values) hold ciphertext.
 const SseServerSchema = new Schema({ url: { type: String, required: true }, api_key: { type: String, default: null } }, { _id: false });
@@ -62,3 +62,5 @@ export const SettingsSchema = new Schema(
 
 export const settingsModel = (conn: Connection) => conn.model('Settings', SettingsSchema);
 export type SettingsModel = ReturnType<typeof settingsModel>;
+/** A stored settings document as read with lean() (Map fields become plain objects). */
+export type SettingsRecord = FlattenMaps<InferSchemaType<typeof SettingsSchema>>;

@@ -1,4 +1,4 @@
-import { Schema, type Connection } from 'mongoose';
+import { Schema, type Connection, type InferSchemaType } from 'mongoose';
 
 // A durable start task (API.md B.7.1 AppConversationStartTask). The lease makes exactly one
 // replica work a task at a time; an expired lease lets another replica (or the restarted
@@ -31,3 +31,5 @@ StartTaskSchema.index({ conversationId: 1 });
 
 export const startTaskModel = (conn: Connection) => conn.model('StartTask', StartTaskSchema);
 export type StartTaskModel = ReturnType<typeof startTaskModel>;
+/** A stored start task as read with lean(). */
+export type StartTaskRecord = InferSchemaType<typeof StartTaskSchema>;

@@ -1,14 +1,13 @@
 // Per-user settings (API.md B.2 with the partial-update rules of A.2). Secrets are
 // encrypted before they reach the database and are never part of a returned DTO.
-import type { Models } from '../../models/index.js';
+import type { Models, SettingsRecord } from '../../models/index.js';
 import { SECRET_MASK } from '../../contract/common.schema.js';
-import type { McpConfig, McpConfigInput } from '../../contract/mcp.schema.js';
+import type { McpConfig } from '../../contract/mcp.schema.js';
 import type { SaveSettingsInput, Settings } from '../../contract/settings.schema.js';
 import type { SecretBox } from '../crypto.js';
 import { AppError } from '../errors.js';
 import type { GitProvidersService } from './git-providers.service.js';
-
-const SECRET_FIELDS = ['llm_api_key', 'search_api_key', 'sandbox_api_key'] as const;
+import { isSecretSettingsField, mapSettingsSecrets, mcpSecretAt, type McpLike, type SecretSlot } from './settings-secrets.js';
 
 // Defaults of the reference's Settings model for fields never saved.
 const DEFAULTS = {
@@ -17,14 +16,6 @@ const DEFAULTS = {
   enable_proactive_conversation_starters: true,
   enable_solvability_analysis: true,
 } as const;
-
-interface StoredMcp {
-  sse_servers?: { url: string; api_key?: string | null }[];
-  stdio_servers?: { name: string; command: string; args?: string[]; env?: Record<string, string> }[];
-  shttp_servers?: { url: string; api_key?: string | null; timeout?: number | null }[];
-}
-
-type StoredSettings = Record<string, unknown> & { mcp_config?: StoredMcp | null };
 
 /** Settings with secrets decrypted, for code that starts agents (never for responses). */
 export interface ResolvedSettings extends Omit<Settings, 'llm_api_key' | 'search_api_key' | 'sandbox_api_key'> {
@@ -42,7 +33,7 @@ export class SettingsService {
 
   async get(userId: string): Promise<Settings> {
     const [stored, providerTokensSet] = await Promise.all([
-      this.models.Settings.findOne({ userId }).lean<StoredSettings>(),
+      this.models.Settings.findOne({ userId }).lean(),
       this.gitProviders.providerTokensSet(userId),
     ]);
     if (!stored) {
@@ -55,21 +46,16 @@ export class SettingsService {
   async save(userId: string, input: SaveSettingsInput): Promise<void> {
     const set: Record<string, unknown> = { updatedAt: new Date() };
     const unset: Record<string, ''> = {};
-    let storedMcp: StoredMcp | null | undefined;
+    const storedMcp = input.mcp_config ? (await this.models.Settings.findOne({ userId }, { mcp_config: 1 }).lean())?.mcp_config : null;
+    const sealed = mapSettingsSecrets(userId, input, (value, at) => this.seal(value, at, storedMcp ?? null));
     for (const [field, value] of Object.entries(input)) {
       if (value === undefined) continue;
-      if ((SECRET_FIELDS as readonly string[]).includes(field)) {
-        if (value === null) continue;
-        const secret = String(value);
-        if (secret.trim() === '') unset[field] = '';
-        else set[field] = this.box.encrypt(secret, secretContext(userId, field));
+      if (isSecretSettingsField(field)) {
+        const ciphertext = sealed.fields[field];
+        if (ciphertext === null) unset[field] = '';
+        else if (ciphertext !== undefined) set[field] = ciphertext;
       } else if (field === 'mcp_config') {
-        if (value === null) {
-          set.mcp_config = null;
-        } else {
-          storedMcp ??= (await this.models.Settings.findOne({ userId }, { mcp_config: 1 }).lean<StoredSettings>())?.mcp_config;
-          set.mcp_config = this.sealMcp(userId, value as McpConfigInput, storedMcp ?? null);
-        }
+        set.mcp_config = sealed.mcp_config;
       } else {
         set[field] = value;
       }
@@ -84,65 +70,36 @@ export class SettingsService {
   /** Decrypted settings for starting agents; null before the first save. */
   async resolve(userId: string): Promise<ResolvedSettings | null> {
     const [stored, providerTokensSet] = await Promise.all([
-      this.models.Settings.findOne({ userId }).lean<StoredSettings>(),
+      this.models.Settings.findOne({ userId }).lean(),
       this.gitProviders.providerTokensSet(userId),
     ]);
     if (!stored) return null;
-    const masked = toDto(stored, providerTokensSet);
-    const secret = (field: (typeof SECRET_FIELDS)[number]) =>
-      typeof stored[field] === 'string' ? this.box.decrypt(stored[field] as string, secretContext(userId, field)) : null;
-    return {
-      ...masked,
-      llm_api_key: secret('llm_api_key'),
-      search_api_key: secret('search_api_key'),
-      sandbox_api_key: secret('sandbox_api_key'),
-      mcp_config: stored.mcp_config ? this.openMcp(userId, stored.mcp_config) : null,
-    };
+    const opened = mapSettingsSecrets(userId, stored, (value, at) =>
+      value ? this.box.decrypt(value, at.context) : at.kind === 'env' ? '' : null,
+    );
+    // Env slots always open to a string ("" when empty).
+    return { ...toDto(stored, providerTokensSet), ...opened.fields, mcp_config: (opened.mcp_config as McpConfig | undefined) ?? null };
   }
 
-  /** Encrypts MCP credentials; a masked value sent back keeps the stored credential. */
-  private sealMcp(userId: string, input: McpConfigInput, stored: StoredMcp | null): StoredMcp {
-    const context = mcpContext(userId);
-    const seal = (value: string | null | undefined, previous: string | null | undefined) => {
-      if (value === null || value === undefined || value === '') return null;
-      if (value === SECRET_MASK) return previous ?? null;
-      return this.box.encrypt(value, context);
-    };
-    const storedByUrl = (list: { url: string; api_key?: string | null }[] | undefined, url: string) =>
-      list?.find((s) => s.url === url)?.api_key;
-    return {
-      sse_servers: input.sse_servers.map((s) => ({ url: s.url, api_key: seal(s.api_key, storedByUrl(stored?.sse_servers, s.url)) })),
-      shttp_servers: input.shttp_servers.map((s) => ({
-        url: s.url,
-        api_key: seal(s.api_key, storedByUrl(stored?.shttp_servers, s.url)),
-        timeout: s.timeout,
-      })),
-      stdio_servers: input.stdio_servers.map((s) => {
-        const previousEnv = stored?.stdio_servers?.find((p) => p.name === s.name)?.env ?? {};
-        const env: Record<string, string> = {};
-        for (const [key, value] of Object.entries(s.env)) env[key] = seal(value, previousEnv[key]) ?? this.box.encrypt('', context);
-        return { name: s.name, command: s.command, args: s.args, env };
-      }),
-    };
-  }
-
-  private openMcp(userId: string, stored: StoredMcp): McpConfig {
-    const context = mcpContext(userId);
-    const open = (value: string | null | undefined) => (value ? this.box.decrypt(value, context) : null);
-    return {
-      sse_servers: (stored.sse_servers ?? []).map((s) => ({ url: s.url, api_key: open(s.api_key) })),
-      shttp_servers: (stored.shttp_servers ?? []).map((s) => ({ url: s.url, api_key: open(s.api_key), timeout: s.timeout ?? null })),
-      stdio_servers: (stored.stdio_servers ?? []).map((s) => ({
-        name: s.name,
-        command: s.command,
-        args: s.args ?? [],
-        env: Object.fromEntries(Object.entries(s.env ?? {}).map(([k, v]) => [k, open(v) ?? ''])),
-      })),
-    };
+  /**
+   * What a sent secret stores. Fields: null keeps, blank clears (null here), else ciphertext.
+   * MCP: empty stores null (an env value stores an encrypted ""), and the mask keeps the
+   * stored credential.
+   */
+  private seal(value: string | null | undefined, at: SecretSlot, storedMcp: McpLike | null): string | null | undefined {
+    if (at.kind === 'field') {
+      if (value === null || value === undefined) return undefined;
+      return value.trim() === '' ? null : this.box.encrypt(value, at.context);
+    }
+    let sealed: string | null;
+    if (value === null || value === undefined || value === '') sealed = null;
+    else if (value === SECRET_MASK) sealed = mcpSecretAt(storedMcp, at) ?? null;
+    else sealed = this.box.encrypt(value, at.context);
+    return sealed ?? (at.kind === 'env' ? this.box.encrypt('', at.context) : null);
   }
 }
 
-function toDto(stored: StoredSettings, providerTokensSet: Settings['provider_tokens_set']): Settings {
+function toDto(stored: SettingsRecord, providerTokensSet: Settings['provider_tokens_set']): Settings {
   return {
     language: str(stored.language),
     agent: str(stored.agent),
@@ -163,7 +120,7 @@ function toDto(stored: StoredSettings, providerTokensSet: Settings['provider_tok
     user_consents_to_analytics: bool(stored.user_consents_to_analytics),
     sandbox_base_container_image: str(stored.sandbox_base_container_image),
     sandbox_runtime_container_image: str(stored.sandbox_runtime_container_image),
-    mcp_config: stored.mcp_config ? maskMcp(stored.mcp_config) : null,
+    mcp_config: maskedMcp(stored),
     search_api_key: null,
     sandbox_api_key: null,
     max_budget_per_task: num(stored.max_budget_per_task),
@@ -178,18 +135,10 @@ function toDto(stored: StoredSettings, providerTokensSet: Settings['provider_tok
   };
 }
 
-function maskMcp(stored: StoredMcp): McpConfig {
-  const mask = (value: string | null | undefined) => (value ? SECRET_MASK : null);
-  return {
-    sse_servers: (stored.sse_servers ?? []).map((s) => ({ url: s.url, api_key: mask(s.api_key) })),
-    shttp_servers: (stored.shttp_servers ?? []).map((s) => ({ url: s.url, api_key: mask(s.api_key), timeout: s.timeout ?? null })),
-    stdio_servers: (stored.stdio_servers ?? []).map((s) => ({
-      name: s.name,
-      command: s.command,
-      args: s.args ?? [],
-      env: Object.fromEntries(Object.keys(s.env ?? {}).map((k) => [k, SECRET_MASK])),
-    })),
-  };
+/** Every MCP credential as the mask (env values always; an api_key when one is stored). */
+function maskedMcp(stored: SettingsRecord): McpConfig | null {
+  const masked = mapSettingsSecrets(stored.userId, stored, (value, at) => (at.kind === 'env' || value ? SECRET_MASK : null));
+  return (masked.mcp_config as McpConfig | undefined) ?? null; // env slots always map to a string
 }
 
 export const LLM_KEY_MISSING = 'Error authenticating with the LLM provider. Please check your API key';
@@ -199,9 +148,6 @@ export function hasUsableLlmKey(settings: Pick<ResolvedSettings, 'llm_api_key'>,
   // Reference: bedrock/ and lemonade/ models authenticate without an API key.
   return Boolean(settings.llm_api_key?.trim()) || /^(bedrock|lemonade)\//.test(model);
 }
-
-export const secretContext = (userId: string, field: string) => `settings:${userId}:${field}`;
-export const mcpContext = (userId: string) => `settings:${userId}:mcp_config`;
 
 const str = (v: unknown) => (typeof v === 'string' ? v : null);
 const num = (v: unknown) => (typeof v === 'number' ? v : null);
