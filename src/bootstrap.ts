@@ -8,7 +8,7 @@ import { connectDatabase, type Database } from './db/database.js';
 import { startEmbeddedMongo, type EmbeddedMongo } from './db/embedded-mongo.js';
 import type { Logger } from './logger.js';
 import { DEFAULT_USER_ID } from './services/api-keys.service.js';
-import type { Services } from './services/index.js';
+import type { Services } from './domain.js';
 
 export const ENCRYPTION_KEY_FILE = 'encryption.key';
 export const DEFAULT_API_KEY_FILE = 'default-api-key';

@@ -6,7 +6,7 @@ import type { Database } from './db/database.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
 import type { SandboxRuntime } from './sandbox/runtime.js';
-import type { Services } from './services/index.js';
+import type { Services } from './domain.js';
 
 export interface Deps {
   config: Config;

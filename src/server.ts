@@ -9,7 +9,7 @@ import type { Deps } from './context.js';
 import type { Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
 import { createSandboxRuntime } from './sandbox/index.js';
-import { createServices } from './services/index.js';
+import { createServices } from './domain.js';
 
 export interface RunningServer {
   url: string;

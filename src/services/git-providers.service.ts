@@ -1,7 +1,7 @@
 // Git provider tokens (API.md B.3.2-3.3, with A.2's distinct 502 for an unreachable
 // provider). Every token is checked against the provider's API before it is stored, and
 // the whole provider map is replaced in one atomic update.
-import type { Models } from '../../models/index.js';
+import type { GitProviderTokensRecord, Models } from '../../models/index.js';
 import type { ProviderType } from '../../contract/common.schema.js';
 import type { AddGitProvidersInput } from '../../contract/git-providers.schema.js';
 import type { Config } from '../config.js';
@@ -10,11 +10,7 @@ import { AppError } from '../errors.js';
 
 export type ProbeResult = 'valid' | 'invalid' | 'unreachable';
 
-interface StoredToken {
-  token: string;
-  host?: string | null;
-  user_id?: string | null;
-}
+type StoredToken = NonNullable<NonNullable<GitProviderTokensRecord['tokens']>[ProviderType]>;
 
 type StoredTokens = Partial<Record<ProviderType, StoredToken>>;
 
@@ -97,7 +93,7 @@ export class GitProvidersService {
 
   private async loadStored(userId: string): Promise<StoredTokens> {
     const doc = await this.models.GitProviderTokens.findOne({ userId }).lean();
-    const tokens = (doc?.tokens ?? {}) as Record<string, StoredToken | null | undefined>;
+    const tokens: Partial<Record<string, StoredToken | null>> = doc?.tokens ?? {};
     return Object.fromEntries(Object.entries(tokens).filter(([, t]) => t && t.token)) as StoredTokens;
   }
 

@@ -2,7 +2,7 @@
 // state, encrypted session key) and asks the runtime for live status. Another user's
 // sandbox behaves exactly as if absent.
 import crypto from 'node:crypto';
-import type { Models } from '../../models/index.js';
+import type { Models, SandboxRecord } from '../../models/index.js';
 import { pageOf, pageOffset } from '../../contract/common.schema.js';
 import type { SandboxInfo } from '../../contract/sandboxes.schema.js';
 import type { Config } from '../config.js';
@@ -11,15 +11,8 @@ import { AppError } from '../errors.js';
 import type { SandboxLaunch, SandboxRuntime, SandboxState } from '../sandbox/runtime.js';
 import type { SandboxSpecsService } from './sandbox-specs.service.js';
 
-interface SandboxRecord {
-  _id: string;
-  userId: string;
-  specId: string;
-  runtime: string;
-  sessionApiKey: string;
-  desired: 'running' | 'paused';
-  createdAt: Date;
-}
+/** What the service reads of a sandbox record (updatedAt is the database's own). */
+type SandboxFields = Omit<SandboxRecord, 'updatedAt'>;
 
 const RETRY_AFTER_SECONDS = 30;
 
@@ -40,7 +33,7 @@ export class SandboxesService {
     await this.enforceLimit(userId);
     const sandboxId = crypto.randomBytes(16).toString('hex');
     const sessionApiKey = randomBase62(43);
-    const record: SandboxRecord = {
+    const record: SandboxFields = {
       _id: sandboxId,
       userId,
       specId: spec.id,
@@ -64,14 +57,14 @@ export class SandboxesService {
   async search(userId: string, pageId: string | null | undefined, limit: number) {
     const offset = pageOffset(pageId);
     const [records, total] = await Promise.all([
-      this.models.Sandbox.find({ userId }).sort({ createdAt: -1, _id: 1 }).skip(offset).limit(limit).lean<SandboxRecord[]>(),
+      this.models.Sandbox.find({ userId }).sort({ createdAt: -1, _id: 1 }).skip(offset).limit(limit).lean(),
       this.models.Sandbox.countDocuments({ userId }),
     ]);
     return pageOf(await Promise.all(records.map((r) => this.withState(r))), offset, limit, total);
   }
 
   async batchGet(userId: string, ids: string[]): Promise<(SandboxInfo | null)[]> {
-    const records = await this.models.Sandbox.find({ userId, _id: { $in: ids } }).lean<SandboxRecord[]>();
+    const records = await this.models.Sandbox.find({ userId, _id: { $in: ids } }).lean();
     const byId = new Map(records.map((r) => [r._id, r]));
     return Promise.all(ids.map((id) => (byId.has(id) ? this.withState(byId.get(id)!) : null)));
   }
@@ -105,7 +98,7 @@ export class SandboxesService {
 
   /** Owner and session key of a sandbox, whoever owns it (webhook authentication). */
   async credentials(sandboxId: string): Promise<{ userId: string; sessionKey: string } | null> {
-    const record = await this.models.Sandbox.findOne({ _id: sandboxId }).lean<SandboxRecord>();
+    const record = await this.models.Sandbox.findOne({ _id: sandboxId }).lean();
     return record ? { userId: record.userId, sessionKey: this.box.decrypt(record.sessionApiKey, keyContext(sandboxId)) } : null;
   }
 
@@ -126,7 +119,7 @@ export class SandboxesService {
 
   /** Live status of several sandboxes of a user (MISSING for unknown ids). */
   async statuses(userId: string, sandboxIds: string[]): Promise<Map<string, SandboxState & { sessionKey: string | null }>> {
-    const records = await this.models.Sandbox.find({ userId, _id: { $in: [...new Set(sandboxIds)] } }).lean<SandboxRecord[]>();
+    const records = await this.models.Sandbox.find({ userId, _id: { $in: [...new Set(sandboxIds)] } }).lean();
     const result = new Map<string, SandboxState & { sessionKey: string | null }>();
     await Promise.all(
       records.map(async (r) => {
@@ -138,7 +131,7 @@ export class SandboxesService {
   }
 
   private async enforceLimit(userId: string): Promise<void> {
-    const candidates = await this.models.Sandbox.find({ userId, desired: 'running' }).lean<SandboxRecord[]>();
+    const candidates = await this.models.Sandbox.find({ userId, desired: 'running' }).lean();
     const states = await Promise.all(candidates.map((r) => this.runtime.state(r._id, r.desired)));
     const running = states.filter((s) => s.status === 'RUNNING' || s.status === 'STARTING').length;
     if (running >= this.settings.maxRunningPerUser) {
@@ -148,12 +141,12 @@ export class SandboxesService {
   }
 
   private async record(userId: string, sandboxId: string): Promise<SandboxRecord> {
-    const record = await this.models.Sandbox.findOne({ _id: sandboxId, userId }).lean<SandboxRecord>();
+    const record = await this.models.Sandbox.findOne({ _id: sandboxId, userId }).lean();
     if (!record) throw new AppError('NOT_FOUND', 'Sandbox not found', { reason: 'sandbox_not_found' });
     return record;
   }
 
-  private launch(record: SandboxRecord, sessionApiKey: string): SandboxLaunch {
+  private launch(record: SandboxFields, sessionApiKey: string): SandboxLaunch {
     const spec = this.specs.find(record.specId);
     if (!spec) throw new AppError('CONFLICT', `The sandbox's spec ${record.specId} is no longer configured`);
     return {
@@ -169,7 +162,7 @@ export class SandboxesService {
     return this.toInfo(record, await this.runtime.state(record._id, record.desired));
   }
 
-  private toInfo(record: SandboxRecord, state: SandboxState): SandboxInfo {
+  private toInfo(record: SandboxFields, state: SandboxState): SandboxInfo {
     return {
       id: record._id,
       created_by_user_id: record.userId,

@@ -4,8 +4,8 @@ import type { ConversationInfo, NewConversationInput } from '../../contract/conv
 import type { AppConversation, AppConversationStartRequest } from '../../contract/app-conversations.schema.js';
 import { AppError } from '../errors.js';
 import type { AppConversationsService } from './app-conversations.service.js';
-import type { GitProvidersService } from './git-providers.service.js';
-import { hasUsableLlmKey, LLM_KEY_MISSING, type SettingsService } from './settings.service.js';
+import type { GitProvidersService } from '../services/git-providers.service.js';
+import { hasUsableLlmKey, LLM_KEY_MISSING, type SettingsService } from '../services/settings.service.js';
 
 const PAGE_SIZE_DEFAULT = 20;
 

@@ -1,17 +1,18 @@
 // Webhooks from agent servers (API.md B.11): authenticated with the sandbox's own session
 // key, they keep a conversation's status, title and metrics current without wiping other
 // fields; and the secrets lookup serves GIT_TOKEN to a holder of a signed access token.
-import { secretsEqual } from '../crypto.js';
-import type { AccessTokens } from '../access-token.js';
-import { AppError } from '../errors.js';
-import type { Models } from '../../models/index.js';
-import type { GitProvidersService } from './git-providers.service.js';
-import type { SandboxesService } from './sandboxes.service.js';
-import type { StoredConversation } from './app-conversations.service.js';
 import type { ProviderType } from '../../contract/common.schema.js';
+import type { AccessTokens } from '../access-token.js';
+import { secretsEqual } from '../crypto.js';
+import { AppError } from '../errors.js';
+import type { GitProvidersService } from '../services/git-providers.service.js';
+import type { SandboxesService } from '../services/sandboxes.service.js';
+import type { ConversationStore, StoredConversation } from './store.js';
 
 const unauthorized = () => new AppError('UNAUTHORIZED', 'Unauthorized');
 const TITLE_LENGTH = 50;
+
+type ReportedFields = Partial<Pick<StoredConversation, 'execution_status' | 'title' | 'metrics'>>;
 
 interface AgentEvent {
   kind?: string;
@@ -23,7 +24,7 @@ interface AgentEvent {
 
 export class WebhooksService {
   constructor(
-    private readonly models: Models,
+    private readonly store: ConversationStore,
     private readonly sandboxes: SandboxesService,
     private readonly gitProviders: GitProvidersService,
     private readonly accessTokens: AccessTokens,
@@ -41,38 +42,23 @@ export class WebhooksService {
   async conversation(sandboxId: string, userId: string, info: Record<string, unknown>): Promise<void> {
     const id = normaliseId(info.id);
     if (!id) throw new AppError('BAD_REQUEST', 'Conversation info without an id');
-    const existing = await this.models.AppConversation.findOne({ _id: id }).lean<StoredConversation>();
+    const existing = await this.store.conversationById(id);
     if (existing && existing.userId !== userId) throw unauthorized();
-    const set: Record<string, unknown> = { updatedAt: new Date() };
+    const set: ReportedFields = {};
     if (typeof info.execution_status === 'string') set.execution_status = info.execution_status;
     if (typeof info.title === 'string' && info.title.trim()) set.title = info.title.trim();
     const metrics = metricsOf(info);
     if (metrics) set.metrics = metrics;
     const llm = (info.agent as { llm?: { model?: string } } | undefined)?.llm;
-    await this.models.AppConversation.updateOne(
-      { _id: id },
-      {
-        $set: set,
-        $setOnInsert: {
-          userId,
-          sandboxId,
-          createdAt: new Date(),
-          llm_model: llm?.model ?? null,
-          pr_number: [],
-          ...(set.title ? {} : { title: null }),
-          ...(set.metrics ? {} : { metrics: null }),
-        },
-      },
-      { upsert: true },
-    );
+    await this.store.saveReportedConversation(id, { userId, sandboxId }, set, llm?.model ?? null);
   }
 
   /** A batch of agent events: execution status, title and metrics changes. */
   async events(userId: string, conversationId: string, events: AgentEvent[]): Promise<void> {
     const id = normaliseId(conversationId);
-    const conversation = await this.models.AppConversation.findOne({ _id: id, userId }).lean<StoredConversation>();
+    const conversation = id ? await this.store.conversation(userId, id) : null;
     if (!conversation) return; // not (yet) ours to track; the agent server retries nothing for a 200
-    const set: Record<string, unknown> = {};
+    const set: ReportedFields = {};
     let title = conversation.title;
     for (const event of events) {
       if (event.kind === 'ConversationStateUpdateEvent') {
@@ -93,7 +79,7 @@ export class WebhooksService {
       }
     }
     if (Object.keys(set).length === 0) return;
-    await this.models.AppConversation.updateOne({ _id: id, userId }, { $set: { ...set, updatedAt: new Date() } });
+    await this.store.updateConversation(userId, conversation._id, set);
   }
 
   /** The user's current token for the provider named in a valid access token. */

@@ -1,0 +1,223 @@
+// V1 app conversations and their start tasks (API.md B.7): creating a task, reading tasks
+// and conversations with live sandbox and execution status. The work itself is done by the
+// start workflow (start-workflow.ts) through the lease queue.
+import crypto from 'node:crypto';
+import type {
+  AppConversation,
+  AppConversationStartRequest,
+  AppConversationStartTask,
+  ConversationFilters,
+  StartTaskFilters,
+} from '../../contract/app-conversations.schema.js';
+import { pageOf, pageOffset } from '../../contract/common.schema.js';
+import type { McpConfigInput } from '../../contract/mcp.schema.js';
+import { AgentServerClient } from '../agent-server/client.js';
+import { AppError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { SandboxesService } from '../services/sandboxes.service.js';
+import { LiveStatus } from './live-status.js';
+import { TERMINAL, type ConversationSearch, type ConversationStore, type StartTask, type TaskSortOrder } from './store.js';
+
+const hexId = () => crypto.randomBytes(16).toString('hex');
+
+export class AppConversationsService {
+  private readonly live: LiveStatus;
+
+  constructor(
+    private readonly store: ConversationStore,
+    private readonly sandboxes: SandboxesService,
+    /** Tells the start-task queue that work was added. */
+    private readonly kick: () => void,
+    private readonly log: Logger,
+  ) {
+    this.live = new LiveStatus(store, sandboxes);
+  }
+
+  /** Persists a start task (WORKING) and returns it at once; the queue picks it up. */
+  async start(
+    userId: string,
+    input: AppConversationStartRequest,
+    mcpOverride: McpConfigInput | null = null,
+  ): Promise<AppConversationStartTask> {
+    const request = { ...input };
+    if (request.parent_conversation_id) {
+      // Sub-conversation: inherit what the request leaves out from the parent (reference).
+      const parent = await this.store.conversation(userId, request.parent_conversation_id);
+      if (!parent) throw new AppError('NOT_FOUND', `Parent conversation not found: ${request.parent_conversation_id}`);
+      request.sandbox_id ??= parent.sandboxId;
+      request.selected_repository ??= parent.selected_repository;
+      request.selected_branch ??= parent.selected_branch;
+      request.git_provider ??= parent.git_provider as AppConversationStartRequest['git_provider'];
+      request.llm_model ??= parent.llm_model;
+    }
+    const now = new Date();
+    const task = await this.store.createTask(
+      { _id: hexId(), userId, status: 'WORKING', request, conversationId: hexId(), createdAt: now, updatedAt: now },
+      mcpOverride,
+    );
+    this.kick();
+    return toTask(task);
+  }
+
+  async conversationIdOfTask(userId: string, taskId: string): Promise<string | null> {
+    return (await this.store.task(userId, taskId))?.conversationId ?? null;
+  }
+
+  /** The V0 list: newest first, with the V0 filters. */
+  async searchFiltered(
+    userId: string,
+    f: {
+      offset: number;
+      limit: number;
+      selected_repository?: string | undefined;
+      trigger?: string | undefined;
+      include_sub_conversations: boolean;
+    },
+  ): Promise<{ items: AppConversation[]; nextOffset: number | null }> {
+    const search = { selected_repository: f.selected_repository, trigger: f.trigger, topLevelOnly: !f.include_sub_conversations };
+    const { items, total } = await this.page(userId, search, f.offset, f.limit);
+    return { items, nextOffset: f.offset + f.limit < total ? f.offset + f.limit : null };
+  }
+
+  /** One page of conversations, newest first, with live status (sub_conversation_ids left empty). */
+  private async page(userId: string, search: ConversationSearch, offset: number, limit: number) {
+    const { records, total } = await this.store.searchConversations(userId, search, offset, limit);
+    return { items: await this.live.of(userId, records, false), total };
+  }
+
+  async getTask(userId: string, taskId: string): Promise<AppConversationStartTask | null> {
+    const task = await this.store.task(userId, taskId);
+    return task ? toTask(task) : null;
+  }
+
+  async batchGetTasks(userId: string, ids: string[]): Promise<(AppConversationStartTask | null)[]> {
+    const byId = new Map((await this.store.tasksByIds(userId, ids)).map((t) => [t._id, t]));
+    return ids.map((id) => (byId.has(id) ? toTask(byId.get(id)!) : null));
+  }
+
+  async searchTasks(userId: string, filters: StartTaskFilters & { sort_order: TaskSortOrder; page_id?: string | null; limit: number }) {
+    const offset = pageOffset(filters.page_id);
+    const { tasks, total } = await this.store.searchTasks(userId, filters, filters.sort_order, offset, filters.limit);
+    return pageOf(tasks.map(toTask), offset, filters.limit, total);
+  }
+
+  countTasks(userId: string, filters: StartTaskFilters): Promise<number> {
+    return this.store.countTasks(userId, filters);
+  }
+
+  /** Snapshots of a task until it is READY or ERROR (stream-start and the tRPC subscription). */
+  async *watchTask(userId: string, taskId: string, signal?: AbortSignal): AsyncGenerator<AppConversationStartTask> {
+    let last = '';
+    for (;;) {
+      const task = await this.getTask(userId, taskId);
+      if (!task) throw new AppError('NOT_FOUND', 'Start task not found', { reason: 'start_task_not_found' });
+      const snapshot = JSON.stringify(task);
+      if (snapshot !== last) {
+        last = snapshot;
+        yield task;
+      }
+      if (TERMINAL.includes(task.status) || signal?.aborted) return;
+      // Woken early by a change made in this process; the timeout covers work done by other replicas.
+      await new Promise<void>((resolve) => {
+        const unsubscribe = this.store.onTaskChange((id) => {
+          if (id === taskId) done();
+        });
+        const timer = setTimeout(() => done(), 500);
+        const done = () => {
+          clearTimeout(timer);
+          unsubscribe();
+          resolve();
+        };
+      });
+    }
+  }
+
+  async search(
+    userId: string,
+    filters: ConversationFilters & { page_id?: string | null; limit: number; include_sub_conversations: boolean },
+  ) {
+    const offset = pageOffset(filters.page_id);
+    // Reference: search results leave sub_conversation_ids empty.
+    const { items, total } = await this.page(
+      userId,
+      { ...filters, topLevelOnly: !filters.include_sub_conversations },
+      offset,
+      filters.limit,
+    );
+    return pageOf(items, offset, filters.limit, total);
+  }
+
+  count(userId: string, filters: ConversationFilters): Promise<number> {
+    return this.store.countConversations(userId, { ...filters, topLevelOnly: true });
+  }
+
+  async batchGet(userId: string, ids: string[]): Promise<(AppConversation | null)[]> {
+    const items = await this.live.of(userId, await this.store.conversationsByIds(userId, ids), true);
+    const byId = new Map(items.map((c) => [c.id, c]));
+    return ids.map((id) => byId.get(id) ?? null);
+  }
+
+  async get(userId: string, id: string): Promise<AppConversation | null> {
+    return (await this.batchGet(userId, [id]))[0] ?? null;
+  }
+
+  /** Renames a conversation here and, best effort, on the agent server. */
+  async setTitle(userId: string, id: string, title: string): Promise<boolean> {
+    if (!(await this.store.updateConversation(userId, id, { title }))) return false;
+    const conversation = await this.get(userId, id);
+    if (conversation?.conversation_url && conversation.session_api_key) {
+      await new AgentServerClient(agentBase(conversation.conversation_url), conversation.session_api_key, 5_000)
+        .setTitle(id, title)
+        .catch(() => {});
+    }
+    return true;
+  }
+
+  /** Deletes the conversation, its start tasks and its sandbox; false when unknown. */
+  async delete(userId: string, id: string): Promise<boolean> {
+    const record = await this.store.conversation(userId, id);
+    // A conversation still starting exists only as its task.
+    if (!record) return (await this.store.deleteTasksOf(userId, id)) > 0;
+    const conversation = (await this.live.of(userId, [record], false))[0]!;
+    if (conversation.conversation_url && conversation.session_api_key) {
+      await new AgentServerClient(agentBase(conversation.conversation_url), conversation.session_api_key, 5_000)
+        .deleteConversation(id)
+        .catch(() => {});
+    }
+    await this.store.deleteConversation(userId, id);
+    await this.store.deleteTasksOf(userId, id);
+    if ((await this.store.countConversationsInSandbox(userId, record.sandboxId)) === 0) {
+      await this.sandboxes.delete(userId, record.sandboxId).catch((error: unknown) => {
+        if (!(error instanceof AppError && error.code === 'NOT_FOUND'))
+          this.log.warn({ err: error, sandboxId: record.sandboxId }, 'deleting the sandbox failed');
+      });
+    }
+    return true;
+  }
+
+  /** Start task that will create (or created) this conversation id. */
+  async taskForConversation(userId: string, conversationId: string): Promise<AppConversationStartTask | null> {
+    const task = await this.store.latestTaskOf(userId, conversationId);
+    return task ? toTask(task) : null;
+  }
+}
+
+export function toTask(task: StartTask): AppConversationStartTask {
+  return {
+    id: task._id,
+    created_by_user_id: task.userId,
+    status: task.status,
+    detail: task.detail ?? null,
+    app_conversation_id: task.app_conversation_id ?? null,
+    sandbox_id: task.sandbox_id ?? null,
+    agent_server_url: task.agent_server_url ?? null,
+    request: task.request as unknown as Record<string, unknown>,
+    created_at: task.createdAt.toISOString(),
+    updated_at: task.updatedAt.toISOString(),
+  };
+}
+
+/** "<agent url>/api/conversations/<id>" → "<agent url>". */
+function agentBase(conversationUrl: string): string {
+  return conversationUrl.replace(/\/api\/conversations\/[^/]+$/, '');
+}

@@ -1,0 +1,96 @@
+// A durable work queue over leased records. A record is claimed with a lease (an atomic
+// update in the store), the lease is renewed while the worker runs, and on stop the leases
+// of unfinished work are handed back so another replica takes it over at once. If this
+// process dies, the lease expires and any replica claims the record again. The queue knows
+// nothing of what the records are: the store claims them and the worker does the work.
+import crypto from 'node:crypto';
+import os from 'node:os';
+import type { Logger } from '../logger.js';
+
+export interface LeaseStore<T extends { _id: string }> {
+  /** Claims one record that is due, or null. */
+  claim(owner: string, leaseMs: number): Promise<T | null>;
+  renew(id: string, owner: string, leaseMs: number): Promise<void>;
+  release(ids: string[], owner: string): Promise<void>;
+}
+
+export interface LeaseQueueOptions<T extends { _id: string }> {
+  store: LeaseStore<T>;
+  /** Does the work. Writes that need the lease must check it and throw LeaseLost when it is gone. */
+  worker: (item: T, owner: string) => Promise<void>;
+  leaseMs: number;
+  pollMs: number;
+  maxConcurrent: number;
+  log: Logger;
+}
+
+/** Thrown by a worker whose lease another worker has taken over; that worker finishes the job. */
+export class LeaseLost extends Error {}
+
+export class LeaseQueue<T extends { _id: string }> {
+  /** This process's name on the leases it holds. */
+  readonly owner = `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`;
+  private readonly active = new Set<string>();
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = true;
+  private polling = false;
+
+  constructor(private readonly options: LeaseQueueOptions<T>) {}
+
+  start(): void {
+    this.stopped = false;
+    this.schedule(0);
+  }
+
+  /** Look for work now (called when work is added). */
+  kick(): void {
+    if (!this.stopped) this.schedule(0);
+  }
+
+  /** Stops claiming and hands the leases of unfinished work back for another replica. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    if (this.active.size > 0) await this.options.store.release([...this.active], this.owner);
+  }
+
+  private schedule(delayMs: number): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.poll(), delayMs);
+  }
+
+  private async poll(): Promise<void> {
+    if (this.polling || this.stopped) return;
+    this.polling = true;
+    try {
+      while (!this.stopped && this.active.size < this.options.maxConcurrent) {
+        const item = await this.options.store.claim(this.owner, this.options.leaseMs);
+        if (!item) break;
+        this.active.add(item._id);
+        void this.run(item).finally(() => this.active.delete(item._id));
+      }
+    } catch (error) {
+      this.options.log.warn({ err: error }, 'claiming work failed');
+    } finally {
+      this.polling = false;
+      if (!this.stopped) this.schedule(this.options.pollMs);
+    }
+  }
+
+  private async run(item: T): Promise<void> {
+    const { store, leaseMs, log } = this.options;
+    const renew = () =>
+      store
+        .renew(item._id, this.owner, leaseMs)
+        .catch((error: unknown) => log.warn({ err: error, id: item._id }, 'renewing a lease failed'));
+    const heartbeat = setInterval(() => void renew(), Math.max(250, leaseMs / 3));
+    try {
+      await this.options.worker(item, this.owner);
+    } catch (error) {
+      if (error instanceof LeaseLost) log.warn({ id: item._id }, 'lost a lease; another worker owns it now');
+      else log.error({ err: error, id: item._id }, 'worker failed');
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+}

@@ -1,0 +1,68 @@
+// Stored conversations as the API shows them: with the live status of their sandbox, the
+// agent server's execution status and, when asked, their sub-conversations.
+import type { AppConversation } from '../../contract/app-conversations.schema.js';
+import { AgentServerClient } from '../agent-server/client.js';
+import type { SandboxesService } from '../services/sandboxes.service.js';
+import type { ConversationStore, StoredConversation } from './store.js';
+
+export class LiveStatus {
+  constructor(
+    private readonly store: ConversationStore,
+    private readonly sandboxes: SandboxesService,
+  ) {}
+
+  async of(userId: string, records: StoredConversation[], withSubConversations: boolean): Promise<AppConversation[]> {
+    const states = await this.sandboxes.statuses(
+      userId,
+      records.map((r) => r.sandboxId),
+    );
+    const subs = withSubConversations
+      ? await this.store.subConversationsOf(
+          userId,
+          records.map((r) => r._id),
+        )
+      : [];
+    // One agent-server call per running sandbox for the live execution status.
+    const execution = new Map<string, string | null>();
+    const bySandbox = new Map<string, StoredConversation[]>();
+    for (const r of records) bySandbox.set(r.sandboxId, [...(bySandbox.get(r.sandboxId) ?? []), r]);
+    await Promise.all(
+      [...bySandbox].map(async ([sandboxId, conversations]) => {
+        const state = states.get(sandboxId);
+        const url = state?.internalUrl;
+        if (state?.status !== 'RUNNING' || !url || !state.sessionKey) return;
+        try {
+          const infos = await new AgentServerClient(url, state.sessionKey, 3_000).getConversations(conversations.map((c) => c._id));
+          infos.forEach((info, i) => execution.set(conversations[i]!._id, info?.execution_status ?? null));
+        } catch {
+          // Unreachable agent server: execution_status stays null (reference).
+        }
+      }),
+    );
+    return records.map((r) => {
+      const state = states.get(r.sandboxId);
+      const publicUrl = state?.status === 'RUNNING' ? state.exposedUrls?.find((u) => u.name === 'AGENT_SERVER')?.url : undefined;
+      return {
+        id: r._id,
+        created_by_user_id: r.userId,
+        sandbox_id: r.sandboxId,
+        selected_repository: r.selected_repository ?? null,
+        selected_branch: r.selected_branch ?? null,
+        git_provider: r.git_provider ?? null,
+        title: r.title ?? null,
+        trigger: r.trigger ?? null,
+        llm_model: r.llm_model ?? null,
+        pr_number: r.pr_number ?? [],
+        metrics: (r.metrics as Record<string, unknown> | null | undefined) ?? null,
+        parent_conversation_id: r.parent_conversation_id ?? null,
+        sub_conversation_ids: subs.filter((s) => s.parent_conversation_id === r._id).map((s) => s._id),
+        created_at: r.createdAt.toISOString(),
+        updated_at: r.updatedAt.toISOString(),
+        sandbox_status: state?.status ?? 'MISSING',
+        execution_status: execution.get(r._id) ?? null,
+        conversation_url: publicUrl ? `${publicUrl}/api/conversations/${r._id}` : null,
+        session_api_key: state?.sessionKey ?? null,
+      };
+    });
+  }
+}

@@ -1,0 +1,197 @@
+// The steps of a start task (API.md B.7.3 with A.2), run by the lease queue. Every step is
+// persisted before it runs, and every step is idempotent, so a task whose worker died is
+// redone from the top by whoever claims it next: an existing sandbox is reused, an existing
+// clone is kept, and the agent-server conversation id was chosen when the task was created.
+// A task that keeps failing that way, or outlives its deadline, ends in ERROR with the
+// reason: none stays in a working state.
+import type { StartTaskStatus } from '../../contract/app-conversations.schema.js';
+import type { AccessTokens } from '../access-token.js';
+import { AgentServerClient } from '../agent-server/client.js';
+import type { Config } from '../config.js';
+import { AppError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { GitProvidersService } from '../services/git-providers.service.js';
+import type { SandboxesService } from '../services/sandboxes.service.js';
+import type { SecretsService } from '../services/secrets.service.js';
+import { hasUsableLlmKey, LLM_KEY_MISSING, type ResolvedSettings, type SettingsService } from '../services/settings.service.js';
+import { startConversationRequest } from './agent-request.js';
+import { LeaseLost } from './lease-queue.js';
+import type { ConversationStore, StartTask, StartTaskUpdate } from './store.js';
+import * as scripts from './workspace-scripts.js';
+
+/** Start tasks one replica works at once. */
+export const CONCURRENT_STARTS = 4;
+const SANDBOX_POLL_MS = 500;
+const SETUP_SCRIPT_TIMEOUT_S = 600;
+
+export interface StartWorkflowDeps {
+  store: ConversationStore;
+  settings: SettingsService;
+  gitProviders: GitProvidersService;
+  secrets: SecretsService;
+  sandboxes: SandboxesService;
+  accessTokens: AccessTokens;
+  config: Config;
+  /** This service's base URL as sandboxes reach it (the GIT_TOKEN lookup). */
+  webUrl: () => string;
+  log: Logger;
+}
+
+/** Records a step; throws LeaseLost when another worker has taken the task over. */
+type Step = (status: StartTaskStatus, extra?: Omit<StartTaskUpdate, 'status'>) => Promise<void>;
+
+export class StartWorkflow {
+  constructor(private readonly deps: StartWorkflowDeps) {}
+
+  /** The lease queue's worker: takes a claimed task to READY, or to ERROR with the reason. */
+  async run(task: StartTask, owner: string): Promise<void> {
+    const { maxAttempts, deadlineMs } = this.deps.config.conversations;
+    const log = this.deps.log.child({ taskId: task._id, userId: task.userId });
+    const step: Step = async (status, extra = {}) => {
+      if (!(await this.deps.store.updateLeasedTask(task._id, owner, { status, ...extra }))) throw new LeaseLost();
+    };
+    try {
+      if (Date.now() - task.createdAt.getTime() > deadlineMs) {
+        throw new AppError('INTERNAL_SERVER_ERROR', `The start did not finish within ${Math.round(deadlineMs / 60_000)} minutes`);
+      }
+      if (task.attempts > maxAttempts) {
+        throw new AppError(
+          'INTERNAL_SERVER_ERROR',
+          `The start was interrupted ${task.attempts - 1} times (service restarts) and was given up`,
+        );
+      }
+      await this.execute(task, step, log);
+    } catch (error) {
+      if (error instanceof LeaseLost) throw error;
+      const detail = error instanceof AppError ? error.message : 'Unexpected error while starting the conversation';
+      if (!(error instanceof AppError)) log.error({ err: error }, 'start task failed');
+      else log.info({ detail }, 'start task failed');
+      await step('ERROR', { detail, leaseOwner: null, leaseExpiresAt: null }).catch(() => {});
+    }
+  }
+
+  private async execute(task: StartTask, step: Step, log: Logger): Promise<void> {
+    const request = task.request;
+    const settings = await this.deps.settings.resolve(task.userId);
+    if (!settings) throw new AppError('BAD_REQUEST', 'Settings not found: save your LLM settings first');
+    const model = request.llm_model || settings.llm_model;
+    if (!model) throw new AppError('BAD_REQUEST', 'No LLM model configured: set llm_model in your settings');
+    if (!hasUsableLlmKey(settings, model)) throw new AppError('BAD_REQUEST', LLM_KEY_MISSING, { reason: 'llm_key_missing' });
+
+    // 1. Sandbox: reuse the one recorded by an earlier attempt or given in the request.
+    await step('WAITING_FOR_SANDBOX');
+    let sandboxId = task.sandbox_id ?? request.sandbox_id ?? null;
+    if (!sandboxId) {
+      sandboxId = (await this.deps.sandboxes.start(task.userId)).id;
+    } else {
+      await this.deps.sandboxes.resume(task.userId, sandboxId).catch((error: unknown) => {
+        if (error instanceof AppError && error.code === 'NOT_FOUND') throw new AppError('NOT_FOUND', `Sandbox not found: ${sandboxId}`);
+        throw error;
+      });
+    }
+    await step('WAITING_FOR_SANDBOX', { sandbox_id: sandboxId });
+    const sandbox = await this.waitForSandbox(task.userId, sandboxId);
+    const agent = new AgentServerClient(sandbox.internalUrl ?? sandbox.publicUrl!, sandbox.sessionKey);
+
+    // 2. Repository.
+    await step('PREPARING_REPOSITORY');
+    const projectDir = await this.prepareRepository(task, settings, agent, sandbox.workingDir);
+
+    // 3. Setup script (its failure is reported in the log, not fatal, as in the reference).
+    await step('RUNNING_SETUP_SCRIPT');
+    const setup = await agent.bash(scripts.SETUP_SCRIPT, { cwd: projectDir, timeoutSeconds: SETUP_SCRIPT_TIMEOUT_S });
+    if (setup.exitCode !== 0) log.warn({ exitCode: setup.exitCode }, '.openhands/setup.sh failed');
+
+    // 4. Git hooks.
+    await step('SETTING_UP_GIT_HOOKS');
+    await agent.bash(scripts.INSTALL_PRE_COMMIT_HOOK, { cwd: projectDir, timeoutSeconds: 60 });
+
+    // 5. The agent-server conversation (idempotent: fixed id; 200 if it already exists).
+    await step('STARTING_CONVERSATION', { agent_server_url: sandbox.publicUrl });
+    await agent.startConversation(await this.conversationRequest(task, settings, model, projectDir));
+
+    await this.deps.store.saveStartedConversation(task, sandboxId, model);
+    await step('READY', { app_conversation_id: task.conversationId, leaseOwner: null, leaseExpiresAt: null });
+    log.info({ conversationId: task.conversationId }, 'conversation ready');
+  }
+
+  private async waitForSandbox(userId: string, sandboxId: string) {
+    const deadline = Date.now() + this.deps.config.sandbox.startupTimeoutMs + 5_000;
+    for (;;) {
+      const connection = await this.deps.sandboxes.connection(userId, sandboxId);
+      const { status, reason } = connection.state;
+      if (status === 'RUNNING' && (connection.internalUrl || connection.publicUrl)) return connection;
+      if (status === 'ERROR' || status === 'MISSING') {
+        throw new AppError('SERVICE_UNAVAILABLE', `Sandbox ${sandboxId} failed to start: ${reason ?? status}`);
+      }
+      if (Date.now() > deadline) throw new AppError('SERVICE_UNAVAILABLE', `Sandbox ${sandboxId} did not start in time (status ${status})`);
+      await new Promise((r) => setTimeout(r, SANDBOX_POLL_MS));
+    }
+  }
+
+  /** Clones (or initialises) the project; returns its directory, where the agent works. */
+  private async prepareRepository(task: StartTask, settings: ResolvedSettings, agent: AgentServerClient, workingDir: string) {
+    const request = task.request;
+    await runOrFail(agent, scripts.makeDir(workingDir), 'Could not create the working directory');
+    if (!request.selected_repository) {
+      await runOrFail(agent, scripts.gitInit(workingDir), 'git init failed', workingDir);
+      await configureIdentity(agent, settings, workingDir);
+      return workingDir;
+    }
+    const repository = request.selected_repository;
+    const access = await this.deps.gitProviders.repositoryAccess(task.userId, repository, request.git_provider ?? null);
+    if (!access) {
+      throw new AppError('UNAUTHORIZED', `Git provider authentication issue when getting remote URL: cannot access ${repository}`, {
+        reason: 'repository_access_denied',
+      });
+    }
+    const projectDir = scripts.projectDirOf(workingDir, repository);
+    // The token goes to git through a one-shot credential helper file (sent by file upload, so
+    // it appears in no command line or bash event) and is never written to the repository's config.
+    const cloned = await agent.bash(scripts.isCloned(projectDir), {});
+    if (cloned.exitCode !== 0) {
+      const helper = scripts.credentialHelperPath(workingDir, task._id);
+      await agent.uploadFile(helper, scripts.credentialHelper(access.username, access.password));
+      try {
+        await runOrFail(agent, scripts.cloneWithHelper(helper, access.cloneUrl, projectDir), `Could not clone ${access.cloneUrl}`);
+      } finally {
+        await agent.bash(scripts.removeFile(helper), {}).catch(() => {});
+      }
+    }
+    await configureIdentity(agent, settings, projectDir);
+    const branch = request.selected_branch;
+    const failure = `Could not check out ${branch ? `branch ${branch}` : 'a new workspace branch'}`;
+    await runOrFail(agent, scripts.checkout(branch, task._id), failure, projectDir);
+    return projectDir;
+  }
+
+  private async conversationRequest(task: StartTask, settings: ResolvedSettings, model: string, projectDir: string) {
+    const provider = task.request.git_provider;
+    return startConversationRequest({
+      conversationId: task.conversationId,
+      settings,
+      model,
+      tools: this.deps.config.conversations.agentTools,
+      mcp: this.deps.store.mcpOverrideOf(task) ?? settings.mcp_config,
+      projectDir,
+      initialMessage: task.request.initial_message,
+      secrets: await this.deps.secrets.resolve(task.userId),
+      gitTokenLookup: provider
+        ? { url: `${this.deps.webUrl()}/api/v1/webhooks/secrets`, accessToken: this.deps.accessTokens.sign(task.userId, provider) }
+        : null,
+    });
+  }
+}
+
+async function configureIdentity(agent: AgentServerClient, settings: ResolvedSettings, dir: string): Promise<void> {
+  const identity = scripts.gitIdentity(settings.git_user_name, settings.git_user_email);
+  if (identity) await runOrFail(agent, identity, 'Could not set the git identity', dir);
+}
+
+async function runOrFail(agent: AgentServerClient, command: string, failure: string, cwd?: string): Promise<void> {
+  const result = await agent.bash(command, { cwd, timeoutSeconds: 300 });
+  if (result.exitCode !== 0) {
+    const output = (result.stderr || result.stdout).trim().split('\n').slice(-3).join(' ');
+    throw new AppError('BAD_GATEWAY', `${failure}${output ? `: ${output}` : ''}`);
+  }
+}

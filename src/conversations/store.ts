@@ -1,0 +1,287 @@
+// The only code that reads and writes StartTask and AppConversation records. Records are
+// typed from the models; the two fields the models keep loose (a task's status and its
+// request) get their contract types here, once.
+import { EventEmitter } from 'node:events';
+import type { AppConversationRecord, Models, StartTaskRecord } from '../../models/index.js';
+import type {
+  AppConversationStartRequest,
+  ConversationFilters,
+  StartTaskFilters,
+  StartTaskStatus,
+} from '../../contract/app-conversations.schema.js';
+import type { McpConfig, McpConfigInput } from '../../contract/mcp.schema.js';
+import type { SecretBox } from '../crypto.js';
+import type { LeaseStore } from './lease-queue.js';
+
+export type StartTask = Omit<StartTaskRecord, 'status' | 'request'> & { status: StartTaskStatus; request: AppConversationStartRequest };
+export type NewStartTask = Pick<StartTask, '_id' | 'userId' | 'status' | 'request' | 'conversationId' | 'createdAt' | 'updatedAt'>;
+export type StartTaskUpdate = Partial<Pick<StartTask, 'status' | 'detail' | 'app_conversation_id' | 'sandbox_id' | 'agent_server_url'>> & {
+  leaseOwner?: null;
+  leaseExpiresAt?: null;
+};
+export type StoredConversation = AppConversationRecord;
+
+export const TERMINAL: StartTaskStatus[] = ['READY', 'ERROR'];
+
+/** Which conversations a search returns: the V1 filters, the V0 filters, and sub-conversations or not. */
+export interface ConversationSearch extends ConversationFilters {
+  selected_repository?: string | undefined;
+  trigger?: string | undefined;
+  topLevelOnly: boolean;
+}
+
+const TASK_SORT = {
+  CREATED_AT: { createdAt: 1 },
+  CREATED_AT_DESC: { createdAt: -1 },
+  UPDATED_AT: { updatedAt: 1 },
+  UPDATED_AT_DESC: { updatedAt: -1 },
+} as const;
+export type TaskSortOrder = keyof typeof TASK_SORT;
+
+const asTask = (record: StartTaskRecord) => record as StartTask;
+
+export class ConversationStore {
+  private readonly taskChanges = new EventEmitter().setMaxListeners(0);
+
+  constructor(
+    private readonly models: Models,
+    private readonly box: SecretBox,
+  ) {}
+
+  // ---- start tasks ----
+
+  /** A per-conversation MCP override is stored encrypted: it holds credentials. */
+  async createTask(task: NewStartTask, mcpOverride: McpConfigInput | null): Promise<StartTask> {
+    const record: StartTask = {
+      ...task,
+      detail: null,
+      app_conversation_id: null,
+      sandbox_id: null,
+      agent_server_url: null,
+      mcpConfig: mcpOverride ? this.box.encrypt(JSON.stringify(mcpOverride), mcpOverrideContext(task._id)) : null,
+      attempts: 0,
+      leaseOwner: null,
+      leaseExpiresAt: null,
+    };
+    await this.models.StartTask.create(record);
+    return record;
+  }
+
+  mcpOverrideOf(task: StartTask): McpConfig | null {
+    return task.mcpConfig ? (JSON.parse(this.box.decrypt(task.mcpConfig, mcpOverrideContext(task._id))) as McpConfig) : null;
+  }
+
+  async task(userId: string, taskId: string): Promise<StartTask | null> {
+    const record = await this.models.StartTask.findOne({ _id: taskId, userId }).lean();
+    return record ? asTask(record) : null;
+  }
+
+  async tasksByIds(userId: string, ids: string[]): Promise<StartTask[]> {
+    return (await this.models.StartTask.find({ userId, _id: { $in: ids } }).lean()).map(asTask);
+  }
+
+  async searchTasks(userId: string, filters: StartTaskFilters, sortOrder: TaskSortOrder, offset: number, limit: number) {
+    const query = taskQuery(userId, filters);
+    const [records, total] = await Promise.all([
+      this.models.StartTask.find(query)
+        .sort({ ...TASK_SORT[sortOrder], _id: 1 })
+        .skip(offset)
+        .limit(limit)
+        .lean(),
+      this.models.StartTask.countDocuments(query),
+    ]);
+    return { tasks: records.map(asTask), total };
+  }
+
+  countTasks(userId: string, filters: StartTaskFilters): Promise<number> {
+    return this.models.StartTask.countDocuments(taskQuery(userId, filters));
+  }
+
+  /** The newest task that will create (or created) this conversation id. */
+  async latestTaskOf(userId: string, conversationId: string): Promise<StartTask | null> {
+    const record = await this.models.StartTask.findOne({ userId, conversationId }).sort({ createdAt: -1 }).lean();
+    return record ? asTask(record) : null;
+  }
+
+  async deleteTasksOf(userId: string, conversationId: string): Promise<number> {
+    return (await this.models.StartTask.deleteMany({ userId, conversationId })).deletedCount;
+  }
+
+  // ---- start-task leases (see lease-queue.ts) ----
+
+  readonly taskLeases: LeaseStore<StartTask> = {
+    /** The oldest unfinished task whose lease is free or expired; the claim counts as an attempt. */
+    claim: async (owner, leaseMs) => {
+      const now = new Date();
+      const record = await this.models.StartTask.findOneAndUpdate(
+        { status: { $nin: TERMINAL }, $or: [{ leaseExpiresAt: null }, { leaseExpiresAt: { $lt: now } }] },
+        { $set: { leaseOwner: owner, leaseExpiresAt: new Date(now.getTime() + leaseMs) }, $inc: { attempts: 1 } },
+        { sort: { createdAt: 1 }, new: true },
+      ).lean();
+      return record ? asTask(record) : null;
+    },
+    renew: async (taskId, owner, leaseMs) => {
+      await this.models.StartTask.updateOne(
+        { _id: taskId, leaseOwner: owner },
+        { $set: { leaseExpiresAt: new Date(Date.now() + leaseMs) } },
+      );
+    },
+    release: async (taskIds, owner) => {
+      await this.models.StartTask.updateMany(
+        { _id: { $in: taskIds }, leaseOwner: owner },
+        { $set: { leaseOwner: null, leaseExpiresAt: null } },
+      );
+    },
+  };
+
+  /** Updates a task only while `owner` holds its lease; false when the lease was lost. */
+  async updateLeasedTask(taskId: string, owner: string, update: StartTaskUpdate): Promise<boolean> {
+    const result = await this.models.StartTask.updateOne(
+      { _id: taskId, leaseOwner: owner },
+      { $set: { updatedAt: new Date(), ...update } },
+    );
+    if (result.matchedCount === 0) return false;
+    this.taskChanges.emit('change', taskId);
+    return true;
+  }
+
+  /** Calls listener with the id of every task this process changes; returns the unsubscribe. */
+  onTaskChange(listener: (taskId: string) => void): () => void {
+    this.taskChanges.on('change', listener);
+    return () => this.taskChanges.off('change', listener);
+  }
+
+  // ---- app conversations ----
+
+  async conversation(userId: string, id: string): Promise<StoredConversation | null> {
+    return this.models.AppConversation.findOne({ _id: id, userId }).lean();
+  }
+
+  /** Whoever owns it (webhooks check the owner themselves). */
+  async conversationById(id: string): Promise<StoredConversation | null> {
+    return this.models.AppConversation.findOne({ _id: id }).lean();
+  }
+
+  async conversationsByIds(userId: string, ids: string[]): Promise<StoredConversation[]> {
+    return this.models.AppConversation.find({ userId, _id: { $in: ids } }).lean();
+  }
+
+  /** One page, newest first. */
+  async searchConversations(userId: string, search: ConversationSearch, offset: number, limit: number) {
+    const query = conversationQuery(userId, search);
+    const [records, total] = await Promise.all([
+      this.models.AppConversation.find(query).sort({ createdAt: -1, _id: 1 }).skip(offset).limit(limit).lean(),
+      this.models.AppConversation.countDocuments(query),
+    ]);
+    return { records, total };
+  }
+
+  countConversations(userId: string, search: ConversationSearch): Promise<number> {
+    return this.models.AppConversation.countDocuments(conversationQuery(userId, search));
+  }
+
+  async subConversationsOf(userId: string, parentIds: string[]): Promise<{ _id: string; parent_conversation_id?: string | null }[]> {
+    return this.models.AppConversation.find(
+      { userId, parent_conversation_id: { $in: parentIds } },
+      { _id: 1, parent_conversation_id: 1 },
+    ).lean();
+  }
+
+  async countConversationsInSandbox(userId: string, sandboxId: string): Promise<number> {
+    return this.models.AppConversation.countDocuments({ userId, sandboxId });
+  }
+
+  /** Records the conversation a task started (idempotent: a retried start overwrites its own record). */
+  async saveStartedConversation(task: StartTask, sandboxId: string, model: string): Promise<void> {
+    const request = task.request;
+    await this.models.AppConversation.updateOne(
+      { _id: task.conversationId },
+      {
+        $set: {
+          userId: task.userId,
+          sandboxId,
+          selected_repository: request.selected_repository ?? null,
+          selected_branch: request.selected_branch ?? null,
+          git_provider: request.git_provider ?? null,
+          trigger: request.trigger ?? null,
+          llm_model: model,
+          pr_number: request.pr_number ?? [],
+          parent_conversation_id: request.parent_conversation_id ?? null,
+          updatedAt: new Date(),
+        },
+        $setOnInsert: { createdAt: task.createdAt, title: null, metrics: null, execution_status: null },
+      },
+      { upsert: true },
+    );
+  }
+
+  /** Fields the agent server reports; a conversation it reports first is created for `userId`. */
+  async saveReportedConversation(
+    id: string,
+    owner: { userId: string; sandboxId: string },
+    set: Partial<Pick<StoredConversation, 'execution_status' | 'title' | 'metrics'>>,
+    llmModel: string | null,
+  ): Promise<void> {
+    await this.models.AppConversation.updateOne(
+      { _id: id },
+      {
+        $set: { updatedAt: new Date(), ...set },
+        $setOnInsert: {
+          userId: owner.userId,
+          sandboxId: owner.sandboxId,
+          createdAt: new Date(),
+          llm_model: llmModel,
+          pr_number: [],
+          ...(set.title ? {} : { title: null }),
+          ...(set.metrics ? {} : { metrics: null }),
+        },
+      },
+      { upsert: true },
+    );
+  }
+
+  /** Updates a user's conversation; false when there is none. */
+  async updateConversation(
+    userId: string,
+    id: string,
+    set: Partial<Pick<StoredConversation, 'execution_status' | 'title' | 'metrics'>>,
+  ): Promise<boolean> {
+    const result = await this.models.AppConversation.updateOne({ _id: id, userId }, { $set: { ...set, updatedAt: new Date() } });
+    return result.matchedCount > 0;
+  }
+
+  async deleteConversation(userId: string, id: string): Promise<void> {
+    await this.models.AppConversation.deleteOne({ _id: id, userId });
+  }
+}
+
+export const mcpOverrideContext = (taskId: string) => `task:${taskId}:mcp_config`;
+
+function dateRange(gte?: string, lt?: string) {
+  if (!gte && !lt) return undefined;
+  return { ...(gte ? { $gte: new Date(gte) } : {}), ...(lt ? { $lt: new Date(lt) } : {}) };
+}
+
+function conversationQuery(userId: string, s: ConversationSearch): Record<string, unknown> {
+  const query: Record<string, unknown> = { userId };
+  if (s.title__contains) query.title = { $regex: escapeRegex(s.title__contains), $options: 'i' };
+  const created = dateRange(s.created_at__gte, s.created_at__lt);
+  if (created) query.createdAt = created;
+  const updated = dateRange(s.updated_at__gte, s.updated_at__lt);
+  if (updated) query.updatedAt = updated;
+  if (s.selected_repository) query.selected_repository = s.selected_repository;
+  if (s.trigger) query.trigger = s.trigger;
+  if (s.topLevelOnly) query.parent_conversation_id = null;
+  return query;
+}
+
+function taskQuery(userId: string, f: StartTaskFilters): Record<string, unknown> {
+  const query: Record<string, unknown> = { userId };
+  if (f.conversation_id__eq) query.app_conversation_id = f.conversation_id__eq.replace(/-/g, '').toLowerCase();
+  if (f.created_at__gte) query.createdAt = { $gte: new Date(f.created_at__gte) };
+  return query;
+}
+
+function escapeRegex(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

@@ -1,0 +1,67 @@
+// The domain, wired: the services (src/services/) and, on top of them, the conversations
+// wing (src/conversations/). server.ts creates it; the request context carries it.
+import { AccessTokens } from './access-token.js';
+import type { Config } from './config.js';
+import { AppConversationsService } from './conversations/app-conversations.service.js';
+import { ConversationsService } from './conversations/conversations.service.js';
+import { LeaseQueue } from './conversations/lease-queue.js';
+import { CONCURRENT_STARTS, StartWorkflow } from './conversations/start-workflow.js';
+import { ConversationStore, type StartTask } from './conversations/store.js';
+import { WebhooksService } from './conversations/webhooks.service.js';
+import type { SecretBox } from './crypto.js';
+import type { Database } from './db/database.js';
+import type { Logger } from './logger.js';
+import type { SandboxRuntime } from './sandbox/runtime.js';
+import { ApiKeysService } from './services/api-keys.service.js';
+import { GitProvidersService } from './services/git-providers.service.js';
+import { SandboxSpecsService } from './services/sandbox-specs.service.js';
+import { SandboxesService } from './services/sandboxes.service.js';
+import { SecretsService } from './services/secrets.service.js';
+import { SettingsService } from './services/settings.service.js';
+
+export interface ServiceOptions {
+  db: Database;
+  box: SecretBox;
+  config: Config;
+  runtime: SandboxRuntime;
+  /** This service's base URL as sandboxes reach it (webhooks, secret lookups). */
+  webUrl: () => string;
+  log: Logger;
+}
+
+export function createServices({ db, box, config, runtime, webUrl, log }: ServiceOptions) {
+  const models = db.models;
+  const gitProviders = new GitProvidersService(models, box, config.providers);
+  const settings = new SettingsService(models, box, gitProviders);
+  const secrets = new SecretsService(models, box);
+  const sandboxSpecs = new SandboxSpecsService(config.sandbox);
+  const sandboxes = new SandboxesService(models, box, sandboxSpecs, runtime, config.sandbox, webUrl);
+
+  const accessTokens = new AccessTokens(box.deriveKey('git-token-lookup'), config.conversations.gitTokenTtlSeconds);
+  const store = new ConversationStore(models, box);
+  const startLog = log.child({ component: 'start-tasks' });
+  const workflow = new StartWorkflow({ store, settings, gitProviders, secrets, sandboxes, accessTokens, config, webUrl, log: startLog });
+  const startTasks = new LeaseQueue<StartTask>({
+    store: store.taskLeases,
+    worker: (task, owner) => workflow.run(task, owner),
+    leaseMs: config.conversations.leaseMs,
+    pollMs: config.conversations.pollMs,
+    maxConcurrent: CONCURRENT_STARTS,
+    log: startLog,
+  });
+  const appConversations = new AppConversationsService(store, sandboxes, () => startTasks.kick(), log);
+  return {
+    apiKeys: new ApiKeysService(models.ApiKey, config.auth.sessionApiKey),
+    settings,
+    gitProviders,
+    secrets,
+    sandboxSpecs,
+    sandboxes,
+    startTasks,
+    appConversations,
+    conversations: new ConversationsService(appConversations, settings, gitProviders),
+    webhooks: new WebhooksService(store, sandboxes, gitProviders, accessTokens),
+  };
+}
+
+export type Services = ReturnType<typeof createServices>;
