@@ -11,9 +11,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { freePort, PACKAGE_ROOT } from '../processes.js';
+import { freePort } from '../processes.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { installAgentServer } from './agent-server-setup.js';
 import type { SandboxLaunch, SandboxRuntime, SandboxSpec, SandboxState } from './runtime.js';
 
 interface Handle {
@@ -239,42 +240,12 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
 
   /** Installs the agent server venv on first use (scripts/setup-agent-server.sh). */
   private ensureAgentServer(): Promise<string> {
-    this.agentServerPython ??= runSetupScript(this.options).catch((error: unknown) => {
+    this.agentServerPython ??= installAgentServer(this.options).catch((error: unknown) => {
       this.agentServerPython = undefined; // let a later start try again (e.g. after installing Python)
       throw error;
     });
     return this.agentServerPython;
   }
-}
-
-function runSetupScript(options: ProcessRuntimeOptions): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', [path.join(PACKAGE_ROOT, 'scripts', 'setup-agent-server.sh')], {
-      env: {
-        ...process.env,
-        AGENT_CP_CACHE_DIR: options.cacheDir,
-        AGENT_SERVER_VERSION: options.agentServerVersion,
-        ...(options.agentServerPython ? { AGENT_SERVER_PYTHON: options.agentServerPython } : {}),
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c));
-    child.stderr.on('data', (c: Buffer) => {
-      stderr += c;
-      options.log.info({ setup: c.toString().trim() }, 'agent server setup');
-    });
-    child.on('exit', (code) => {
-      const python = stdout.trim().split('\n').pop() ?? '';
-      if (code === 0 && python) return resolve(python);
-      const message = stderr.includes('no usable Python >= 3.12')
-        ? 'The local sandbox runtime needs Python >= 3.12 to run the OpenHands agent server, and none was found ' +
-          '(looked for python3.13/python3.12 on PATH and ~/.pyenv/versions/3.12+). Install one or set AGENT_SERVER_PYTHON.'
-        : `Installing the OpenHands agent server failed (exit ${code}): ${stderr.trim().split('\n').slice(-3).join(' ')}`;
-      reject(new AppError('SERVICE_UNAVAILABLE', message));
-    });
-  });
 }
 
 async function isHealthy(port: number): Promise<boolean> {

@@ -1,0 +1,45 @@
+// Installs the OpenHands agent server for the process runtime (scripts/setup-agent-server.sh,
+// cached outside the work tree, keyed by version) and answers the venv's python.
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { AppError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { PACKAGE_ROOT } from '../processes.js';
+
+export interface AgentServerSetupOptions {
+  cacheDir: string;
+  agentServerVersion: string;
+  /** An interpreter >= 3.12 to use instead of probing PATH and pyenv. */
+  agentServerPython?: string | undefined;
+  log: Logger;
+}
+
+export function installAgentServer(options: AgentServerSetupOptions): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', [path.join(PACKAGE_ROOT, 'scripts', 'setup-agent-server.sh')], {
+      env: {
+        ...process.env,
+        AGENT_CP_CACHE_DIR: options.cacheDir,
+        AGENT_SERVER_VERSION: options.agentServerVersion,
+        ...(options.agentServerPython ? { AGENT_SERVER_PYTHON: options.agentServerPython } : {}),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c));
+    child.stderr.on('data', (c: Buffer) => {
+      stderr += c;
+      options.log.info({ setup: c.toString().trim() }, 'agent server setup');
+    });
+    child.on('exit', (code) => {
+      const python = stdout.trim().split('\n').pop() ?? '';
+      if (code === 0 && python) return resolve(python);
+      const message = stderr.includes('no usable Python >= 3.12')
+        ? 'The local sandbox runtime needs Python >= 3.12 to run the OpenHands agent server, and none was found ' +
+          '(looked for python3.13/python3.12 on PATH and ~/.pyenv/versions/3.12+). Install one or set AGENT_SERVER_PYTHON.'
+        : `Installing the OpenHands agent server failed (exit ${code}): ${stderr.trim().split('\n').slice(-3).join(' ')}`;
+      reject(new AppError('SERVICE_UNAVAILABLE', message));
+    });
+  });
+}
