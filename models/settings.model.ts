@@ -25,7 +25,7 @@ const McpConfigSchema = new Schema(
 );
 
 // One document per user. Only fields the user has saved are present; defaults are applied
-// when reading (services/settings.service.ts), so a partial save never writes defaults over
+// when reading (src/services/settings.service.ts), so a partial save never writes defaults over
 // stored values. llm_api_key, search_api_key and sandbox_api_key hold ciphertext.
 export const SettingsSchema = new Schema(
   {

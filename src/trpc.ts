@@ -1,5 +1,5 @@
-// tRPC initialisation: the single initTRPC of the service. Routers import only from here
-// and from procedures.ts.
+// tRPC initialisation: the single initTRPC of the service. Routers take the tRPC core only
+// from here and from procedures.ts (and their schemas from contract/).
 //
 // 1. Meta carries the OpenAPI route (trpc-to-openapi) next to input and output.
 // 2. The transformer is superjson for tRPC clients; REST ignores it (plain JSON).
