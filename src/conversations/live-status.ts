@@ -3,7 +3,8 @@
 import type { AppConversation } from '../../contract/app-conversations.schema.js';
 import { AgentServerClient } from '../agent-server/client.js';
 import type { SandboxesService } from '../services/sandboxes.service.js';
-import type { ConversationStore, StoredConversation } from './store.js';
+import type { AppConversationRecord } from '../../models/index.js';
+import type { ConversationStore } from './store.js';
 
 export class LiveStatus {
   constructor(
@@ -11,7 +12,7 @@ export class LiveStatus {
     private readonly sandboxes: SandboxesService,
   ) {}
 
-  async of(userId: string, records: StoredConversation[], withSubConversations: boolean): Promise<AppConversation[]> {
+  async of(userId: string, records: AppConversationRecord[], withSubConversations: boolean): Promise<AppConversation[]> {
     const states = await this.sandboxes.statuses(
       userId,
       records.map((r) => r.sandboxId),
@@ -24,7 +25,7 @@ export class LiveStatus {
       : [];
     // One agent-server call per running sandbox for the live execution status.
     const execution = new Map<string, string | null>();
-    const bySandbox = new Map<string, StoredConversation[]>();
+    const bySandbox = new Map<string, AppConversationRecord[]>();
     for (const r of records) bySandbox.set(r.sandboxId, [...(bySandbox.get(r.sandboxId) ?? []), r]);
     await Promise.all(
       [...bySandbox].map(async ([sandboxId, conversations]) => {

@@ -19,7 +19,6 @@ export type StartTaskUpdate = Partial<Pick<StartTask, 'status' | 'detail' | 'app
   leaseOwner?: null;
   leaseExpiresAt?: null;
 };
-export type StoredConversation = AppConversationRecord;
 
 export const TERMINAL: StartTaskStatus[] = ['READY', 'ERROR'];
 
@@ -153,16 +152,16 @@ export class ConversationStore {
 
   // ---- app conversations ----
 
-  async conversation(userId: string, id: string): Promise<StoredConversation | null> {
+  async conversation(userId: string, id: string): Promise<AppConversationRecord | null> {
     return this.models.AppConversation.findOne({ _id: id, userId }).lean();
   }
 
   /** Whoever owns it (webhooks check the owner themselves). */
-  async conversationById(id: string): Promise<StoredConversation | null> {
+  async conversationById(id: string): Promise<AppConversationRecord | null> {
     return this.models.AppConversation.findOne({ _id: id }).lean();
   }
 
-  async conversationsByIds(userId: string, ids: string[]): Promise<StoredConversation[]> {
+  async conversationsByIds(userId: string, ids: string[]): Promise<AppConversationRecord[]> {
     return this.models.AppConversation.find({ userId, _id: { $in: ids } }).lean();
   }
 
@@ -219,7 +218,7 @@ export class ConversationStore {
   async saveReportedConversation(
     id: string,
     owner: { userId: string; sandboxId: string },
-    set: Partial<Pick<StoredConversation, 'execution_status' | 'title' | 'metrics'>>,
+    set: Partial<Pick<AppConversationRecord, 'execution_status' | 'title' | 'metrics'>>,
     llmModel: string | null,
   ): Promise<void> {
     await this.models.AppConversation.updateOne(
@@ -244,7 +243,7 @@ export class ConversationStore {
   async updateConversation(
     userId: string,
     id: string,
-    set: Partial<Pick<StoredConversation, 'execution_status' | 'title' | 'metrics'>>,
+    set: Partial<Pick<AppConversationRecord, 'execution_status' | 'title' | 'metrics'>>,
   ): Promise<boolean> {
     const result = await this.models.AppConversation.updateOne({ _id: id, userId }, { $set: { ...set, updatedAt: new Date() } });
     return result.matchedCount > 0;

@@ -7,12 +7,13 @@ import { secretsEqual } from '../crypto.js';
 import { AppError } from '../errors.js';
 import type { GitProvidersService } from '../services/git-providers.service.js';
 import type { SandboxesService } from '../services/sandboxes.service.js';
-import type { ConversationStore, StoredConversation } from './store.js';
+import type { AppConversationRecord } from '../../models/index.js';
+import type { ConversationStore } from './store.js';
 
 const unauthorized = () => new AppError('UNAUTHORIZED', 'Unauthorized');
 const TITLE_LENGTH = 50;
 
-type ReportedFields = Partial<Pick<StoredConversation, 'execution_status' | 'title' | 'metrics'>>;
+type ReportedFields = Partial<Pick<AppConversationRecord, 'execution_status' | 'title' | 'metrics'>>;
 
 interface AgentEvent {
   kind?: string;
