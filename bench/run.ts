@@ -1,104 +1,187 @@
-// Throughput and latency of the main endpoints against a real FerretDB on loopback.
-// Usage: npm run bench [-- --seconds 5 --concurrency 16]
-// Bounded: every scenario runs for a fixed time against 127.0.0.1 only, then stops.
+// npm run bench: the service side by side with the floor (a bare node:http handler with the
+// same driver on the same FerretDB, bench/floor-server.mjs) and the reference server, in
+// rounds that alternate between targets so noise hits all of them; then idle database CPU
+// and search at growing history. Prints progress on stderr and a Markdown report on stdout.
+//
+//   npm run bench [-- --seconds 5 --rounds 3 --history 1000,10000,100000 --no-reference --only settings --profile]
+//
+// Bounded: every load runs for a fixed time against 127.0.0.1 only; everything it starts is
+// stopped at the end, and its data lives in a temporary folder that is removed.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
 import { generateKeyText } from '../src/crypto.js';
+import { connectDatabase } from '../src/db/database.js';
 import { ensureFerretDbBinary, startFerretDb } from '../src/db/embedded-mongo.js';
-import { stopChild } from '../src/processes.js';
 import { createLogger } from '../src/logger.js';
-import { startServer } from '../src/server.js';
+import { freePort, stopChild } from '../src/processes.js';
+import { ApiKeysService } from '../src/services/api-keys.service.js';
+import { runLoad } from './load.js';
+import { startReferenceServer } from './reference-server.js';
+import { Results, type Sample } from './report.js';
+import { historyScenarios, hotPathScenarios, memoryScenario, type Scenario, type TargetName } from './scenarios.js';
+import { seedHistory } from './seed.js';
+import { cpuMeter, cpuSeconds, memoryMiB, PACKAGE_ROOT, RATE_LIMITS_OFF, startFlags, startFloor, startService, type Target } from './targets.js';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string', default: '5' }, concurrency: { type: 'string', default: '16' } } });
+const { values } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '5' },
+    rounds: { type: 'string', default: '3' },
+    warmup: { type: 'string', default: '1' },
+    history: { type: 'string', default: '1000,10000,100000' },
+    'idle-seconds': { type: 'string', default: '10' },
+    only: { type: 'string' },
+    'no-reference': { type: 'boolean', default: false },
+    profile: { type: 'boolean', default: false },
+  },
+});
 const seconds = Number(values.seconds);
-const concurrency = Number(values.concurrency);
-
-interface Scenario {
-  name: string;
-  method: string;
-  path: string;
-  body?: unknown;
-  authenticated: boolean;
-}
+const rounds = Number(values.rounds);
+const warmupMs = Number(values.warmup) * 1000;
+const idleSeconds = Number(values['idle-seconds']);
+const historySizes = values.history === 'none' ? [] : values.history.split(',').map(Number);
+const only = values.only ? new RegExp(values.only, 'i') : null;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const loadavg = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
 
 async function main() {
+  const build = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: PACKAGE_ROOT, stdio: 'inherit' });
+  if (build.status !== 0) throw new Error('tsc failed');
+  const loadAtStart = loadavg();
   const log = createLogger('warn', process.stderr);
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-bench-'));
-  const binary = await ensureFerretDbBinary(loadConfig(process.env).cacheDir, log);
-  const db = await startFerretDb({ binary, dbDir: path.join(tmp, 'db'), stateDir: tmp, log });
-  const config = loadConfig({
-    PORT: '0',
-    DATA_DIR: tmp,
-    MONGODB_URI: `${db.uri}bench`,
-    ENCRYPTION_KEY: generateKeyText(),
-    LOG_LEVEL: 'silent',
-  });
-  const server = await startServer(config, createLogger('silent'));
-  const key = (await server.deps.services.apiKeys.create('bench')).key;
-  await fetch(`${server.url}/api/settings`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-session-api-key': key },
-    body: JSON.stringify({
-      llm_model: 'm',
-      llm_api_key: 'sk-bench',
-      mcp_config: { stdio_servers: [{ name: 'a', command: 'b', env: { T: 'x' } }] },
-    }),
-  });
-  for (let i = 0; i < 20; i++) await server.deps.services.secrets.create('bench', { name: `S${i}`, value: 'v' });
+  const stops: (() => Promise<void>)[] = [];
+  const results = new Results();
+  try {
+    const binary = await ensureFerretDbBinary(loadConfig(process.env).cacheDir, log);
+    const ferret = await startFerretDb({ binary, dbDir: path.join(tmp, 'db'), stateDir: tmp, log });
+    stops.push(() => stopChild(ferret.child));
+    const mongoUri = `${ferret.uri}bench`;
+    const db = await connectDatabase(mongoUri);
+    stops.unshift(() => db.close());
+    const apiKeys = new ApiKeysService(db.models.ApiKey, undefined);
+    const keys = { service: (await apiKeys.create('bench')).key, reference: generateKeyText() };
 
-  const trpcInput = encodeURIComponent(JSON.stringify({ json: {} }));
-  const scenarios: Scenario[] = [
-    { name: 'GET /alive (no auth, no DB)', method: 'GET', path: '/alive', authenticated: false },
-    { name: 'GET /api/settings without key (401)', method: 'GET', path: '/api/settings', authenticated: false },
-    { name: 'GET /api/settings', method: 'GET', path: '/api/settings', authenticated: true },
-    {
-      name: 'POST /api/settings (partial, encrypts a key)',
-      method: 'POST',
-      path: '/api/settings',
-      body: { llm_api_key: 'sk-new', language: 'en' },
-      authenticated: true,
-    },
-    { name: 'GET /api/secrets (20 secrets)', method: 'GET', path: '/api/secrets', authenticated: true },
-    { name: 'tRPC settings.get', method: 'GET', path: `/trpc/settings.get?input=${trpcInput}`, authenticated: true },
-  ];
+    const service = await startService({
+      mongoUri,
+      encryptionKey: generateKeyText(),
+      dataDir: path.join(tmp, 'service'),
+      logFile: path.join(tmp, 'service.log'),
+      ...(values.profile ? { profileDir: path.join(PACKAGE_ROOT, 'bench-profiles') } : {}),
+    });
+    stops.unshift(() => service.stop());
+    await saveBenchSettings(service.url, keys.service);
+    const floor = await startFloor(mongoUri, 'bench');
+    stops.unshift(() => floor.stop());
+    const targets: Partial<Record<TargetName, Target>> = { service, floor };
+    if (!values['no-reference']) {
+      const reference = await startReferenceServer(await freePort(), { sessionApiKey: keys.reference });
+      stops.unshift(() => reference.stop());
+      targets.reference = { name: 'reference', url: reference.url, pid: reference.child.pid!, stop: () => reference.stop() };
+      const saved = await fetch(`${reference.url}${reference.settingsPath}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-session-api-key': keys.reference },
+        body: JSON.stringify({ agent_settings_diff: { llm: { model: 'openai/gpt-4o', api_key: 'sk-bench' } }, language: 'en' }),
+      });
+      if (!saved.ok) throw new Error(`reference settings POST answered ${saved.status}`);
+    }
+    const ourPids = [ferret.child.pid!, ...Object.values(targets).map((t) => t.pid)];
 
-  const rows: string[] = [];
-  for (const scenario of scenarios) {
-    const latencies: number[] = [];
-    let errors = 0;
-    const deadline = performance.now() + seconds * 1000;
-    const headers: Record<string, string> = scenario.authenticated ? { 'x-session-api-key': key } : {};
-    if (scenario.body) headers['content-type'] = 'application/json';
-    const body = scenario.body ? JSON.stringify(scenario.body) : undefined;
-    const expected = scenario.authenticated || scenario.path === '/alive' ? 200 : 401;
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (performance.now() < deadline) {
-          const started = performance.now();
-          const res = await fetch(server.url + scenario.path, { method: scenario.method, headers, body });
-          await res.arrayBuffer();
-          latencies.push(performance.now() - started);
-          if (res.status !== expected) errors++;
+    await sleep(3000);
+    results.rows.push({ what: 'service RSS idle after start', value: `${memoryMiB(service.pid).rss.toFixed(0)} MiB` });
+    if (targets.reference) results.rows.push({ what: 'reference RSS idle after start', value: `${memoryMiB(targets.reference.pid).rss.toFixed(0)} MiB` });
+    results.rows.push({ what: 'FerretDB CPU, service idle, 0 start tasks', value: await idleCpu(ferret.child.pid!, service.pid) });
+
+    const peakRss = new Map<string, number>();
+    const measure = async (scenarios: Scenario[]) => {
+      for (let round = 1; round <= rounds; round++) {
+        for (const scenario of scenarios) {
+          if (only && !only.test(scenario.name)) continue;
+          const names = (Object.keys(scenario.requests) as TargetName[]).filter((n) => targets[n]);
+          // Rotate the order each round, so no target always runs first (or right after another).
+          const order = names.map((_, i) => names[(i + round) % names.length]!);
+          for (const name of order) {
+            const target = targets[name]!;
+            const request = scenario.requests[name]!;
+            const meter = cpuMeter(ourPids);
+            const sampler = setInterval(() => {
+              const key = `${scenario.name}|${name}`;
+              peakRss.set(key, Math.max(peakRss.get(key) ?? 0, memoryMiB(target.pid).rss));
+            }, 100);
+            const result = await runLoad({ url: target.url, ...request, connections: scenario.connections, warmupMs, durationMs: seconds * 1000 });
+            clearInterval(sampler);
+            const cpu = meter();
+            const sample: Sample = { result, otherCores: cpu.otherCores, generatorUs: (cpu.selfCpuSeconds / result.allRequests) * 1e6 };
+            results.add(scenario, name, sample);
+            Results.progress(scenario, name, round, sample);
+          }
         }
-      }),
-    );
-    latencies.sort((a, b) => a - b);
-    const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))]!.toFixed(1);
-    rows.push(`| ${scenario.name} | ${(latencies.length / seconds).toFixed(0)} | ${pct(0.5)} | ${pct(0.99)} | ${errors} |`);
-  }
+      }
+    };
 
-  await server.stop();
-  await stopChild(db.child);
-  fs.rmSync(tmp, { recursive: true, force: true });
-  process.stdout.write(
-    `\n${seconds}s per scenario, ${concurrency} concurrent clients, Node ${process.version}, ${os.cpus().length} cores\n\n` +
-      '| scenario | req/s | p50 ms | p99 ms | unexpected status |\n|---|---:|---:|---:|---:|\n' +
-      rows.join('\n') +
-      '\n',
-  );
+    await measure([...hotPathScenarios(keys), memoryScenario(keys)]);
+    for (const name of ['service', 'floor', 'reference'] as const) {
+      const peak = peakRss.get(`GET settings, 200 connections|${name}`);
+      if (peak) results.rows.push({ what: `${name} RSS, peak sampled under 200 connections`, value: `${peak.toFixed(0)} MiB` });
+    }
+    await sleep(5000);
+    results.rows.push({ what: 'service RSS idle after the load', value: `${memoryMiB(service.pid).rss.toFixed(0)} MiB` });
+
+    if (historySizes.length) {
+      const historyKeys = new Map<number, string>();
+      for (const size of historySizes) {
+        const started = performance.now();
+        const userId = `history-${size}`;
+        await seedHistory(db.connection.db!, userId, size);
+        historyKeys.set(size, (await apiKeys.create(userId)).key);
+        process.stderr.write(`seeded ${size} finished conversations in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+      }
+      const total = historySizes.reduce((a, b) => a + b, 0);
+      await sleep(3000);
+      results.rows.push({ what: `FerretDB CPU, service idle, ${total} finished start tasks`, value: await idleCpu(ferret.child.pid!, service.pid) });
+      await measure(historySizes.flatMap((size) => historyScenarios(size, historyKeys.get(size)!)));
+    }
+
+    results.notes.push(
+      '',
+      `Machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'CPU'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.type()} ${os.release()}; Node ${process.version}; ` +
+        `FerretDB ${path.basename(path.dirname(path.dirname(binary)))} (SQLite) on loopback, shared by all targets; load average ${loadAtStart} at the start, ${loadavg()} at the end.`,
+      `${rounds} round(s) of ${seconds} s per target and scenario after ${warmupMs / 1000} s of warm-up on the same connections; targets alternate within each round.`,
+      `The service runs as \`npm start\` does (\`node ${startFlags().join(' ')} dist/src/main.js\`), NODE_ENV=production, LOG_LEVEL=info to a file; ` +
+        (Object.keys(RATE_LIMITS_OFF).length ? `rate limits off (${Object.keys(RATE_LIMITS_OFF).join(', ')}).` : 'it has no rate limits to turn off.'),
+      targets.reference
+        ? 'Reference: openhands-ai 1.11.0 (bench/reference-server.py: its 10 req/s limiter removed, SESSION_API_KEY set), settings at /api/v1/settings.'
+        : 'Reference server not measured (--no-reference).',
+      'Load generator: bench/load.ts, raw keep-alive sockets in the bench process, sharing the same cores.',
+    );
+  } finally {
+    for (const stop of stops) await stop().catch((error: unknown) => process.stderr.write(`stopping: ${String(error)}\n`));
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+  process.stdout.write('\n' + results.markdown());
+}
+
+async function saveBenchSettings(url: string, key: string): Promise<void> {
+  const post = (p: string, body: unknown) =>
+    fetch(url + p, { method: 'POST', headers: { 'content-type': 'application/json', 'x-session-api-key': key }, body: JSON.stringify(body) });
+  const saved = await post('/api/settings', {
+    llm_model: 'openai/gpt-4o',
+    llm_api_key: 'sk-bench',
+    mcp_config: { stdio_servers: [{ name: 'fs', command: 'npx', args: ['-y', 'server'], env: { TOKEN: 'x' } }] },
+  });
+  if (!saved.ok) throw new Error(`settings POST answered ${saved.status}: ${await saved.text()}`);
+  for (let i = 0; i < 20; i++) await post('/api/secrets', { name: `SECRET_${i}`, value: 'v', description: 'bench' });
+}
+
+/** Database and service CPU while no request arrives (the start-task poller still runs). */
+async function idleCpu(ferretPid: number, servicePid: number): Promise<string> {
+  const before = [cpuSeconds(ferretPid), cpuSeconds(servicePid)];
+  await sleep(idleSeconds * 1000);
+  const pct = (now: number, then: number) => (((now - then) / idleSeconds) * 100).toFixed(1);
+  return `${pct(cpuSeconds(ferretPid), before[0]!)}% of a core (service ${pct(cpuSeconds(servicePid), before[1]!)}%), over ${idleSeconds} s`;
 }
 
 main().catch((error: unknown) => {

@@ -1,0 +1,129 @@
+// What the bench measures: each scenario names the request every target answers for it.
+// The service, the floor (bench/floor-server.mjs) and the reference server run side by side;
+// a target a scenario has no request for is left out of it.
+import type { LoadSpec } from './load.js';
+
+export type TargetName = 'service' | 'floor' | 'reference';
+
+export type Request = Pick<LoadSpec, 'method' | 'path' | 'headers' | 'body' | 'expectStatus'>;
+
+export interface Scenario {
+  name: string;
+  connections: number;
+  requests: Partial<Record<TargetName, Request>>;
+  /** Compared with the floor (throughput and p99) and the reference in the ratio table. */
+  ratios: boolean;
+}
+
+export interface Keys {
+  /** The bench user's API key (the service) and the reference server's SESSION_API_KEY. */
+  service: string;
+  reference: string;
+}
+
+const json = { 'content-type': 'application/json' };
+
+export function hotPathScenarios(keys: Keys): Scenario[] {
+  const svc = { 'x-session-api-key': keys.service };
+  const ref = { 'x-session-api-key': keys.reference };
+  const trpcInput = encodeURIComponent(JSON.stringify({ json: {} }));
+  const read = (connections: number): Scenario => ({
+    name: `GET settings, ${connections} connections`,
+    connections,
+    ratios: true,
+    requests: {
+      service: { method: 'GET', path: '/api/settings', headers: svc, expectStatus: 200 },
+      floor: { method: 'GET', path: '/settings', headers: svc, expectStatus: 200 },
+      reference: { method: 'GET', path: '/api/v1/settings', headers: ref, expectStatus: 200 },
+    },
+  });
+  const write = (connections: number): Scenario => ({
+    name: `POST settings (LLM key + language), ${connections} connections`,
+    connections,
+    ratios: true,
+    requests: {
+      service: {
+        method: 'POST',
+        path: '/api/settings',
+        headers: { ...svc, ...json },
+        body: JSON.stringify({ llm_api_key: 'sk-bench-new', language: 'en' }),
+        expectStatus: 200,
+      },
+      floor: {
+        method: 'POST',
+        path: '/settings',
+        headers: { ...svc, ...json },
+        body: JSON.stringify({ llm_api_key: 'sk-bench-new', language: 'en' }),
+        expectStatus: 200,
+      },
+      reference: {
+        method: 'POST',
+        path: '/api/v1/settings',
+        headers: { ...ref, ...json },
+        body: JSON.stringify({ agent_settings_diff: { llm: { api_key: 'sk-bench-new' } }, language: 'en' }),
+        expectStatus: 200,
+      },
+    },
+  });
+  return [
+    read(16),
+    read(64),
+    write(16),
+    write(64),
+    {
+      name: 'GET settings without a key (401), 16 connections',
+      connections: 16,
+      ratios: true,
+      requests: {
+        service: { method: 'GET', path: '/api/settings', expectStatus: 401 },
+        floor: { method: 'GET', path: '/settings', expectStatus: 401 },
+        reference: { method: 'GET', path: '/api/v1/settings', expectStatus: 401 },
+      },
+    },
+    {
+      name: 'GET /alive, 16 connections',
+      connections: 16,
+      ratios: true,
+      requests: {
+        service: { method: 'GET', path: '/alive', expectStatus: 200 },
+        floor: { method: 'GET', path: '/alive', expectStatus: 200 },
+        reference: { method: 'GET', path: '/alive', expectStatus: 200 },
+      },
+    },
+    {
+      name: 'tRPC settings.get, 16 connections',
+      connections: 16,
+      ratios: true,
+      requests: {
+        service: { method: 'GET', path: `/trpc/settings.get?input=${trpcInput}`, headers: svc, expectStatus: 200 },
+        floor: { method: 'GET', path: '/settings', headers: svc, expectStatus: 200 },
+      },
+    },
+  ];
+}
+
+/** Conversation search (V1) and the V0 list, first page, for a user with `size` conversations. */
+export function historyScenarios(size: number, key: string): Scenario[] {
+  const headers = { 'x-session-api-key': key };
+  const label = size >= 1000 ? `${size / 1000}k` : String(size);
+  return [
+    {
+      name: `V1 conversation search, ${label} conversations, 4 connections`,
+      connections: 4,
+      ratios: false,
+      requests: { service: { method: 'GET', path: '/api/v1/app-conversations/search?limit=20', headers, expectStatus: 200 } },
+    },
+    {
+      name: `V0 conversation list, ${label} conversations, 4 connections`,
+      connections: 4,
+      ratios: false,
+      requests: { service: { method: 'GET', path: '/api/conversations?limit=20', headers, expectStatus: 200 } },
+    },
+  ];
+}
+
+/** The settings read at 200 connections: the memory figure under load is taken during it. */
+export function memoryScenario(keys: Keys): Scenario {
+  const read = hotPathScenarios(keys)[0]!;
+  return { ...read, name: 'GET settings, 200 connections', connections: 200 };
+}
