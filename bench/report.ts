@@ -10,6 +10,9 @@ export interface Sample {
   otherCores: number;
   /** CPU the load generator (this process) spent per request, in microseconds. */
   generatorUs: number;
+  /** CPU the target process and the database spent per request, in microseconds. */
+  targetUs: number;
+  databaseUs: number;
 }
 
 const median = (values: number[]) => {
@@ -40,22 +43,44 @@ export class Results {
   /** One line of progress on stderr, so a long run shows where it is. */
   static progress(scenario: Scenario, target: TargetName, round: number, sample: Sample): void {
     const r = sample.result;
-    const bad = r.unexpected || r.socketErrors ? `  UNEXPECTED ${r.unexpected} (${r.firstUnexpected?.slice(0, 200)}), socket errors ${r.socketErrors}` : '';
+    const bad =
+      r.unexpected || r.socketErrors
+        ? `  UNEXPECTED ${r.unexpected} (${r.firstUnexpected?.slice(0, 200)}), socket errors ${r.socketErrors}`
+        : '';
     process.stderr.write(
-      `round ${round} ${scenario.name} [${target}]: ${r.rps.toFixed(0)} req/s, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, other load ${sample.otherCores.toFixed(2)} cores${bad}\n`,
+      `round ${round} ${scenario.name} [${target}]: ${r.rps.toFixed(0)} req/s, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, ` +
+        `CPU/req ${sample.targetUs.toFixed(0)} µs + DB ${sample.databaseUs.toFixed(0)} µs, other load ${sample.otherCores.toFixed(2)} cores${bad}\n`,
     );
   }
 
   markdown(): string {
     const out: string[] = [];
-    out.push('| scenario | target | req/s | p50 ms | p99 ms | other load (cores) | unexpected |');
-    out.push('|---|---|---:|---:|---:|---:|---:|');
+    out.push('| scenario | target | req/s | p50 ms | p99 ms | target CPU µs/req | DB CPU µs/req | other load (cores) | unexpected |');
+    out.push('|---|---|---:|---:|---:|---:|---:|---:|---:|');
     for (const scenario of this.scenarios) {
       for (const [target, samples] of this.samples.get(scenario.name)!) {
         const r = samples.map((s) => s.result);
         out.push(
-          `| ${scenario.name} | ${target} | ${fmt(r.map((x) => x.rps), 0)} | ${fmt(r.map((x) => x.p50), 1)} | ${fmt(r.map((x) => x.p99), 1)} | ` +
-            `${fmt(samples.map((s) => s.otherCores), 2)} | ${r.reduce((a, x) => a + x.unexpected + x.socketErrors, 0)} |`,
+          `| ${scenario.name} | ${target} | ${fmt(
+            r.map((x) => x.rps),
+            0,
+          )} | ${fmt(
+            r.map((x) => x.p50),
+            1,
+          )} | ${fmt(
+            r.map((x) => x.p99),
+            1,
+          )} | ` +
+            `${fmt(
+              samples.map((s) => s.targetUs),
+              0,
+            )} | ${fmt(
+              samples.map((s) => s.databaseUs),
+              0,
+            )} | ${fmt(
+              samples.map((s) => s.otherCores),
+              2,
+            )} | ${r.reduce((a, x) => a + x.unexpected + x.socketErrors, 0)} |`,
         );
       }
     }
@@ -74,7 +99,9 @@ export class Results {
           2,
         );
       };
-      out.push(`| ${scenario.name} | ${ratio('floor', (r) => r.rps)} | ${ratio('floor', (r) => r.p99)} | ${ratio('reference', (r) => r.rps)} |`);
+      out.push(
+        `| ${scenario.name} | ${ratio('floor', (r) => r.rps)} | ${ratio('floor', (r) => r.p99)} | ${ratio('reference', (r) => r.rps)} |`,
+      );
     }
     const generator = [...this.samples.values()].flatMap((byTarget) => [...byTarget.values()].flat()).map((s) => s.generatorUs);
     if (generator.length) {

@@ -24,7 +24,17 @@ import { startReferenceServer } from './reference-server.js';
 import { Results, type Sample } from './report.js';
 import { historyScenarios, hotPathScenarios, memoryScenario, type Scenario, type TargetName } from './scenarios.js';
 import { seedHistory } from './seed.js';
-import { cpuMeter, cpuSeconds, memoryMiB, PACKAGE_ROOT, RATE_LIMITS_OFF, startFlags, startFloor, startService, type Target } from './targets.js';
+import {
+  cpuMeter,
+  cpuSeconds,
+  memoryMiB,
+  PACKAGE_ROOT,
+  RATE_LIMITS_OFF,
+  startFlags,
+  startFloor,
+  startService,
+  type Target,
+} from './targets.js';
 
 const { values } = parseArgs({
   options: {
@@ -45,7 +55,11 @@ const idleSeconds = Number(values['idle-seconds']);
 const historySizes = values.history === 'none' ? [] : values.history.split(',').map(Number);
 const only = values.only ? new RegExp(values.only, 'i') : null;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const loadavg = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
+const loadavg = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 
 async function main() {
   const build = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: PACKAGE_ROOT, stdio: 'inherit' });
@@ -92,7 +106,8 @@ async function main() {
 
     await sleep(3000);
     results.rows.push({ what: 'service RSS idle after start', value: `${memoryMiB(service.pid).rss.toFixed(0)} MiB` });
-    if (targets.reference) results.rows.push({ what: 'reference RSS idle after start', value: `${memoryMiB(targets.reference.pid).rss.toFixed(0)} MiB` });
+    if (targets.reference)
+      results.rows.push({ what: 'reference RSS idle after start', value: `${memoryMiB(targets.reference.pid).rss.toFixed(0)} MiB` });
     results.rows.push({ what: 'FerretDB CPU, service idle, 0 start tasks', value: await idleCpu(ferret.child.pid!, service.pid) });
 
     const peakRss = new Map<string, number>();
@@ -107,14 +122,28 @@ async function main() {
             const target = targets[name]!;
             const request = scenario.requests[name]!;
             const meter = cpuMeter(ourPids);
+            const cpuBefore = [cpuSeconds(target.pid), cpuSeconds(ferret.child.pid!)];
             const sampler = setInterval(() => {
               const key = `${scenario.name}|${name}`;
               peakRss.set(key, Math.max(peakRss.get(key) ?? 0, memoryMiB(target.pid).rss));
             }, 100);
-            const result = await runLoad({ url: target.url, ...request, connections: scenario.connections, warmupMs, durationMs: seconds * 1000 });
+            const result = await runLoad({
+              url: target.url,
+              ...request,
+              connections: scenario.connections,
+              warmupMs,
+              durationMs: seconds * 1000,
+            });
             clearInterval(sampler);
             const cpu = meter();
-            const sample: Sample = { result, otherCores: cpu.otherCores, generatorUs: (cpu.selfCpuSeconds / result.allRequests) * 1e6 };
+            const perRequest = (seconds: number) => (seconds / result.allRequests) * 1e6;
+            const sample: Sample = {
+              result,
+              otherCores: cpu.otherCores,
+              generatorUs: perRequest(cpu.selfCpuSeconds),
+              targetUs: perRequest(cpuSeconds(target.pid) - cpuBefore[0]!),
+              databaseUs: perRequest(cpuSeconds(ferret.child.pid!) - cpuBefore[1]!),
+            };
             results.add(scenario, name, sample);
             Results.progress(scenario, name, round, sample);
           }
@@ -141,7 +170,10 @@ async function main() {
       }
       const total = historySizes.reduce((a, b) => a + b, 0);
       await sleep(3000);
-      results.rows.push({ what: `FerretDB CPU, service idle, ${total} finished start tasks`, value: await idleCpu(ferret.child.pid!, service.pid) });
+      results.rows.push({
+        what: `FerretDB CPU, service idle, ${total} finished start tasks`,
+        value: await idleCpu(ferret.child.pid!, service.pid),
+      });
       await measure(historySizes.flatMap((size) => historyScenarios(size, historyKeys.get(size)!)));
     }
 
@@ -151,7 +183,9 @@ async function main() {
         `FerretDB ${path.basename(path.dirname(path.dirname(binary)))} (SQLite) on loopback, shared by all targets; load average ${loadAtStart} at the start, ${loadavg()} at the end.`,
       `${rounds} round(s) of ${seconds} s per target and scenario after ${warmupMs / 1000} s of warm-up on the same connections; targets alternate within each round.`,
       `The service runs as \`npm start\` does (\`node ${startFlags().join(' ')} dist/src/main.js\`), NODE_ENV=production, LOG_LEVEL=info to a file; ` +
-        (Object.keys(RATE_LIMITS_OFF).length ? `rate limits off (${Object.keys(RATE_LIMITS_OFF).join(', ')}).` : 'it has no rate limits to turn off.'),
+        (Object.keys(RATE_LIMITS_OFF).length
+          ? `rate limits off (${Object.keys(RATE_LIMITS_OFF).join(', ')}).`
+          : 'it has no rate limits to turn off.'),
       targets.reference
         ? 'Reference: openhands-ai 1.11.0 (bench/reference-server.py: its 10 req/s limiter removed, SESSION_API_KEY set), settings at /api/v1/settings.'
         : 'Reference server not measured (--no-reference).',
@@ -166,7 +200,11 @@ async function main() {
 
 async function saveBenchSettings(url: string, key: string): Promise<void> {
   const post = (p: string, body: unknown) =>
-    fetch(url + p, { method: 'POST', headers: { 'content-type': 'application/json', 'x-session-api-key': key }, body: JSON.stringify(body) });
+    fetch(url + p, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-session-api-key': key },
+      body: JSON.stringify(body),
+    });
   const saved = await post('/api/settings', {
     llm_model: 'openai/gpt-4o',
     llm_api_key: 'sk-bench',

@@ -20,7 +20,13 @@ export async function seedHistory(db: Db, userId: string, count: number): Promis
       const createdAt = new Date(base + i * 1000);
       const conversationId = hexId();
       const sandboxId = `sb-${userId}-${i % 50}`;
-      const request = { selected_repository: 'acme/widgets', selected_branch: 'main', git_provider: 'github', trigger: 'gui', pr_number: [] };
+      const request = {
+        selected_repository: 'acme/widgets',
+        selected_branch: 'main',
+        git_provider: 'github',
+        trigger: 'gui',
+        pr_number: [],
+      };
       tasks.push({
         _id: hexId(),
         userId,

@@ -21,7 +21,10 @@ export const RATE_LIMITS_OFF: Record<string, string> = {};
 export function startFlags(): string[] {
   const pkg = JSON.parse(fs.readFileSync(path.join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
   const words = pkg.scripts.start.split(/\s+/);
-  return words.slice(1, words.findIndex((w) => w.endsWith('main.js')));
+  return words.slice(
+    1,
+    words.findIndex((w) => w.endsWith('main.js')),
+  );
 }
 
 export async function startService(opts: {
@@ -59,9 +62,13 @@ export async function startService(opts: {
 
 export async function startFloor(mongoUri: string, userId: string): Promise<Target> {
   const port = await freePort();
-  const child = spawn(process.execPath, [path.join(PACKAGE_ROOT, 'bench/floor-server.mjs'), '--port', String(port), '--mongo-uri', mongoUri, '--user', userId], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [path.join(PACKAGE_ROOT, 'bench/floor-server.mjs'), '--port', String(port), '--mongo-uri', mongoUri, '--user', userId],
+    {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
   const url = `http://127.0.0.1:${port}`;
   await waitForAlive(url, child);
   return { name: 'floor', url, pid: child.pid!, stop: () => stopChild(child) };
