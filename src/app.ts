@@ -8,6 +8,7 @@ import { createExpressMiddleware } from '@trpc/server/adapters/express';
 import express, { type Request, type RequestHandler } from 'express';
 import { appRouter } from '../routers/index.js';
 import { createContextFactory, type Deps } from './context.js';
+import { accessLogOf } from './logger.js';
 import { errorHandler, notFound, restApi } from './rest/index.js';
 
 export function createApp(deps: Deps): express.Express {
@@ -48,6 +49,7 @@ export function createApp(deps: Deps): express.Express {
 }
 
 function requestLog(deps: Deps): RequestHandler {
+  const access = accessLogOf(deps.log);
   return (req, res, next) => {
     const started = performance.now();
     const id = (typeof req.headers['x-request-id'] === 'string' && req.headers['x-request-id'].slice(0, 128)) || crypto.randomUUID();
@@ -58,10 +60,13 @@ function requestLog(deps: Deps): RequestHandler {
       const group = req.path.startsWith('/trpc') ? 'trpc' : req.path.startsWith('/api') ? 'api' : 'other';
       deps.metrics.httpRequests.inc({ method: req.method, route: group, status: String(res.statusCode) });
       // Path only: query strings and headers may carry credentials.
-      log.info(
-        { method: req.method, path: req.path, status: res.statusCode, durationMs: Math.round(performance.now() - started) },
-        'request',
-      );
+      access({
+        reqId: id,
+        method: req.method,
+        path: req.path,
+        status: res.statusCode,
+        durationMs: Math.round(performance.now() - started),
+      });
     });
     next();
   };

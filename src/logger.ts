@@ -26,14 +26,30 @@ export const REDACT_PATHS = [
   ...SECRET_FIELDS.flatMap((f) => [f, `*.${f}`, `*.*.${f}`]),
 ];
 
-export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
-  return pino(
-    {
-      level,
-      base: { service: 'agent-control-plane' },
-      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
-      timestamp: pino.stdTimeFunctions.isoTime,
-    },
-    destination,
-  );
+const BASE = { base: { service: 'agent-control-plane' }, timestamp: pino.stdTimeFunctions.isoTime };
+
+/** One access-log line per request; its fields are fixed and never carry a secret. */
+export interface AccessLine {
+  reqId: string;
+  method: string;
+  path: string;
+  status: number;
+  durationMs: number;
+}
+
+const accessLogs = new WeakMap<Logger, (line: AccessLine) => void>();
+
+/** Without a destination: stdout, written asynchronously (pino flushes it when the process exits). */
+export function createLogger(level: string, destination: pino.DestinationStream = pino.destination({ dest: 1, sync: false })): Logger {
+  const log = pino({ ...BASE, level, redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, destination);
+  // Redaction walks ~30 paths with wildcards on every line (~20 µs); the access line, written
+  // for every request, has only the fields above, so it goes through a twin without it.
+  const access = pino({ ...BASE, level }, destination);
+  accessLogs.set(log, (line) => access.info(line, 'request'));
+  return log;
+}
+
+/** The access-log writer of a logger made by createLogger (else the logger itself, redacting). */
+export function accessLogOf(log: Logger): (line: AccessLine) => void {
+  return accessLogs.get(log) ?? ((line) => log.info(line, 'request'));
 }

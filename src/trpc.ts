@@ -27,6 +27,8 @@ const t = initTRPC
   .meta<Meta>()
   .create({
     transformer,
+    // The formatter drops the stack anyway; off, tRPC does not build one for every error.
+    isDev: false,
     errorFormatter({ shape, error }) {
       const { stack: _stack, ...data } = shape.data;
       const issues = inputIssuesOf(error);

@@ -2,8 +2,13 @@
 // so a test process can hold several isolated databases side by side.
 import mongoose from 'mongoose';
 import { createModels, type Models } from '../../models/index.js';
+import { migrate } from './migrations.js';
 
 export const DEFAULT_DB_NAME = 'agent_control_plane';
+
+// Otherwise mongoose formats a stack trace (`new Error().stack`) for every query it runs, only
+// to attach it to a "query was already executed" error we never cause.
+mongoose.set('skipOriginalStackTraces', true);
 
 export interface Database {
   connection: mongoose.Connection;
@@ -23,6 +28,7 @@ export async function connectDatabase(uri: string, dbName?: string): Promise<Dat
   await connection.asPromise();
   const models = createModels(connection);
   await Promise.all(Object.values(models).map((m) => m.createIndexes()));
+  await migrate(connection, models);
   return {
     connection,
     models,
