@@ -21,6 +21,7 @@ const EnvSchema = z.object({
   MONGODB_URI: optionalString,
   EMBEDDED_MONGO_PORT: port(0),
   SESSION_API_KEY: optionalString,
+  AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
   ENCRYPTION_KEY: optionalString,
   ENCRYPTION_KEY_PREVIOUS: optionalString,
   MAX_BODY_SIZE: z
@@ -96,7 +97,7 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
     dataDir,
     cacheDir,
     mongo: { uri: e.MONGODB_URI, embeddedPort: e.EMBEDDED_MONGO_PORT },
-    auth: { sessionApiKey: e.SESSION_API_KEY },
+    auth: { sessionApiKey: e.SESSION_API_KEY, cacheTtlMs: e.AUTH_CACHE_TTL_MS },
     encryption: { key: e.ENCRYPTION_KEY, previousKeys: splitList(e.ENCRYPTION_KEY_PREVIOUS) },
     // Where sandboxes call back (webhooks); unset = this service's own listening URL.
     webUrl: e.WEB_URL ? trimSlash(e.WEB_URL) : undefined,

@@ -27,12 +27,14 @@ export interface ServiceOptions {
   /** This service's base URL as sandboxes reach it (webhooks, secret lookups). */
   webUrl: () => string;
   log: Logger;
+  /** The clock of time-bounded caches (tests move it instead of waiting). */
+  clock?: () => number;
 }
 
-export function createServices({ db, box, config, runtime, webUrl, log }: ServiceOptions) {
+export function createServices({ db, box, config, runtime, webUrl, log, clock }: ServiceOptions) {
   const models = db.models;
   const gitProviders = new GitProvidersService(models, box, config.providers);
-  const settings = new SettingsService(models, box, gitProviders);
+  const settings = new SettingsService(models, box);
   const secrets = new SecretsService(models, box);
   const sandboxSpecs = new SandboxSpecsService(config.sandbox);
   const sandboxes = new SandboxesService(models, box, sandboxSpecs, runtime, config.sandbox, webUrl);
@@ -51,7 +53,10 @@ export function createServices({ db, box, config, runtime, webUrl, log }: Servic
   });
   const appConversations = new AppConversationsService(store, sandboxes, () => startTasks.kick(), log);
   return {
-    apiKeys: new ApiKeysService(models.ApiKey, config.auth.sessionApiKey),
+    apiKeys: new ApiKeysService(models.ApiKey, config.auth.sessionApiKey, {
+      ttlMs: config.auth.cacheTtlMs,
+      ...(clock ? { now: clock } : {}),
+    }),
     settings,
     gitProviders,
     secrets,

@@ -20,14 +20,27 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-export async function startServer(config: Config, log: Logger): Promise<RunningServer> {
+export interface ServerOptions {
+  /** The clock of time-bounded caches (tests move it instead of waiting). */
+  clock?: () => number;
+}
+
+export async function startServer(config: Config, log: Logger, options: ServerOptions = {}): Promise<RunningServer> {
   ensureDataDir(config);
   const box = loadSecretBox(config, log);
   const opened = await openDatabase(config, log, { registerEmbedded: true });
   try {
     const runtime = createSandboxRuntime(config, log);
     let listeningUrl = '';
-    const services = createServices({ db: opened.db, box, config, runtime, webUrl: () => config.webUrl ?? listeningUrl, log });
+    const services = createServices({
+      db: opened.db,
+      box,
+      config,
+      runtime,
+      webUrl: () => config.webUrl ?? listeningUrl,
+      log,
+      ...(options.clock ? { clock: options.clock } : {}),
+    });
     const deps: Deps = { config, log, db: opened.db, services, metrics: createMetrics(), runtime };
     const bootstrapKey = await ensureBootstrapKey(config, services);
     const server = http.createServer(createApp(deps));

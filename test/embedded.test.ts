@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { call } from './helpers/app.js';
+import { eventually } from './helpers/eventually.js';
 import { runCli, startServiceProcess, type ServiceProcess } from './helpers/processes.js';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-embedded-'));
@@ -60,7 +61,12 @@ describe('embedded default (no MONGODB_URI, no keys configured)', () => {
     expect(listed.stdout).not.toContain(bobKey);
 
     expect((await runCli(['keys', 'revoke', keyId], env)).code).toBe(0);
-    expect((await call(service!, 'GET', '/api/secrets', { key: bobKey })).status).toBe(401);
+    // The service verified this key a moment ago and trusts that for AUTH_CACHE_TTL_MS (5 s): the
+    // revocation reaches it within that bound (test/rest/api-key-cache.test.ts pins the bound itself).
+    await eventually(
+      'the revoked key to be refused',
+      async () => (await call(service!, 'GET', '/api/secrets', { key: bobKey })).status === 401,
+    );
     expect((await runCli(['keys', 'revoke', keyId], env)).code).toBe(1);
   });
 

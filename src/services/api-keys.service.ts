@@ -5,6 +5,7 @@ import crypto from 'node:crypto';
 import type { ApiKeyModel } from '../../models/index.js';
 import { randomBase62, secretsEqual, sha256 } from '../crypto.js';
 import { AppError } from '../errors.js';
+import { VerifiedCache, type VerifiedCacheOptions } from './verified-cache.js';
 
 export const DEFAULT_USER_ID = 'default';
 const KEY_PATTERN = /^ohk_([0-9A-Za-z]{12})_([0-9A-Za-z]{40})$/;
@@ -18,12 +19,23 @@ export interface ApiKeyInfo {
   revokedAt: Date | null;
 }
 
+interface VerifiedKey {
+  keyId: string;
+  userId: string;
+}
+
 export class ApiKeysService {
+  /** Keys verified in the last AUTH_CACHE_TTL_MS: the revocation bound on other processes. */
+  private readonly verified: VerifiedCache<VerifiedKey>;
+
   constructor(
     private readonly ApiKey: ApiKeyModel,
     /** SESSION_API_KEY: single-user mode, the key of user "default". */
     private readonly sessionApiKey: string | undefined,
-  ) {}
+    cache: VerifiedCacheOptions = { ttlMs: 0 },
+  ) {
+    this.verified = new VerifiedCache(cache);
+  }
 
   async create(userId: string, label: string | null = null): Promise<{ key: string; info: ApiKeyInfo }> {
     if (!USER_ID_PATTERN.test(userId)) {
@@ -45,6 +57,7 @@ export class ApiKeysService {
   /** Revokes a key by id; false when no active key has that id. */
   async revoke(keyId: string): Promise<boolean> {
     const result = await this.ApiKey.updateOne({ _id: keyId, revokedAt: null }, { $set: { revokedAt: new Date() } });
+    this.verified.forget((key) => key.keyId === keyId);
     return result.modifiedCount === 1;
   }
 
@@ -57,11 +70,16 @@ export class ApiKeysService {
     if (this.sessionApiKey && secretsEqual(presented, this.sessionApiKey)) return { id: DEFAULT_USER_ID };
     const match = KEY_PATTERN.exec(presented);
     if (!match) return null;
-    const doc = await this.ApiKey.findOne({ _id: match[1] }).lean();
+    const key = await this.verified.get(presented, () => this.verify(match[1]!, match[2]!));
+    return key ? { id: key.userId } : null;
+  }
+
+  private async verify(keyId: string, secret: string): Promise<VerifiedKey | null> {
+    const doc = await this.ApiKey.findOne({ _id: keyId }, { userId: 1, secretHash: 1, revokedAt: 1 }).lean();
     if (!doc || doc.revokedAt) return null;
     const expected = Buffer.from(doc.secretHash, 'hex');
-    const actual = sha256(match[2]!);
-    return expected.length === actual.length && crypto.timingSafeEqual(expected, actual) ? { id: doc.userId } : null;
+    const actual = sha256(secret);
+    return expected.length === actual.length && crypto.timingSafeEqual(expected, actual) ? { keyId, userId: doc.userId } : null;
   }
 }
 

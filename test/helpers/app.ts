@@ -8,7 +8,7 @@ import { inject } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { generateKeyText } from '../../src/crypto.js';
 import { createLogger } from '../../src/logger.js';
-import { startServer, type RunningServer } from '../../src/server.js';
+import { startServer, type RunningServer, type ServerOptions } from '../../src/server.js';
 
 export interface TestApp {
   url: string;
@@ -30,8 +30,13 @@ export function uniqueDbName(label: string): string {
   return `t_${label.replace(/[^A-Za-z0-9]/g, '_').slice(0, 30)}_${crypto.randomBytes(4).toString('hex')}`;
 }
 
-export async function startTestApp(label: string, env: Record<string, string> = {}): Promise<TestApp> {
-  const dbName = uniqueDbName(label);
+/** options.dbName: share a database with another app (a second replica). */
+export async function startTestApp(
+  label: string,
+  env: Record<string, string> = {},
+  options: ServerOptions & { dbName?: string } = {},
+): Promise<TestApp> {
+  const { dbName = uniqueDbName(label), ...serverOptions } = options;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-test-data-'));
   const config = loadConfig({
     PORT: '0',
@@ -41,7 +46,7 @@ export async function startTestApp(label: string, env: Record<string, string> = 
     LOG_LEVEL: 'silent',
     ...env,
   });
-  const server = await startServer(config, createLogger(config.log.level));
+  const server = await startServer(config, createLogger(config.log.level), serverOptions);
   return {
     url: server.url,
     server,
