@@ -3,7 +3,6 @@ import { apiKeyModel } from './api-key.model.js';
 import { appConversationModel } from './app-conversation.model.js';
 import { startTaskModel } from './start-task.model.js';
 import { customSecretModel } from './custom-secret.model.js';
-import { gitProviderTokensModel } from './git-provider-tokens.model.js';
 import { sandboxModel } from './sandbox.model.js';
 import { settingsModel } from './settings.model.js';
 
@@ -11,7 +10,6 @@ export * from './api-key.model.js';
 export * from './app-conversation.model.js';
 export * from './start-task.model.js';
 export * from './custom-secret.model.js';
-export * from './git-provider-tokens.model.js';
 export * from './sandbox.model.js';
 export * from './settings.model.js';
 
@@ -20,7 +18,6 @@ export function createModels(conn: Connection) {
   return {
     ApiKey: apiKeyModel(conn),
     Settings: settingsModel(conn),
-    GitProviderTokens: gitProviderTokensModel(conn),
     CustomSecret: customSecretModel(conn),
     Sandbox: sandboxModel(conn),
     AppConversation: appConversationModel(conn),

@@ -24,9 +24,31 @@ const McpConfigSchema = new Schema(
   { _id: false },
 );
 
+const ProviderTokenSchema = new Schema(
+  {
+    token: { type: String, required: true }, // ciphertext
+    host: { type: String, default: null },
+    user_id: { type: String, default: null },
+  },
+  { _id: false },
+);
+const ProviderTokensSchema = new Schema(
+  {
+    github: { type: ProviderTokenSchema, default: undefined },
+    gitlab: { type: ProviderTokenSchema, default: undefined },
+    bitbucket: { type: ProviderTokenSchema, default: undefined },
+    enterprise_sso: { type: ProviderTokenSchema, default: undefined },
+  },
+  { _id: false },
+);
+
 // One document per user. Only fields the user has saved are present; defaults are applied
 // when reading (src/services/settings.service.ts), so a partial save never writes defaults over
 // stored values. llm_api_key, search_api_key and sandbox_api_key hold ciphertext.
+// The git provider tokens live here too, so reading settings (which reports them) is one
+// query, and replacing the provider map stays one atomic update. updatedAt marks the last
+// settings save: a document without it holds only provider tokens, and its settings read
+// as not saved yet.
 export const SettingsSchema = new Schema(
   {
     userId: { type: String, required: true, unique: true },
@@ -56,6 +78,8 @@ export const SettingsSchema = new Schema(
     git_user_name: String,
     git_user_email: String,
     updatedAt: Date,
+    providerTokens: { type: ProviderTokensSchema, default: undefined },
+    providerTokensUpdatedAt: Date,
   },
   { versionKey: false, strict: true, collection: 'settings', minimize: false },
 );

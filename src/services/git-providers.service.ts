@@ -1,7 +1,7 @@
 // Git provider tokens (API.md B.3.2-3.3, with A.2's distinct 502 for an unreachable
 // provider). Every token is checked against the provider's API before it is stored, and
-// the whole provider map is replaced in one atomic update.
-import type { GitProviderTokensRecord, Models } from '../../models/index.js';
+// the whole provider map is replaced in one atomic update of the user's settings document.
+import type { Models, SettingsRecord } from '../../models/index.js';
 import type { ProviderType } from '../../contract/common.schema.js';
 import type { AddGitProvidersInput } from '../../contract/git-providers.schema.js';
 import type { Config } from '../config.js';
@@ -10,9 +10,20 @@ import { AppError } from '../errors.js';
 
 export type ProbeResult = 'valid' | 'invalid' | 'unreachable';
 
-type StoredToken = NonNullable<NonNullable<GitProviderTokensRecord['tokens']>[ProviderType]>;
+type StoredToken = NonNullable<NonNullable<SettingsRecord['providerTokens']>[ProviderType]>;
 
 type StoredTokens = Partial<Record<ProviderType, StoredToken>>;
+
+/** The stored map without empty entries. */
+function storedTokensOf(doc: Pick<SettingsRecord, 'providerTokens'> | null): StoredTokens {
+  const tokens: Partial<Record<string, StoredToken | null>> = doc?.providerTokens ?? {};
+  return Object.fromEntries(Object.entries(tokens).filter(([, t]) => t && t.token)) as StoredTokens;
+}
+
+/** {provider: host | null} for every stored token of a settings document (what settings report). */
+export function providerTokensSetOf(doc: Pick<SettingsRecord, 'providerTokens'> | null): Partial<Record<ProviderType, string | null>> {
+  return Object.fromEntries(Object.entries(storedTokensOf(doc)).map(([provider, t]) => [provider, t.host ?? null]));
+}
 
 export interface ProviderToken {
   token: string;
@@ -50,17 +61,15 @@ export class GitProvidersService {
       }
     }
     // The request's map replaces the stored one: providers it omits are removed (reference).
-    await this.models.GitProviderTokens.updateOne({ userId }, { $set: { tokens: next, updatedAt: new Date() } }, { upsert: true });
+    await this.models.Settings.updateOne(
+      { userId },
+      { $set: { providerTokens: next, providerTokensUpdatedAt: new Date() } },
+      { upsert: true },
+    );
   }
 
   async unsetAll(userId: string): Promise<void> {
-    await this.models.GitProviderTokens.updateOne({ userId }, { $set: { tokens: {}, updatedAt: new Date() } });
-  }
-
-  /** {provider: host | null} for every stored token. */
-  async providerTokensSet(userId: string): Promise<Partial<Record<ProviderType, string | null>>> {
-    const stored = await this.loadStored(userId);
-    return Object.fromEntries(Object.entries(stored).map(([provider, t]) => [provider, t.host ?? null]));
+    await this.models.Settings.updateOne({ userId }, { $set: { providerTokens: {}, providerTokensUpdatedAt: new Date() } });
   }
 
   /** Decrypted tokens for cloning and for the agent (never for responses). */
@@ -92,9 +101,7 @@ export class GitProvidersService {
   }
 
   private async loadStored(userId: string): Promise<StoredTokens> {
-    const doc = await this.models.GitProviderTokens.findOne({ userId }).lean();
-    const tokens: Partial<Record<string, StoredToken | null>> = doc?.tokens ?? {};
-    return Object.fromEntries(Object.entries(tokens).filter(([, t]) => t && t.token)) as StoredTokens;
+    return storedTokensOf(await this.models.Settings.findOne({ userId }, { providerTokens: 1 }).lean());
   }
 
   private async validate(provider: ProviderType, token: string, host: string | null): Promise<void> {

@@ -22,7 +22,7 @@ export function rewrapper(box: SecretBox): { rewrap: Rewrap; values: () => numbe
   return { rewrap, values: () => values };
 }
 
-/** Settings secrets, git provider tokens, custom secrets and sandbox session keys; returns the documents visited. */
+/** Settings secrets and git provider tokens (one document per user), custom secrets and sandbox session keys; returns the documents visited. */
 export async function reencryptServiceSecrets(models: Models, rewrap: Rewrap): Promise<number> {
   let documents = 0;
   for await (const doc of models.Settings.find({}).lean().cursor()) {
@@ -30,16 +30,14 @@ export async function reencryptServiceSecrets(models: Models, rewrap: Rewrap): P
     const set: Record<string, unknown> = {};
     for (const field of SECRET_SETTINGS_FIELDS) if (doc[field]) set[field] = rewrapped.fields[field];
     if (doc.mcp_config) set.mcp_config = rewrapped.mcp_config;
-    await models.Settings.updateOne({ _id: doc._id }, { $set: set });
-    documents++;
-  }
-
-  for await (const doc of models.GitProviderTokens.find({}).lean().cursor()) {
-    const tokens = (doc.tokens ?? {}) as Record<string, { token: string } | null | undefined>;
-    for (const [provider, entry] of Object.entries(tokens)) {
-      if (entry?.token) entry.token = rewrap(entry.token, tokenContext(doc.userId, provider));
+    if (doc.providerTokens) {
+      const tokens = doc.providerTokens as Record<string, { token: string } | null | undefined>;
+      for (const [provider, entry] of Object.entries(tokens)) {
+        if (entry?.token) entry.token = rewrap(entry.token, tokenContext(doc.userId, provider));
+      }
+      set.providerTokens = tokens;
     }
-    await models.GitProviderTokens.updateOne({ _id: doc._id }, { $set: { tokens } });
+    if (Object.keys(set).length) await models.Settings.updateOne({ _id: doc._id }, { $set: set });
     documents++;
   }
 

@@ -6,7 +6,7 @@ import type { McpConfig } from '../../contract/mcp.schema.js';
 import type { SaveSettingsInput, Settings } from '../../contract/settings.schema.js';
 import type { SecretBox } from '../crypto.js';
 import { AppError } from '../errors.js';
-import type { GitProvidersService } from './git-providers.service.js';
+import { providerTokensSetOf } from './git-providers.service.js';
 import { isSecretSettingsField, mapSettingsSecrets, mcpSecretAt, type McpLike, type SecretSlot } from './settings-secrets.js';
 
 // Defaults of the reference's Settings model for fields never saved.
@@ -28,18 +28,15 @@ export class SettingsService {
   constructor(
     private readonly models: Models,
     private readonly box: SecretBox,
-    private readonly gitProviders: GitProvidersService,
   ) {}
 
+  /** One query: the provider tokens it reports are in the same document. */
   async get(userId: string): Promise<Settings> {
-    const [stored, providerTokensSet] = await Promise.all([
-      this.models.Settings.findOne({ userId }).lean(),
-      this.gitProviders.providerTokensSet(userId),
-    ]);
+    const stored = await this.saved(userId);
     if (!stored) {
       throw new AppError('NOT_FOUND', 'Settings not found', { reason: 'settings_not_found' });
     }
-    return toDto(stored, providerTokensSet);
+    return toDto(stored);
   }
 
   /** Partial update: omitted fields keep their value; for secrets null keeps and "" clears. */
@@ -69,16 +66,19 @@ export class SettingsService {
 
   /** Decrypted settings for starting agents; null before the first save. */
   async resolve(userId: string): Promise<ResolvedSettings | null> {
-    const [stored, providerTokensSet] = await Promise.all([
-      this.models.Settings.findOne({ userId }).lean(),
-      this.gitProviders.providerTokensSet(userId),
-    ]);
+    const stored = await this.saved(userId);
     if (!stored) return null;
     const opened = mapSettingsSecrets(userId, stored, (value, at) =>
       value ? this.box.decrypt(value, at.context) : at.kind === 'env' ? '' : null,
     );
     // Env slots always open to a string ("" when empty).
-    return { ...toDto(stored, providerTokensSet), ...opened.fields, mcp_config: (opened.mcp_config as McpConfig | undefined) ?? null };
+    return { ...toDto(stored), ...opened.fields, mcp_config: (opened.mcp_config as McpConfig | undefined) ?? null };
+  }
+
+  /** The user's settings document once settings were saved (a document with only provider tokens is not). */
+  private async saved(userId: string): Promise<SettingsRecord | null> {
+    const stored = await this.models.Settings.findOne({ userId }).lean();
+    return stored?.updatedAt ? stored : null;
   }
 
   /**
@@ -99,7 +99,7 @@ export class SettingsService {
   }
 }
 
-function toDto(stored: SettingsRecord, providerTokensSet: Settings['provider_tokens_set']): Settings {
+function toDto(stored: SettingsRecord): Settings {
   return {
     language: str(stored.language),
     agent: str(stored.agent),
@@ -131,7 +131,7 @@ function toDto(stored: SettingsRecord, providerTokensSet: Settings['provider_tok
     git_user_email: str(stored.git_user_email),
     llm_api_key_set: typeof stored.llm_api_key === 'string',
     search_api_key_set: typeof stored.search_api_key === 'string',
-    provider_tokens_set: providerTokensSet,
+    provider_tokens_set: providerTokensSetOf(stored),
   };
 }
 

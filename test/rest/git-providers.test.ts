@@ -43,7 +43,8 @@ describe('POST /api/add-git-providers', () => {
     expect(provider.requests.at(-1)).toEqual({ path: '/user', authorization: 'Bearer ghp_valid_1' });
     expect(await tokensSet(key)).toEqual({ github: null });
 
-    const raw = await app.rawCollection('git_provider_tokens').findOne({ userId });
+    const raw = await app.rawCollection('settings').findOne({ userId });
+    expect(raw?.providerTokens?.github?.token).toMatch(/^enc:v1:/);
     expect(JSON.stringify(raw)).not.toContain('ghp_valid_1');
     expect(await app.server.deps.services.gitProviders.resolve(userId)).toEqual({
       github: { token: 'ghp_valid_1', host: null, user_id: null },
@@ -153,6 +154,37 @@ describe('POST /api/add-git-providers', () => {
     });
     expect(res.status).toBe(401);
     expect(await tokensSet(key)).toEqual({});
+  });
+});
+
+describe('provider tokens in the settings document', () => {
+  it('leaves settings unsaved (404) when only tokens are stored, and reports them once settings are saved', async () => {
+    const { key } = await newUser();
+    provider.validTokens.add('ghp_before_settings');
+    const added = await call(app, 'POST', '/api/add-git-providers', {
+      key,
+      body: { provider_tokens: { github: { token: 'ghp_before_settings', host: provider.url } } },
+    });
+    expect(added.status).toBe(200);
+    expect(await call(app, 'GET', '/api/settings', { key })).toMatchObject({ status: 404, body: { error: 'Settings not found' } });
+    await call(app, 'POST', '/api/settings', { key, body: { language: 'fr' } });
+    const read = await call(app, 'GET', '/api/settings', { key });
+    expect(read.body).toMatchObject({ language: 'fr', provider_tokens_set: { github: provider.url } });
+  });
+
+  it('a settings save keeps the stored tokens, and a token change keeps the saved settings', async () => {
+    const { key } = await newUser();
+    await call(app, 'POST', '/api/settings', { key, body: { llm_model: 'openai/gpt-4o' } });
+    provider.validTokens.add('ghp_with_settings');
+    await call(app, 'POST', '/api/add-git-providers', { key, body: { provider_tokens: { github: { token: 'ghp_with_settings' } } } });
+    await call(app, 'POST', '/api/settings', { key, body: { language: 'de' } });
+    expect((await call(app, 'GET', '/api/settings', { key })).body).toMatchObject({
+      llm_model: 'openai/gpt-4o',
+      language: 'de',
+      provider_tokens_set: { github: null },
+    });
+    await call(app, 'POST', '/api/unset-provider-tokens', { key });
+    expect((await call(app, 'GET', '/api/settings', { key })).body).toMatchObject({ llm_model: 'openai/gpt-4o', provider_tokens_set: {} });
   });
 });
 
