@@ -2,7 +2,7 @@
 import { createContextFactory, type Deps, type InputAdapter } from '../context.js';
 
 /**
- * trpc-to-openapi hands path parameters over still percent-encoded ("my%20secret");
+ * The REST adapter (openapi-handler.ts) hands path parameters over still percent-encoded ("my%20secret");
  * the reference (Starlette) decodes them.
  */
 export const decodePathParams: InputAdapter = (raw, route) => {

@@ -1,4 +1,4 @@
-// The one writer of REST error answers: every REST route (the trpc-to-openapi routes, the
+// The one writer of REST error answers: every REST route (the procedure routes, the
 // raw routes, the request checks and the fallbacks) puts its error bytes on the wire here.
 import type { ServerResponse } from 'node:http';
 import { toRestError, type RestError } from './legacy-errors.js';
@@ -6,7 +6,7 @@ import { toRestError, type RestError } from './legacy-errors.js';
 export function writeRestError(res: ServerResponse, answer: RestError): void {
   const text = JSON.stringify(answer.body);
   res.statusCode = answer.status;
-  // trpc-to-openapi has already declared its "application/json"; elsewhere it is express's JSON type.
+  // The procedure routes have already declared their "application/json"; elsewhere it is express's JSON type.
   if (!res.hasHeader('content-type')) res.setHeader('Content-Type', 'application/json; charset=utf-8');
   for (const [name, value] of Object.entries(answer.headers ?? {})) res.setHeader(name, value);
   res.setHeader('Content-Length', Buffer.byteLength(text)); // explicit, so HEAD answers carry it too

@@ -1,7 +1,7 @@
 // The REST edge: the legacy /api surface over the same procedures as tRPC, plus its OpenAPI
 // document and docs page. Order matters:
 //   OpenAPI document and docs (open) → /api body parsing → raw routes → object-body check and
-//   legacy shims → the trpc-to-openapi routes; unmatched requests fall through (next()).
+//   legacy shims → the procedure routes (openapi-handler.ts); unmatched requests fall through (next()).
 import express, { type Router } from 'express';
 import type { Deps } from '../context.js';
 import { docsRouter } from './docs.js';

@@ -1,47 +1,156 @@
-// The REST adapter: trpc-to-openapi serves the routers on their exact legacy paths.
-// Unmatched paths fall through to the app's 404 (next()).
-//
-// trpc-to-openapi 3.3.0 always writes an error itself, as {...errorShape, message, code,
-// issues}: its hooks set the status and headers (responseMeta) or observe the error
-// (onError) but cannot choose the body, and the legacy bodies include a bare JSON string.
-// So onError remembers the request's error, and the adapter's final write is replaced by
-// the one REST error writer. This is the only place that intercepts a write.
+// The REST adapter: serves every procedure that has an `openapi` meta on its legacy path.
+// trpc-to-openapi generates the OpenAPI document from the same meta (openapi-document.ts); its
+// request handler is not used, because it redoes per request what can be done once: it scans
+// every route's regular expression, walks the input schema to coerce it, builds a fetch
+// Request with an AbortSignal, and a caller proxy. This adapter keeps its observable rules:
+//   - paths match case-insensitively with surrounding slashes ignored, the first route in
+//     router order wins, path parameters arrive still percent-encoded (context.ts decodes);
+//   - GET and DELETE read the query string (a repeated key is a list, a key given once is a
+//     value, an empty value is left out), other methods the JSON body; path parameters win;
+//   - a body method without a JSON content type is refused (415); a procedure without input
+//     gets none; the success status is the meta's successStatus, else 200.
+// Unmatched requests fall through (next()); failures go to the one REST error writer.
+import querystring from 'node:querystring';
+import { TRPCError } from '@trpc/server';
 import type { NextFunction, Request, Response } from 'express';
-import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
 import { appRouter, PROCEDURES } from '../../routers/index.js';
-import type { Deps } from '../context.js';
+import type { Context, Deps } from '../context.js';
 import { createRestContext } from './context.js';
 import { writeProcedureError } from './error-writer.js';
 
-interface FailedCall {
-  error: unknown;
-  path: string | undefined;
+type ProcedureFn = (opts: {
+  path: string;
+  ctx: Context;
+  type: 'query' | 'mutation';
+  getRawInput: () => Promise<unknown>;
+  signal: AbortSignal | undefined;
+  batchIndex: number;
+}) => Promise<unknown>;
+
+interface Route {
+  pattern: RegExp;
+  /** The path itself when it has no parameters (compared lower-cased, no regex needed). */
+  literal: string | null;
+  path: string;
+  type: 'query' | 'mutation';
+  call: ProcedureFn;
+  successStatus: number;
+  hasInput: boolean;
+  /** Query keys the input declares as lists (a key sent once still arrives as a list). */
+  listKeys: ReadonlySet<string>;
+}
+
+const normalizePath = (path: string) => `/${path.replace(/^\/|\/$/g, '')}`;
+
+function buildRoutes(): Map<string, Route[]> {
+  const routes = new Map<string, Route[]>();
+  const procedures = appRouter._def.procedures as unknown as Record<string, ProcedureFn>;
+  for (const info of PROCEDURES.values()) {
+    const openapi = info.meta?.openapi;
+    if (!openapi || info.type === 'subscription') continue;
+    const path = normalizePath(openapi.path);
+    const hasParams = path.includes('{');
+    const pattern = new RegExp(`^${path.replace(/\{(.+?)\}/g, (_, key: string) => `(?<${key}>[^/]+)`)}$`, 'i');
+    const shape = objectShape(info.inputs[0]);
+    const list = routes.get(openapi.method) ?? [];
+    list.push({
+      pattern,
+      literal: hasParams ? null : path.toLowerCase(),
+      path: info.path,
+      type: info.type,
+      call: procedures[info.path]!,
+      successStatus: info.meta?.successStatus ?? 200,
+      hasInput: info.inputs.length > 0 && !isVoid(info.inputs[0]),
+      listKeys: new Set(Object.entries(shape ?? {}).flatMap(([key, schema]) => (isList(schema) ? [key] : []))),
+    });
+    routes.set(openapi.method, list);
+  }
+  return routes;
+}
+
+// Just enough of zod's structure to tell lists and empty inputs apart (what the adapter needs).
+interface ZodLike {
+  _zod?: { def?: { type?: string; innerType?: ZodLike; shape?: Record<string, ZodLike>; in?: ZodLike } };
+}
+const kind = (schema: unknown) => (schema as ZodLike | undefined)?._zod?.def?.type;
+function unwrap(schema: unknown): ZodLike | undefined {
+  let current = schema as ZodLike | undefined;
+  while (['optional', 'nullable', 'default', 'prefault'].includes(kind(current) ?? '')) current = current?._zod?.def?.innerType;
+  return current;
+}
+const isVoid = (schema: unknown) => ['void', 'undefined', 'never'].includes(kind(unwrap(schema)) ?? '');
+const isList = (schema: unknown) => kind(unwrap(schema)) === 'array';
+const objectShape = (schema: unknown) => {
+  const unwrapped = unwrap(schema);
+  return kind(unwrapped) === 'object' ? unwrapped?._zod?.def?.shape : undefined;
+};
+
+function match(routes: Route[], path: string): { route: Route; params: Record<string, string> } | null {
+  const lower = path.toLowerCase();
+  for (const route of routes) {
+    if (route.literal !== null) {
+      if (route.literal === lower) return { route, params: {} };
+      continue;
+    }
+    const groups = route.pattern.exec(path)?.groups;
+    if (groups) return { route, params: { ...groups } };
+  }
+  return null;
+}
+
+function queryInput(search: string, listKeys: ReadonlySet<string>): Record<string, unknown> {
+  const parsed = querystring.parse(search);
+  const input: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(parsed)) {
+    if (!value) continue; // an empty value counts as absent
+    const single = Array.isArray(value) && value.length === 1 ? value[0] : value;
+    input[key] = listKeys.has(key) && !Array.isArray(single) ? [single] : single;
+  }
+  return input;
 }
 
 export function createRestHandler(deps: Deps) {
-  const failures = new WeakMap<Request, FailedCall>();
-  const handler = createOpenApiNodeHttpHandler({
-    router: appRouter,
-    createContext: createRestContext(deps),
-    responseMeta: ({ paths, errors }) => {
-      if (errors.length > 0) return {};
-      const meta = paths?.[0] ? PROCEDURES.get(paths[0])?.meta : undefined;
-      return meta?.successStatus ? { status: meta.successStatus } : {};
-    },
-    onError: ({ error, path, req }) => {
-      failures.set(req as Request, { error, path });
-    },
-  });
-
-  return (req: Request, res: Response, next: NextFunction) => {
-    const end = res.end.bind(res) as (...args: unknown[]) => Response;
-    res.end = ((...args: unknown[]) => {
-      res.end = end as Response['end'];
-      const failure = failures.get(req);
-      if (!failure) return end(...args);
-      writeProcedureError(res, failure.error, failure.path);
-      return res;
-    }) as Response['end'];
-    return handler(req, res, next);
+  const routes = buildRoutes();
+  const createContext = createRestContext(deps);
+  return async (req: Request, res: Response, next: NextFunction) => {
+    const candidates = routes.get(req.method);
+    const url = req.url;
+    const queryAt = url.indexOf('?');
+    const found = candidates && match(candidates, normalizePath(queryAt < 0 ? url : url.slice(0, queryAt)));
+    if (!found) return next();
+    const { route, params } = found;
+    try {
+      const usesBody = req.method !== 'GET' && req.method !== 'DELETE';
+      const contentType = req.headers['content-type'];
+      if (usesBody && !contentType?.startsWith('application/json')) {
+        throw new TRPCError({
+          code: 'UNSUPPORTED_MEDIA_TYPE',
+          message: contentType ? `Unsupported content-type "${contentType}` : 'Missing content-type header',
+        });
+      }
+      let input: Record<string, unknown> | undefined;
+      if (route.hasInput) {
+        const fields = usesBody
+          ? (req.body as Record<string, unknown> | undefined)
+          : queryInput(queryAt < 0 ? '' : url.slice(queryAt + 1), route.listKeys);
+        input = { ...fields, ...params };
+      }
+      const ctx = await createContext({ req });
+      const data = await route.call({
+        path: route.path,
+        ctx,
+        type: route.type,
+        getRawInput: async () => input,
+        signal: undefined,
+        batchIndex: 0,
+      });
+      const text = JSON.stringify(data);
+      res.statusCode = route.successStatus;
+      res.setHeader('Content-Type', 'application/json');
+      res.end(text);
+    } catch (error) {
+      res.setHeader('Content-Type', 'application/json'); // as on success (the writer keeps it)
+      writeProcedureError(res, error, route.path);
+    }
   };
 }
