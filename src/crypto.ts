@@ -77,7 +77,7 @@ function keyId(key: Buffer): string {
 }
 
 export function sha256(text: string): Buffer {
-  return crypto.createHash('sha256').update(text, 'utf8').digest();
+  return crypto.hash('sha256', text, 'buffer'); // one-shot: no Hash object per call
 }
 
 /** Constant-time comparison of two secrets of any length (hashing equalises the lengths). */

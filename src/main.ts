@@ -24,6 +24,7 @@ try {
 
   // Logged after the banner so "listening" marks a fully announced start.
   log.info({ url: server.url, dataDir: config.dataDir, database: config.mongo.uri ? 'external' : 'embedded' }, 'listening');
+  log.flush(); // the line operators and scripts wait for goes out now, not with the next batch
 
   let stopping = false;
   const shutdown = (signal: string) => {

@@ -4,9 +4,21 @@ import { TRPCError } from '@trpc/server';
 import { appErrorOf, InputIssuesError, toTRPCError } from './errors.js';
 import { middleware, publicProcedure as basePublic } from './trpc.js';
 
-const observed = middleware(async ({ ctx, path, type, next }) => {
+/**
+ * Every procedure: applies the transport's fix-up of the raw input (REST decodes path
+ * parameters), then converts domain errors and logs and times the call. One middleware for
+ * both, since each tRPC middleware layer copies the call's context.
+ */
+const observed = middleware(async ({ ctx, path, type, meta, getRawInput, next }) => {
   const started = performance.now();
-  const result = await next();
+  const adapt = ctx.adaptInput;
+  let result;
+  if (adapt) {
+    const adapted = adapt(await getRawInput(), meta?.openapi?.path);
+    result = await next({ getRawInput: async () => adapted });
+  } else {
+    result = await next();
+  }
   const durationMs = performance.now() - started;
   let outcome = 'ok';
   if (!result.ok) {
@@ -34,8 +46,8 @@ const observed = middleware(async ({ ctx, path, type, next }) => {
  * MongoDB-wire servers may refuse strings with NUL characters (FerretDB does); reject them
  * as a validation error with the field's path rather than failing inside the database.
  */
-const rejectNulStrings = middleware(async ({ getRawInput, next }) => {
-  const path = findNulString(await getRawInput());
+function rejectNulStrings(input: unknown): void {
+  const path = findNulString(input);
   if (path) {
     throw new TRPCError({
       code: 'BAD_REQUEST',
@@ -43,8 +55,7 @@ const rejectNulStrings = middleware(async ({ getRawInput, next }) => {
       cause: new InputIssuesError([{ code: 'custom', path, message: 'String should not contain NUL characters' }]),
     });
   }
-  return next();
-});
+}
 
 function findNulString(value: unknown, path: (string | number)[] = [], depth = 0): (string | number)[] | null {
   if (typeof value === 'string') return value.includes('\u0000') ? path : null;
@@ -56,22 +67,14 @@ function findNulString(value: unknown, path: (string | number)[] = [], depth = 0
   return null;
 }
 
-/** The transport's own fix-up of the raw input, if it has one (REST decodes path parameters). */
-const transportInput = middleware(async ({ ctx, meta, getRawInput, next }) => {
-  const adapt = ctx.adaptInput;
-  if (!adapt) return next();
-  const adapted = adapt(await getRawInput(), meta?.openapi?.path);
-  return next({ getRawInput: async () => adapted });
+export const publicProcedure = basePublic.use(observed);
+
+/** A user key is required (ctx.user narrowed to non-null), and strings must be free of NUL. */
+export const authedProcedure = publicProcedure.use(async ({ ctx, getRawInput, next }) => {
+  if (!ctx.user) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'Unauthorized' });
+  rejectNulStrings(await getRawInput());
+  return next({ ctx: { ...ctx, user: ctx.user } });
 });
-
-export const publicProcedure = basePublic.use(observed).use(transportInput);
-
-export const authedProcedure = publicProcedure
-  .use(({ ctx, next }) => {
-    if (!ctx.user) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'Unauthorized' });
-    return next({ ctx: { ...ctx, user: ctx.user } });
-  })
-  .use(rejectNulStrings);
 
 /**
  * For agent-server webhooks: the X-Session-API-Key must be the session key of the sandbox

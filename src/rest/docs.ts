@@ -1,6 +1,10 @@
 // Human-readable API docs: Swagger UI served from the swagger-ui-dist package (no CDN).
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import express, { type Router } from 'express';
-import { getAbsoluteFSPath } from 'swagger-ui-dist';
+
+// The package's folder only: its main module loads the whole 1.5 MB UI bundle into the process.
+const ASSETS = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 
 const PAGE = `<!doctype html>
 <html lang="en">
@@ -20,7 +24,7 @@ const PAGE = `<!doctype html>
 
 export function docsRouter(): Router {
   const docs = express.Router();
-  docs.use('/api/docs/assets', express.static(getAbsoluteFSPath(), { index: false, maxAge: '1h' }));
+  docs.use('/api/docs/assets', express.static(ASSETS, { index: false, maxAge: '1h' }));
   docs.get(['/api/docs', '/docs'], (_req, res) => {
     res.type('html').send(PAGE);
   });

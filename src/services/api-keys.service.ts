@@ -2,7 +2,7 @@
 // SHA-256 of the secret is stored. Lookup goes by key id (never by the secret), then the
 // hashes are compared in constant time.
 import crypto from 'node:crypto';
-import type { ApiKeyModel } from '../../models/index.js';
+import type { ApiKeyModel, ApiKeyRecord } from '../../models/index.js';
 import { randomBase62, secretsEqual, sha256 } from '../crypto.js';
 import { AppError } from '../errors.js';
 import { VerifiedCache, type VerifiedCacheOptions } from './verified-cache.js';
@@ -75,7 +75,10 @@ export class ApiKeysService {
   }
 
   private async verify(keyId: string, secret: string): Promise<VerifiedKey | null> {
-    const doc = await this.ApiKey.findOne({ _id: keyId }, { userId: 1, secretHash: 1, revokedAt: 1 }).lean();
+    const doc = (await this.ApiKey.collection.findOne(
+      { _id: keyId as never },
+      { projection: { userId: 1, secretHash: 1, revokedAt: 1 } },
+    )) as Pick<ApiKeyRecord, 'userId' | 'secretHash' | 'revokedAt'> | null;
     if (!doc || doc.revokedAt) return null;
     const expected = Buffer.from(doc.secretHash, 'hex');
     const actual = sha256(secret);

@@ -77,7 +77,8 @@ export class SettingsService {
 
   /** The user's settings document once settings were saved (a document with only provider tokens is not). */
   private async saved(userId: string): Promise<SettingsRecord | null> {
-    const stored = await this.models.Settings.findOne({ userId }).lean();
+    // The driver's own findOne: what lean() returns, without mongoose's query machinery (hot path).
+    const stored = (await this.models.Settings.collection.findOne({ userId })) as SettingsRecord | null;
     return stored?.updatedAt ? stored : null;
   }
 
