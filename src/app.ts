@@ -1,95 +1,140 @@
-// createApp(deps): the express application, without listening (tests start it on port 0).
+// createApp(deps): the request listener, without listening (tests start it on port 0).
 //
-// Order matters:
-//   request log/metrics → CORS → health and metrics (open) → /trpc (tRPC parses its own body)
-//   → the REST edge (src/rest/) → JSON 404 → error handler.
+// Every request: request id, access log and metrics → CORS. Then, on plain node:http:
+//   health and metrics (open) → /trpc (tRPC parses its own body) → the REST procedure lane;
+// anything else goes to the express app of the REST edge (OpenAPI document, docs, raw
+// routes, JSON 404, error handler). The hot requests skip express because its per-request
+// setup (swapping the prototypes of req and res, its router) cost more CPU than the whole
+// settings read it wraps (README, "Performance").
 import crypto from 'node:crypto';
-import { createExpressMiddleware } from '@trpc/server/adapters/express';
-import express, { type Request, type RequestHandler } from 'express';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { internal_exceptionHandler, nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
 import { appRouter } from '../routers/index.js';
 import { createContextFactory, type Deps } from './context.js';
 import { accessLogOf } from './logger.js';
-import { errorHandler, notFound, restApi } from './rest/index.js';
+import { procedureLane, restFallback } from './rest/index.js';
 
-export function createApp(deps: Deps): express.Express {
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('etag', false);
-
-  app.use(requestLog(deps));
-  app.use(cors(deps.config.http.corsOrigins));
-
-  app.get('/alive', (_req, res) => {
-    res.json({ status: 'ok' });
-  });
-  app.get('/health', (_req, res) => {
-    res.json('OK'); // reference answers the JSON string "OK"
-  });
-  app.get('/ready', async (_req, res) => {
-    const database = await deps.db.ping();
-    res.status(database ? 200 : 503).json({ status: database ? 'ready' : 'not ready', checks: { database } });
-  });
-  app.get('/metrics', async (_req, res) => {
-    res.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
-  });
-
-  app.use(
-    '/trpc',
-    createExpressMiddleware({
-      router: appRouter,
-      createContext: createContextFactory(deps, 'trpc'),
-      maxBodySize: parseSize(deps.config.http.maxBodySize),
-    }),
-  );
-
-  app.use(restApi(deps));
-  app.use(notFound);
-  app.use(errorHandler(deps));
-  return app;
-}
-
-function requestLog(deps: Deps): RequestHandler {
-  const access = accessLogOf(deps.log);
-  return (req, res, next) => {
-    const started = performance.now();
-    const id = (typeof req.headers['x-request-id'] === 'string' && req.headers['x-request-id'].slice(0, 128)) || crypto.randomUUID();
-    res.setHeader('x-request-id', id);
-    const log = deps.log.child({ reqId: id });
-    (req as Request & { log: typeof log }).log = log;
-    res.on('finish', () => {
-      const group = req.path.startsWith('/trpc') ? 'trpc' : req.path.startsWith('/api') ? 'api' : 'other';
-      deps.metrics.httpRequests.inc({ method: req.method, route: group, status: String(res.statusCode) });
-      // Path only: query strings and headers may carry credentials.
-      access({
-        reqId: id,
-        method: req.method,
-        path: req.path,
-        status: res.statusCode,
-        durationMs: Math.round(performance.now() - started),
-      });
-    });
-    next();
+export function createApp(deps: Deps): RequestListener {
+  const observe = requestObserver(deps);
+  const preflight = cors(deps.config.http.corsOrigins);
+  const health = healthRoutes(deps);
+  const trpc = trpcHandler(deps);
+  const lane = procedureLane(deps);
+  const fallback = restFallback(deps);
+  return (req, res) => {
+    try {
+      observe(req, res);
+      if (preflight(req, res)) return;
+      const url = req.url ?? '/';
+      const queryAt = url.indexOf('?');
+      const pathname = queryAt < 0 ? url : url.slice(0, queryAt);
+      if (health(req, res, pathname)) return;
+      if (/^\/trpc(\/|$)/i.test(pathname)) return trpc(req, res, pathname);
+      if (lane(req, res, pathname, queryAt < 0 ? '' : url.slice(queryAt + 1))) return;
+      fallback(req, res);
+    } catch (error) {
+      failed(deps, req, res, error);
+    }
   };
 }
 
-/** Reference behaviour: localhost origins unless PERMITTED_CORS_ORIGINS lists others. */
-function cors(permitted: string[]): RequestHandler {
+/** An unexpected failure outside a procedure: logged, answered 500 (as express's error handler did). */
+function failed(deps: Deps, req: IncomingMessage, res: ServerResponse, error: unknown): void {
+  ((req as { log?: Deps['log'] }).log ?? deps.log).error({ err: error }, 'unhandled error');
+  if (!res.headersSent) sendJson(res, 500, { detail: 'Internal Server Error' });
+  else res.destroy();
+}
+
+function requestObserver(deps: Deps) {
+  const access = accessLogOf(deps.log);
+  return (req: IncomingMessage, res: ServerResponse) => {
+    const started = performance.now();
+    const header = req.headers['x-request-id'];
+    const id = (typeof header === 'string' && header.slice(0, 128)) || crypto.randomUUID();
+    res.setHeader('x-request-id', id);
+    (req as IncomingMessage & { log: Deps['log'] }).log = deps.log.child({ reqId: id });
+    res.on('finish', () => {
+      const url = req.url ?? '/';
+      const queryAt = url.indexOf('?');
+      // Path only: query strings and headers may carry credentials.
+      const path = queryAt < 0 ? url : url.slice(0, queryAt);
+      const group = path.startsWith('/trpc') ? 'trpc' : path.startsWith('/api') ? 'api' : 'other';
+      deps.metrics.httpRequests.inc({ method: req.method, route: group, status: String(res.statusCode) });
+      access({ reqId: id, method: req.method ?? '', path, status: res.statusCode, durationMs: Math.round(performance.now() - started) });
+    });
+  };
+}
+
+/** Reference behaviour: localhost origins unless PERMITTED_CORS_ORIGINS lists others. True when it answered a preflight. */
+function cors(permitted: string[]) {
   const allowed = (origin: string) =>
     permitted.length > 0 ? permitted.includes(origin) : /^https?:\/\/(localhost|127\.0\.0\.1)(:\d+)?$/.test(origin);
-  return (req, res, next) => {
+  return (req: IncomingMessage, res: ServerResponse): boolean => {
     const origin = req.headers.origin;
-    if (origin && allowed(origin)) {
-      res.setHeader('access-control-allow-origin', origin);
-      res.setHeader('access-control-allow-credentials', 'true');
-      res.setHeader('vary', 'Origin');
-      if (req.method === 'OPTIONS') {
-        res.setHeader('access-control-allow-methods', 'GET,POST,PUT,PATCH,DELETE,OPTIONS');
-        res.setHeader('access-control-allow-headers', req.headers['access-control-request-headers'] ?? '*');
-        res.status(204).end();
-        return;
-      }
+    if (!origin || !allowed(origin)) return false;
+    res.setHeader('access-control-allow-origin', origin);
+    res.setHeader('access-control-allow-credentials', 'true');
+    res.setHeader('vary', 'Origin');
+    if (req.method !== 'OPTIONS') return false;
+    res.setHeader('access-control-allow-methods', 'GET,POST,PUT,PATCH,DELETE,OPTIONS');
+    res.setHeader('access-control-allow-headers', req.headers['access-control-request-headers'] ?? '*');
+    res.statusCode = 204;
+    res.end();
+    return true;
+  };
+}
+
+const sendJson = (res: ServerResponse, status: number, value: unknown) => {
+  const text = JSON.stringify(value);
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
+};
+
+/** GET (and HEAD) of /alive, /health, /ready and /metrics; true when it answered. */
+function healthRoutes(deps: Deps) {
+  return (req: IncomingMessage, res: ServerResponse, pathname: string): boolean => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return false;
+    // Paths match as express matched them: any case, a trailing slash allowed.
+    switch (pathname.toLowerCase().replace(/\/$/, '')) {
+      case '/alive':
+        sendJson(res, 200, { status: 'ok' });
+        return true;
+      case '/health':
+        sendJson(res, 200, 'OK'); // reference answers the JSON string "OK"
+        return true;
+      case '/ready':
+        deps.db.ping().then(
+          (database) => sendJson(res, database ? 200 : 503, { status: database ? 'ready' : 'not ready', checks: { database } }),
+          (error: unknown) => failed(deps, req, res, error),
+        );
+        return true;
+      case '/metrics':
+        deps.metrics.registry.metrics().then(
+          (text) => {
+            res.setHeader('Content-Type', deps.metrics.registry.contentType);
+            res.end(text);
+          },
+          (error: unknown) => failed(deps, req, res, error),
+        );
+        return true;
+      default:
+        return false;
     }
-    next();
+  };
+}
+
+/** tRPC on plain node:http, as its express adapter serves it under /trpc. */
+function trpcHandler(deps: Deps) {
+  const options = {
+    router: appRouter,
+    createContext: createContextFactory(deps, 'trpc'),
+    maxBodySize: parseSize(deps.config.http.maxBodySize),
+  };
+  return (req: IncomingMessage, res: ServerResponse, pathname: string) => {
+    const path = /^\/trpc\/?$/i.test(pathname) ? '' : pathname.slice(pathname.lastIndexOf('/') + 1);
+    nodeHTTPRequestHandler({ ...options, req, res, path }).catch(internal_exceptionHandler({ ...options, req, res, path }));
   };
 }
 

@@ -9,14 +9,16 @@
 //     value, an empty value is left out), other methods the JSON body; path parameters win;
 //   - a body method without a JSON content type is refused (415); a procedure without input
 //     gets none; the success status is the meta's successStatus, else 200.
-// Unmatched requests fall through (next()); failures go to the one REST error writer.
+// The procedure lane (procedure-lane.ts) runs the request checks first; failures go to the one
+// REST error writer.
 import querystring from 'node:querystring';
 import { TRPCError } from '@trpc/server';
-import type { NextFunction, Request, Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import { appRouter, PROCEDURES } from '../../routers/index.js';
 import type { Context, Deps } from '../context.js';
 import { createRestContext } from './context.js';
 import { writeProcedureError } from './error-writer.js';
+import type { RestRequest } from './request-checks.js';
 
 type ProcedureFn = (opts: {
   path: string;
@@ -109,16 +111,24 @@ function queryInput(search: string, listKeys: ReadonlySet<string>): Record<strin
   return input;
 }
 
-export function createRestHandler(deps: Deps) {
+export interface RouteMatch {
+  route: Route;
+  params: Record<string, string>;
+}
+
+/** The procedure route for a method and path, if any. */
+export function procedureRoutes(): (method: string, pathname: string) => RouteMatch | null {
   const routes = buildRoutes();
+  return (method, pathname) => {
+    const candidates = routes.get(method);
+    return candidates ? match(candidates, normalizePath(pathname)) : null;
+  };
+}
+
+/** Calls the matched procedure with the request's input and writes its answer. */
+export function procedureCaller(deps: Deps) {
   const createContext = createRestContext(deps);
-  return async (req: Request, res: Response, next: NextFunction) => {
-    const candidates = routes.get(req.method);
-    const url = req.url;
-    const queryAt = url.indexOf('?');
-    const found = candidates && match(candidates, normalizePath(queryAt < 0 ? url : url.slice(0, queryAt)));
-    if (!found) return next();
-    const { route, params } = found;
+  return async ({ route, params }: RouteMatch, req: RestRequest, res: ServerResponse, search: string): Promise<void> => {
     try {
       const usesBody = req.method !== 'GET' && req.method !== 'DELETE';
       const contentType = req.headers['content-type'];
@@ -130,9 +140,7 @@ export function createRestHandler(deps: Deps) {
       }
       let input: Record<string, unknown> | undefined;
       if (route.hasInput) {
-        const fields = usesBody
-          ? (req.body as Record<string, unknown> | undefined)
-          : queryInput(queryAt < 0 ? '' : url.slice(queryAt + 1), route.listKeys);
+        const fields = usesBody ? (req.body as Record<string, unknown> | undefined) : queryInput(search, route.listKeys);
         input = { ...fields, ...params };
       }
       const ctx = await createContext({ req });

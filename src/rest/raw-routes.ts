@@ -10,6 +10,17 @@ import type { Deps } from '../context.js';
 import { createRestContext } from './context.js';
 import { writeProcedureError } from './error-writer.js';
 
+const RAW_PATHS: [method: string, pattern: RegExp][] = [
+  ['POST', /^\/api\/v1\/app-conversations\/stream-start\/?$/i],
+  ['POST', /^\/api\/v1\/webhooks\/[^/]+\/events\/[^/]+\/?$/i],
+  ['GET', /^\/api\/v1\/webhooks\/secrets\/?$/i],
+];
+
+/** Whether one of these routes takes the request (the procedure lane then leaves it to them). */
+export function isRawRoute(method: string, pathname: string): boolean {
+  return RAW_PATHS.some(([m, pattern]) => (m === method || (m === 'GET' && method === 'HEAD')) && pattern.test(pathname));
+}
+
 export function rawRoutes(deps: Deps): Router {
   const routes = express.Router();
   const context = createRestContext(deps);

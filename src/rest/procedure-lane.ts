@@ -1,0 +1,52 @@
+// The procedure lane: REST requests for a procedure route, served on plain node:http. The
+// same steps, in the same order, as the express pipeline they replace: no-cache headers, the
+// legacy JSON default, the JSON body (body-parser, its errors in the reference's shapes),
+// the object-body check and the legacy shims, then the procedure. Requests for the raw
+// routes, and any other path, are not taken (false) and go on to express.
+import type { ServerResponse } from 'node:http';
+import express from 'express';
+import type { Deps } from '../context.js';
+import type { Logger } from '../logger.js';
+import { writeRestError } from './error-writer.js';
+import { requestErrorAnswer } from './fallbacks.js';
+import { sandboxSpecIdFromQuery } from './legacy-shims.js';
+import { procedureCaller, procedureRoutes } from './openapi-handler.js';
+import { isRawRoute } from './raw-routes.js';
+import { defaultJsonContentType, nonObjectBody, setNoCache, type RestRequest } from './request-checks.js';
+
+export type Lane = (req: RestRequest, res: ServerResponse, pathname: string, search: string) => boolean;
+
+export function procedureLane(deps: Deps): Lane {
+  const match = procedureRoutes();
+  const call = procedureCaller(deps);
+  // body-parser works on plain node requests; it sets req.body, and leaves it undefined without a JSON body.
+  const parseJson = express.json({ limit: deps.config.http.maxBodySize, strict: false }) as unknown as (
+    req: RestRequest,
+    res: ServerResponse,
+    next: (err?: unknown) => void,
+  ) => void;
+  return (req, res, pathname, search) => {
+    const method = req.method ?? 'GET';
+    if (isRawRoute(method, pathname)) return false;
+    const found = match(method, pathname);
+    if (!found) return false;
+    setNoCache(res);
+    defaultJsonContentType(req);
+    const fail = (err: unknown) => {
+      const log = (req as { log?: Logger }).log ?? deps.log;
+      writeRestError(res, requestErrorAnswer(err as { type?: string }, deps.config.http.maxBodySize, log));
+    };
+    parseJson(req, res, (err) => {
+      if (err) return fail(err);
+      try {
+        const invalid = nonObjectBody(req);
+        if (invalid) return writeRestError(res, invalid);
+        sandboxSpecIdFromQuery(req, pathname, search);
+        void call(found, req, res, search); // answers every failure itself
+      } catch (error) {
+        fail(error);
+      }
+    });
+    return true;
+  };
+}
