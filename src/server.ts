@@ -30,7 +30,7 @@ export async function startServer(config: Config, log: Logger, options: ServerOp
   const box = loadSecretBox(config, log);
   const opened = await openDatabase(config, log, { registerEmbedded: true });
   try {
-    const runtime = createSandboxRuntime(config, log);
+    const runtime = await createSandboxRuntime(config, log);
     let listeningUrl = '';
     const services = createServices({
       db: opened.db,
