@@ -54,6 +54,7 @@ const warmupMs = Number(values.warmup) * 1000;
 const idleSeconds = Number(values['idle-seconds']);
 const historySizes = values.history === 'none' ? [] : values.history.split(',').map(Number);
 const only = values.only ? new RegExp(values.only, 'i') : null;
+const WARMUP_ROUND_MS = 3000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const loadavg = () =>
   os
@@ -112,7 +113,8 @@ async function main() {
 
     const peakRss = new Map<string, number>();
     const measure = async (scenarios: Scenario[]) => {
-      for (let round = 1; round <= rounds; round++) {
+      // Round 0 warms every target up (JIT, connection pools, FerretDB's caches) and is not recorded.
+      for (let round = 0; round <= rounds; round++) {
         for (const scenario of scenarios) {
           if (only && !only.test(scenario.name)) continue;
           const names = (Object.keys(scenario.requests) as TargetName[]).filter((n) => targets[n]);
@@ -132,9 +134,10 @@ async function main() {
               ...request,
               connections: scenario.connections,
               warmupMs,
-              durationMs: seconds * 1000,
+              durationMs: round === 0 ? WARMUP_ROUND_MS : seconds * 1000,
             });
             clearInterval(sampler);
+            if (round === 0) continue;
             const cpu = meter();
             const perRequest = (seconds: number) => (seconds / result.allRequests) * 1e6;
             const sample: Sample = {
@@ -181,7 +184,8 @@ async function main() {
       '',
       `Machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'CPU'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.type()} ${os.release()}; Node ${process.version}; ` +
         `FerretDB ${path.basename(path.dirname(path.dirname(binary)))} (SQLite) on loopback, shared by all targets; load average ${loadAtStart} at the start, ${loadavg()} at the end.`,
-      `${rounds} round(s) of ${seconds} s per target and scenario after ${warmupMs / 1000} s of warm-up on the same connections; targets alternate within each round.`,
+      `A warm-up round (${WARMUP_ROUND_MS / 1000} s per target and scenario, not recorded), then ${rounds} round(s) of ${seconds} s per target and scenario, ` +
+        `each after ${warmupMs / 1000} s of warm-up on the same connections; targets alternate within each round.`,
       `The service runs as \`npm start\` does (\`node ${startFlags().join(' ')} dist/src/main.js\`), NODE_ENV=production, LOG_LEVEL=info to a file; ` +
         (Object.keys(RATE_LIMITS_OFF).length
           ? `rate limits off (${Object.keys(RATE_LIMITS_OFF).join(', ')}).`
