@@ -2,6 +2,7 @@ import type { Connection } from 'mongoose';
 import { apiKeyModel } from './api-key.model.js';
 import { appConversationModel } from './app-conversation.model.js';
 import { startTaskModel } from './start-task.model.js';
+import { startTaskQueueModel } from './start-task-queue.model.js';
 import { customSecretModel } from './custom-secret.model.js';
 import { sandboxModel } from './sandbox.model.js';
 import { settingsModel } from './settings.model.js';
@@ -9,6 +10,7 @@ import { settingsModel } from './settings.model.js';
 export * from './api-key.model.js';
 export * from './app-conversation.model.js';
 export * from './start-task.model.js';
+export * from './start-task-queue.model.js';
 export * from './custom-secret.model.js';
 export * from './sandbox.model.js';
 export * from './settings.model.js';
@@ -22,6 +24,7 @@ export function createModels(conn: Connection) {
     Sandbox: sandboxModel(conn),
     AppConversation: appConversationModel(conn),
     StartTask: startTaskModel(conn),
+    StartTaskQueue: startTaskQueueModel(conn),
   };
 }
 

@@ -3,15 +3,13 @@
 // request) get their contract types here, once.
 import { EventEmitter } from 'node:events';
 import type { AppConversationRecord, Models, StartTaskRecord } from '../../models/index.js';
-import type {
-  AppConversationStartRequest,
-  ConversationFilters,
-  StartTaskFilters,
-  StartTaskStatus,
-} from '../../contract/app-conversations.schema.js';
+import type { AppConversationStartRequest, StartTaskFilters, StartTaskStatus } from '../../contract/app-conversations.schema.js';
 import type { McpConfig, McpConfigInput } from '../../contract/mcp.schema.js';
 import type { SecretBox } from '../crypto.js';
 import type { LeaseStore } from './lease-queue.js';
+import { conversationQuery, TASK_SORT, taskQuery, type ConversationSearch, type TaskSortOrder } from './record-queries.js';
+
+export type { ConversationSearch, TaskSortOrder } from './record-queries.js';
 
 export type StartTask = Omit<StartTaskRecord, 'status' | 'request'> & { status: StartTaskStatus; request: AppConversationStartRequest };
 export type NewStartTask = Pick<StartTask, '_id' | 'userId' | 'status' | 'request' | 'conversationId' | 'createdAt' | 'updatedAt'>;
@@ -21,21 +19,10 @@ export type StartTaskUpdate = Partial<Pick<StartTask, 'status' | 'detail' | 'app
 };
 
 export const TERMINAL: StartTaskStatus[] = ['READY', 'ERROR'];
-
-/** Which conversations a search returns: the V1 filters, the V0 filters, and sub-conversations or not. */
-export interface ConversationSearch extends ConversationFilters {
-  selected_repository?: string | undefined;
-  trigger?: string | undefined;
-  topLevelOnly: boolean;
-}
-
-const TASK_SORT = {
-  CREATED_AT: { createdAt: 1 },
-  CREATED_AT_DESC: { createdAt: -1 },
-  UPDATED_AT: { updatedAt: 1 },
-  UPDATED_AT_DESC: { updatedAt: -1 },
-} as const;
-export type TaskSortOrder = keyof typeof TASK_SORT;
+/** Queue entries a claim may skip before it gives up for this poll. */
+const CLAIM_TRIES = 5;
+/** A queue entry whose task is still missing after this long belongs to a creation that failed. */
+const ORPHAN_ENTRY_MS = 60_000;
 
 const asTask = (record: StartTaskRecord) => record as StartTask;
 
@@ -62,6 +49,9 @@ export class ConversationStore {
       leaseOwner: null,
       leaseExpiresAt: null,
     };
+    // The queue entry first: a crash in between leaves an entry without a task (claims drop it),
+    // never a task no worker will find.
+    await this.models.StartTaskQueue.create({ _id: record._id, dueAt: record.createdAt, createdAt: record.createdAt });
     await this.models.StartTask.create(record);
     return record;
   }
@@ -97,11 +87,7 @@ export class ConversationStore {
   async searchTasks(userId: string, filters: StartTaskFilters, sortOrder: TaskSortOrder, offset: number, limit: number) {
     const query = taskQuery(userId, filters);
     const [records, total] = await Promise.all([
-      this.models.StartTask.find(query)
-        .sort({ ...TASK_SORT[sortOrder], _id: 1 })
-        .skip(offset)
-        .limit(limit)
-        .lean(),
+      this.models.StartTask.find(query).sort(TASK_SORT[sortOrder]).skip(offset).limit(limit).lean(),
       this.models.StartTask.countDocuments(query),
     ]);
     return { tasks: records.map(asTask), total };
@@ -122,31 +108,65 @@ export class ConversationStore {
   }
 
   // ---- start-task leases (see lease-queue.ts) ----
+  // Claims read the queue (start_task_queue: one entry per unfinished task), never the tasks:
+  // idle polling costs the same with any number of finished tasks. The lease is on the task,
+  // where the workflow's writes check it; the entry's dueAt only says when to look again.
 
   readonly taskLeases: LeaseStore<StartTask> = {
-    /** The oldest unfinished task whose lease is free or expired; the claim counts as an attempt. */
+    /** The task of the oldest due queue entry whose lease is free or expired; the claim counts as an attempt. */
     claim: async (owner, leaseMs) => {
-      const now = new Date();
-      const record = await this.models.StartTask.findOneAndUpdate(
-        { status: { $nin: TERMINAL }, $or: [{ leaseExpiresAt: null }, { leaseExpiresAt: { $lt: now } }] },
-        { $set: { leaseOwner: owner, leaseExpiresAt: new Date(now.getTime() + leaseMs) }, $inc: { attempts: 1 } },
-        { sort: { createdAt: 1 }, new: true },
-      ).lean();
-      return record ? asTask(record) : null;
+      for (let tries = 0; tries < CLAIM_TRIES; tries++) {
+        const now = new Date();
+        const leaseEnd = new Date(now.getTime() + leaseMs);
+        const entry = await this.models.StartTaskQueue.findOneAndUpdate(
+          { dueAt: { $lte: now } },
+          { $set: { dueAt: leaseEnd } },
+          { sort: { dueAt: 1 } },
+        ).lean();
+        if (!entry) return null;
+        const record = await this.models.StartTask.findOneAndUpdate(
+          { _id: entry._id, status: { $nin: TERMINAL }, $or: [{ leaseExpiresAt: null }, { leaseExpiresAt: { $lt: now } }] },
+          { $set: { leaseOwner: owner, leaseExpiresAt: leaseEnd }, $inc: { attempts: 1 } },
+          { new: true },
+        ).lean();
+        if (record) return asTask(record);
+        await this.settleQueueEntry(entry._id, entry.createdAt, now);
+      }
+      return null;
     },
     renew: async (taskId, owner, leaseMs) => {
-      await this.models.StartTask.updateOne(
-        { _id: taskId, leaseOwner: owner },
-        { $set: { leaseExpiresAt: new Date(Date.now() + leaseMs) } },
-      );
+      const leaseEnd = new Date(Date.now() + leaseMs);
+      const renewed = await this.models.StartTask.updateOne({ _id: taskId, leaseOwner: owner }, { $set: { leaseExpiresAt: leaseEnd } });
+      if (renewed.matchedCount > 0) await this.models.StartTaskQueue.updateOne({ _id: taskId }, { $set: { dueAt: leaseEnd } });
     },
     release: async (taskIds, owner) => {
-      await this.models.StartTask.updateMany(
-        { _id: { $in: taskIds }, leaseOwner: owner },
-        { $set: { leaseOwner: null, leaseExpiresAt: null } },
-      );
+      // One task at a time: an _id equality is the one lookup the embedded FerretDB narrows in SQLite.
+      for (const taskId of taskIds) {
+        const released = await this.models.StartTask.updateOne(
+          { _id: taskId, leaseOwner: owner },
+          { $set: { leaseOwner: null, leaseExpiresAt: null } },
+        );
+        if (released.matchedCount > 0) await this.models.StartTaskQueue.updateOne({ _id: taskId }, { $set: { dueAt: new Date() } });
+      }
     },
   };
+
+  /**
+   * A due queue entry whose task could not be claimed: finished or deleted → the entry goes;
+   * leased by another worker → looked at again when that lease ends; not written yet (the
+   * entry is written first) → looked at again shortly, and dropped once it is clearly orphaned.
+   */
+  private async settleQueueEntry(taskId: string, enqueuedAt: Date, now: Date): Promise<void> {
+    const task = await this.models.StartTask.findOne({ _id: taskId }, { status: 1, leaseExpiresAt: 1 }).lean();
+    if (task && !TERMINAL.includes(task.status as StartTaskStatus)) {
+      const retryAt = task.leaseExpiresAt && task.leaseExpiresAt > now ? task.leaseExpiresAt : new Date(now.getTime() + 1000);
+      await this.models.StartTaskQueue.updateOne({ _id: taskId }, { $set: { dueAt: retryAt } });
+    } else if (task || now.getTime() - enqueuedAt.getTime() > ORPHAN_ENTRY_MS) {
+      await this.models.StartTaskQueue.deleteOne({ _id: taskId });
+    } else {
+      await this.models.StartTaskQueue.updateOne({ _id: taskId }, { $set: { dueAt: new Date(now.getTime() + 1000) } });
+    }
+  }
 
   /** Updates a task only while `owner` holds its lease; false when the lease was lost. */
   async updateLeasedTask(taskId: string, owner: string, update: StartTaskUpdate): Promise<boolean> {
@@ -155,6 +175,8 @@ export class ConversationStore {
       { $set: { updatedAt: new Date(), ...update } },
     );
     if (result.matchedCount === 0) return false;
+    // A finished task leaves the queue (a crash before this is settled by the next claim).
+    if (update.status && TERMINAL.includes(update.status)) await this.models.StartTaskQueue.deleteOne({ _id: taskId });
     this.taskChanges.emit('change', taskId);
     return true;
   }
@@ -184,7 +206,7 @@ export class ConversationStore {
   async searchConversations(userId: string, search: ConversationSearch, offset: number, limit: number) {
     const query = conversationQuery(userId, search);
     const [records, total] = await Promise.all([
-      this.models.AppConversation.find(query).sort({ createdAt: -1, _id: 1 }).skip(offset).limit(limit).lean(),
+      this.models.AppConversation.find(query).sort({ createdAt: -1, _id: -1 }).skip(offset).limit(limit).lean(),
       this.models.AppConversation.countDocuments(query),
     ]);
     return { records, total };
@@ -270,32 +292,3 @@ export class ConversationStore {
 }
 
 export const mcpOverrideContext = (taskId: string) => `task:${taskId}:mcp_config`;
-
-function dateRange(gte?: string, lt?: string) {
-  if (!gte && !lt) return undefined;
-  return { ...(gte ? { $gte: new Date(gte) } : {}), ...(lt ? { $lt: new Date(lt) } : {}) };
-}
-
-function conversationQuery(userId: string, s: ConversationSearch): Record<string, unknown> {
-  const query: Record<string, unknown> = { userId };
-  if (s.title__contains) query.title = { $regex: escapeRegex(s.title__contains), $options: 'i' };
-  const created = dateRange(s.created_at__gte, s.created_at__lt);
-  if (created) query.createdAt = created;
-  const updated = dateRange(s.updated_at__gte, s.updated_at__lt);
-  if (updated) query.updatedAt = updated;
-  if (s.selected_repository) query.selected_repository = s.selected_repository;
-  if (s.trigger) query.trigger = s.trigger;
-  if (s.topLevelOnly) query.parent_conversation_id = null;
-  return query;
-}
-
-function taskQuery(userId: string, f: StartTaskFilters): Record<string, unknown> {
-  const query: Record<string, unknown> = { userId };
-  if (f.conversation_id__eq) query.app_conversation_id = f.conversation_id__eq.replace(/-/g, '').toLowerCase();
-  if (f.created_at__gte) query.createdAt = { $gte: new Date(f.created_at__gte) };
-  return query;
-}
-
-function escapeRegex(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}

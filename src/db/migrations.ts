@@ -9,7 +9,9 @@ import type { Models } from '../../models/index.js';
  */
 async function moveProviderTokensIntoSettings(connection: Connection, models: Models): Promise<void> {
   const legacy = connection.collection<{ userId: string; tokens?: unknown; updatedAt?: Date }>('git_provider_tokens');
-  for await (const doc of legacy.find({})) {
+  // One document at a time; the collection ends empty. (The comment marks the commands as this move's.)
+  const comment = 'migration: git provider tokens into settings';
+  for (let doc = await legacy.findOne({}, { comment }); doc; doc = await legacy.findOne({}, { comment })) {
     const current = await models.Settings.findOne({ userId: doc.userId }, { providerTokens: 1 }).lean();
     if (!current?.providerTokens) {
       await models.Settings.collection.updateOne(
@@ -18,10 +20,30 @@ async function moveProviderTokensIntoSettings(connection: Connection, models: Mo
         { upsert: true },
       );
     }
-    await legacy.deleteOne({ _id: doc._id });
+    await legacy.deleteOne({ _id: doc._id }, { comment });
   }
+}
+
+/**
+ * Start tasks are claimed from a queue of unfinished tasks (start_task_queue); tasks left
+ * unfinished by a version without it get their entries. Runs once: a marker records it.
+ */
+async function enqueueUnfinishedStartTasks(connection: Connection): Promise<void> {
+  const comment = 'migration: unfinished start tasks into the claim queue';
+  const markers = connection.collection<{ _id: string; at: Date }>('migrations');
+  if (await markers.findOne({ _id: 'start-task-queue' }, { comment })) return;
+  const queue = connection.collection<{ _id: string; dueAt: Date; createdAt: Date }>('start_task_queue');
+  const now = new Date();
+  const unfinished = connection
+    .collection<{ _id: string; createdAt: Date }>('start_tasks')
+    .find({ status: { $nin: ['READY', 'ERROR'] } }, { projection: { _id: 1, createdAt: 1 }, comment });
+  for await (const task of unfinished) {
+    await queue.updateOne({ _id: task._id }, { $setOnInsert: { dueAt: now, createdAt: task.createdAt } }, { upsert: true, comment });
+  }
+  await markers.updateOne({ _id: 'start-task-queue' }, { $set: { at: now } }, { upsert: true, comment });
 }
 
 export async function migrate(connection: Connection, models: Models): Promise<void> {
   await moveProviderTokensIntoSettings(connection, models);
+  await enqueueUnfinishedStartTasks(connection);
 }

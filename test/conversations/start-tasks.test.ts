@@ -300,6 +300,9 @@ describe('durability', () => {
       updatedAt: now,
       ...fields,
     });
+    // Its claim-queue entry, as the service keeps it: due when the lease ends.
+    const leaseEnd = (fields.leaseExpiresAt as Date | undefined) ?? new Date(now.getTime() - 1000);
+    await app.rawCollection('start_task_queue').insertOne({ _id: id as never, dueAt: leaseEnd, createdAt: now });
     return id;
   }
 
@@ -325,7 +328,9 @@ describe('durability', () => {
     const id = await insertTask(userId, { leaseExpiresAt: new Date(Date.now() + 60_000) });
     await new Promise((r) => setTimeout(r, 800));
     expect((await task(key, id)).status).toBe('PREPARING_REPOSITORY');
+    // That replica's lease ends (on the task, and so in the queue).
     await app.rawCollection('start_tasks').updateOne({ _id: id as never }, { $set: { leaseExpiresAt: new Date(0) } });
+    await app.rawCollection('start_task_queue').updateOne({ _id: id as never }, { $set: { dueAt: new Date(0) } });
     expect(await waitForTask(key, id)).toMatchObject({ status: 'READY' });
   });
 
