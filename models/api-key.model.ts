@@ -5,7 +5,7 @@ import { Schema, type Connection, type InferSchemaType } from 'mongoose';
 export const ApiKeySchema = new Schema(
   {
     _id: { type: String, required: true },
-    userId: { type: String, required: true, index: true },
+    userId: { type: String, required: true },
     secretHash: { type: String, required: true },
     label: { type: String, default: null },
     createdAt: { type: Date, required: true, default: () => new Date() },
@@ -13,6 +13,9 @@ export const ApiKeySchema = new Schema(
   },
   { versionKey: false, strict: true, collection: 'api_keys' },
 );
+
+ApiKeySchema.index({ userId: 1, createdAt: 1 }); // a user's keys, oldest first (CLI list)
+ApiKeySchema.index({ revokedAt: 1 }); // "is there an active key" at start-up
 
 export const apiKeyModel = (conn: Connection) => conn.model('ApiKey', ApiKeySchema);
 export type ApiKeyModel = ReturnType<typeof apiKeyModel>;

@@ -22,7 +22,8 @@ export const AppConversationSchema = new Schema(
   },
   { versionKey: false, strict: true, collection: 'app_conversations', minimize: false },
 );
-AppConversationSchema.index({ userId: 1, createdAt: -1 });
+// A user's conversations newest first, ties by id (the search order, served without a sort).
+AppConversationSchema.index({ userId: 1, createdAt: -1, _id: -1 });
 
 export const appConversationModel = (conn: Connection) => conn.model('AppConversation', AppConversationSchema);
 export type AppConversationModel = ReturnType<typeof appConversationModel>;

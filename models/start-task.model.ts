@@ -25,9 +25,11 @@ export const StartTaskSchema = new Schema(
   },
   { versionKey: false, strict: true, collection: 'start_tasks', minimize: false },
 );
-StartTaskSchema.index({ userId: 1, createdAt: -1 });
-StartTaskSchema.index({ status: 1, leaseExpiresAt: 1 });
-StartTaskSchema.index({ conversationId: 1 });
+// A user's tasks by creation or update time, ties by id (the search orders, either direction).
+StartTaskSchema.index({ userId: 1, createdAt: 1, _id: 1 });
+StartTaskSchema.index({ userId: 1, updatedAt: 1, _id: 1 });
+// The tasks of one conversation, newest first.
+StartTaskSchema.index({ userId: 1, conversationId: 1, createdAt: -1 });
 
 export const startTaskModel = (conn: Connection) => conn.model('StartTask', StartTaskSchema);
 export type StartTaskModel = ReturnType<typeof startTaskModel>;

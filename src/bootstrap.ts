@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from './config.js';
 import { generateKeyText, SecretBox } from './crypto.js';
-import { connectDatabase, type Database } from './db/database.js';
+import { connectDatabase, type ConnectOptions, type Database } from './db/database.js';
 import { startEmbeddedMongo, type EmbeddedMongo } from './db/embedded-mongo.js';
 import type { Logger } from './logger.js';
 import { DEFAULT_USER_ID } from './services/api-keys.service.js';
@@ -41,7 +41,11 @@ export interface OpenedDatabase {
   close(): Promise<void>;
 }
 
-export async function openDatabase(config: Config, log: Logger, opts: { registerEmbedded: boolean }): Promise<OpenedDatabase> {
+export async function openDatabase(
+  config: Config,
+  log: Logger,
+  opts: { registerEmbedded: boolean; onCommand?: ConnectOptions['onCommand'] },
+): Promise<OpenedDatabase> {
   const embedded = config.mongo.uri
     ? null
     : await startEmbeddedMongo({
@@ -52,7 +56,7 @@ export async function openDatabase(config: Config, log: Logger, opts: { register
         register: opts.registerEmbedded,
       });
   try {
-    const db = await connectDatabase(config.mongo.uri ?? embedded!.uri);
+    const db = await connectDatabase(config.mongo.uri ?? embedded!.uri, opts.onCommand ? { onCommand: opts.onCommand } : {});
     return {
       db,
       embedded,

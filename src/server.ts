@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
 import { ensureBootstrapKey, ensureDataDir, loadSecretBox, openDatabase } from './bootstrap.js';
 import type { Config } from './config.js';
+import type { ConnectOptions } from './db/database.js';
 import type { Deps } from './context.js';
 import type { Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
@@ -23,12 +24,17 @@ export interface RunningServer {
 export interface ServerOptions {
   /** The clock of time-bounded caches (tests move it instead of waiting). */
   clock?: () => number;
+  /** Sees every database command the service sends (tests check them against the indexes). */
+  onCommand?: ConnectOptions['onCommand'];
 }
 
 export async function startServer(config: Config, log: Logger, options: ServerOptions = {}): Promise<RunningServer> {
   ensureDataDir(config);
   const box = loadSecretBox(config, log);
-  const opened = await openDatabase(config, log, { registerEmbedded: true });
+  const opened = await openDatabase(config, log, {
+    registerEmbedded: true,
+    ...(options.onCommand ? { onCommand: options.onCommand } : {}),
+  });
   try {
     const runtime = await createSandboxRuntime(config, log);
     let listeningUrl = '';

@@ -1,5 +1,6 @@
 // Database connection. Each call makes its own mongoose connection (never the global one),
 // so a test process can hold several isolated databases side by side.
+import type { CommandStartedEvent } from 'mongodb';
 import mongoose from 'mongoose';
 import { createModels, type Models } from '../../models/index.js';
 import { migrate } from './migrations.js';
@@ -18,13 +19,22 @@ export interface Database {
   close(): Promise<void>;
 }
 
-export async function connectDatabase(uri: string, dbName?: string): Promise<Database> {
+export interface ConnectOptions {
+  dbName?: string;
+  /** Sees every command sent (the driver's command monitoring; tests check queries against indexes). */
+  onCommand?: (event: CommandStartedEvent) => void;
+}
+
+export async function connectDatabase(uri: string, options: ConnectOptions = {}): Promise<Database> {
+  const { dbName, onCommand } = options;
   const connection = mongoose.createConnection(uri, {
     ...(dbName ? { dbName } : hasPathDb(uri) ? {} : { dbName: DEFAULT_DB_NAME }),
     serverSelectionTimeoutMS: 10_000,
     // Indexes are created once below, explicitly, so start-up fails loudly if one is rejected.
     autoIndex: false,
+    ...(onCommand ? { monitorCommands: true } : {}),
   });
+  if (onCommand) connection.getClient().on('commandStarted', onCommand);
   await connection.asPromise();
   const models = createModels(connection);
   await Promise.all(Object.values(models).map((m) => m.createIndexes()));

@@ -62,7 +62,7 @@ export class ApiKeysService {
   }
 
   async hasActiveKey(): Promise<boolean> {
-    return (await this.ApiKey.countDocuments({ revokedAt: null })) > 0;
+    return (await this.ApiKey.exists({ revokedAt: null })) !== null;
   }
 
   /** Returns the key's user, or null for a missing, malformed, unknown or revoked key. */

@@ -4,11 +4,13 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { MongoClient, type Collection, type CommandStartedEvent } from 'mongodb';
 import { inject } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { generateKeyText } from '../../src/crypto.js';
 import { createLogger } from '../../src/logger.js';
 import { startServer, type RunningServer, type ServerOptions } from '../../src/server.js';
+import { declaredIndexes, queriesOf, unservedReason } from './query-indexes.js';
 
 export interface TestApp {
   url: string;
@@ -16,8 +18,10 @@ export interface TestApp {
   dbName: string;
   /** Mints a new API key for a user (users need no other registration). */
   keyFor(userId: string): Promise<string>;
-  /** Raw access to the database, for checks such as "no secret in clear". */
-  rawCollection(name: string): ReturnType<RunningServer['deps']['db']['connection']['collection']>;
+  /** Raw access to the database, for checks such as "no secret in clear" (its own client: not the service's commands). */
+  rawCollection(name: string): Collection;
+  /** Every database command the service has sent so far. */
+  commands: CommandStartedEvent[];
   /** Stops the service; its sandboxes are removed too unless keepSandboxes (restart tests). */
   stop(opts?: { keepSandboxes?: boolean }): Promise<void>;
 }
@@ -30,13 +34,18 @@ export function uniqueDbName(label: string): string {
   return `t_${label.replace(/[^A-Za-z0-9]/g, '_').slice(0, 30)}_${crypto.randomBytes(4).toString('hex')}`;
 }
 
-/** options.dbName: share a database with another app (a second replica). */
+/**
+ * options.dbName: share a database with another app (a second replica). Every command the
+ * service sends is recorded; stop() fails when a query is not served by a declared index
+ * (helpers/query-indexes.ts), so each test checks the queries of the routes it exercises.
+ */
 export async function startTestApp(
   label: string,
   env: Record<string, string> = {},
   options: ServerOptions & { dbName?: string } = {},
 ): Promise<TestApp> {
   const { dbName = uniqueDbName(label), ...serverOptions } = options;
+  const commands: CommandStartedEvent[] = [];
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-test-data-'));
   const config = loadConfig({
     PORT: '0',
@@ -46,27 +55,53 @@ export async function startTestApp(
     LOG_LEVEL: 'silent',
     ...env,
   });
-  const server = await startServer(config, createLogger(config.log.level), serverOptions);
+  const server = await startServer(config, createLogger(config.log.level), {
+    ...serverOptions,
+    onCommand: (event) => {
+      commands.push(event);
+      serverOptions.onCommand?.(event);
+    },
+  });
+  let raw: MongoClient | undefined;
+  const rawCollection = (name: string) => {
+    raw ??= new MongoClient(config.mongo.uri!);
+    return raw.db().collection(name);
+  };
   return {
     url: server.url,
     server,
     dbName,
+    commands,
     keyFor: async (userId) => (await server.deps.services.apiKeys.create(userId)).key,
-    rawCollection: (name) => server.deps.db.connection.collection(name),
+    rawCollection,
     stop: async (opts = {}) => {
       if (!opts.keepSandboxes) {
         // Sandbox processes outlive the service by design; tests must not leave any behind.
-        const sandboxes = await server.deps.db.connection
-          .collection('sandboxes')
+        const sandboxes = await rawCollection('sandboxes')
           .find({})
           .toArray()
-          .catch(() => []); // a test may have closed the connection on purpose
+          .catch(() => []);
         for (const s of sandboxes) await server.deps.runtime.remove(String(s._id)).catch(() => {});
       }
       await server.stop();
+      await raw?.close();
       fs.rmSync(dataDir, { recursive: true, force: true });
+      const unserved = unservedQueries(commands, declaredIndexes(server.deps.db.models));
+      if (unserved.length > 0) throw new Error(`queries no declared index serves:\n${unserved.join('\n')}`);
     },
   };
+}
+
+/** One line per distinct unserved query shape. */
+export function unservedQueries(commands: CommandStartedEvent[], indexes: ReturnType<typeof declaredIndexes>): string[] {
+  const found = new Set<string>();
+  for (const event of commands) {
+    for (const query of queriesOf(event)) {
+      const reason = unservedReason(query, indexes);
+      if (reason) found.add(`${query.command}: ${reason}`);
+    }
+  }
+  return [...found];
 }
 
 /** fetch with JSON in and out, returning status, headers and the parsed body. */

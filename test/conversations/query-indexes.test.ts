@@ -1,0 +1,102 @@
+// A representative run through every area of the service (settings, secrets, providers,
+// sandboxes, V1 conversations and start tasks, webhooks, the V0 conversation routes), with
+// the driver recording every command the service sends: each query must be served by an
+// index the models declare (helpers/query-indexes.ts). Every other test app is checked the
+// same way when it stops, so routes added later are checked by their own tests too.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateKeyText } from '../../src/crypto.js';
+import { call, startTestApp, testDatabaseUri, uniqueDbName, unservedQueries, type TestApp } from '../helpers/app.js';
+import { eventually } from '../helpers/eventually.js';
+import { startFakeGitProvider, type FakeGitProvider } from '../helpers/fake-git-provider.js';
+import { declaredIndexes, queriesOf } from '../helpers/query-indexes.js';
+import { FAKE_AGENT_SPEC, writeSpecsFile } from '../helpers/specs.js';
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-queries-'));
+let app: TestApp;
+let provider: FakeGitProvider;
+let key: string;
+
+beforeAll(async () => {
+  provider = await startFakeGitProvider();
+  provider.validTokens.add('ghp_queries');
+  app = await startTestApp('query-indexes', {
+    DATA_DIR: path.join(tmp, 'data'),
+    MONGODB_URI: testDatabaseUri(uniqueDbName('query-indexes')),
+    ENCRYPTION_KEY: generateKeyText(),
+    SANDBOX_SPECS_FILE: writeSpecsFile(tmp, [FAKE_AGENT_SPEC]),
+    START_TASK_POLL_MS: '100',
+    GITHUB_API_URL: provider.url,
+  });
+  key = await app.keyFor('query-user');
+});
+afterAll(async () => {
+  await app.stop();
+  await provider.close();
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+const ok = async (method: string, url: string, body?: unknown, headers?: Record<string, string>) => {
+  const res = await call(app, method, url, { key, ...(body === undefined ? {} : { body }), ...(headers ? { headers } : {}) });
+  expect(res.status, `${method} ${url}: ${res.text}`).toBeLessThan(300);
+  return res.body;
+};
+
+describe('every query of a representative run is served by a declared index', () => {
+  it('runs settings, secrets, providers, sandboxes, conversations, start tasks, webhooks and the V0 routes', async () => {
+    await ok('POST', '/api/settings', { llm_model: 'openai/stub', llm_api_key: 'sk-stub' });
+    await ok('GET', '/api/settings');
+    await ok('POST', '/api/secrets', { name: 'TOKEN', value: 'v' });
+    await ok('GET', '/api/secrets');
+    await ok('PUT', '/api/secrets/TOKEN', { name: 'TOKEN2', description: 'renamed' });
+    await ok('DELETE', '/api/secrets/TOKEN2');
+    await ok('POST', '/api/add-git-providers', { provider_tokens: { github: { token: 'ghp_queries' } } });
+    await ok('POST', '/api/unset-provider-tokens');
+
+    const sandbox = await ok('POST', '/api/v1/sandboxes');
+    await eventually('the sandbox to run', async () => (await ok('GET', `/api/v1/sandboxes?id=${sandbox.id}`))[0]?.status === 'RUNNING');
+    await ok('GET', '/api/v1/sandboxes/search?limit=5');
+    await ok('POST', `/api/v1/sandboxes/${sandbox.id}/pause`);
+    await ok('POST', `/api/v1/sandboxes/${sandbox.id}/resume`);
+    await ok('DELETE', `/api/v1/sandboxes/${sandbox.id}`);
+
+    const task = await ok('POST', '/api/v1/app-conversations', {});
+    const ready = await eventually('the start task to be READY', async () => {
+      const [t] = await ok('GET', `/api/v1/app-conversations/start-tasks?ids=${task.id}`);
+      return t?.status === 'READY' ? t : null;
+    });
+    const conversationId = ready.app_conversation_id as string;
+    await ok('GET', '/api/v1/app-conversations/search?limit=5');
+    await ok('GET', '/api/v1/app-conversations/count');
+    await ok('GET', `/api/v1/app-conversations?ids=${conversationId}`);
+    await ok('GET', '/api/v1/app-conversations/start-tasks/search?limit=5');
+    await ok('GET', '/api/v1/app-conversations/start-tasks/count');
+
+    const sandboxKey = (await ok('GET', `/api/v1/sandboxes?id=${ready.sandbox_id}`))[0].session_api_key as string;
+    const asSandbox = { 'x-session-api-key': sandboxKey };
+    const webhook = `/api/v1/webhooks/${ready.sandbox_id}`;
+    expect(
+      (await call(app, 'POST', `${webhook}/conversations`, { body: { id: conversationId, title: 'Hooked' }, headers: asSandbox })).status,
+    ).toBe(200);
+    const events = [{ kind: 'ConversationStateUpdateEvent', key: 'execution_status', value: 'running' }];
+    expect((await call(app, 'POST', `${webhook}/events/${conversationId}`, { body: events, headers: asSandbox })).status).toBe(200);
+
+    const v0 = await ok('POST', '/api/conversations', { initial_user_msg: 'Hello' });
+    await ok('GET', '/api/conversations?limit=5');
+    await ok('GET', `/api/conversations/${v0.conversation_id}`);
+    await eventually(
+      'the V0 conversation to start',
+      async () => (await ok('GET', `/api/conversations/${v0.conversation_id}`))?.status !== 'STARTING',
+    );
+    await ok('PATCH', `/api/conversations/${v0.conversation_id}`, { title: 'Renamed' });
+    await ok('DELETE', `/api/conversations/${v0.conversation_id}`);
+    await ok('DELETE', `/api/conversations/${conversationId}`);
+
+    const indexes = declaredIndexes(app.server.deps.db.models);
+    const queried = new Set(app.commands.flatMap((c) => queriesOf(c).map((q) => q.collection)));
+    for (const collection of indexes.keys()) expect(queried, `no query on ${collection}`).toContain(collection);
+    expect(unservedQueries(app.commands, indexes)).toEqual([]);
+  });
+});
