@@ -76,6 +76,14 @@ export function pageOf<T>(items: T[], offset: number, limit: number, total: numb
   return { items, next_page_id: offset + limit < total ? String(offset + limit) : null };
 }
 
+/**
+ * A page read as limit + 1 records (one query, no count): the extra record only says that
+ * another page exists.
+ */
+export function pageFromExtra<T>(records: T[], offset: number, limit: number): { page: T[]; next_page_id: string | null } {
+  return { page: records.slice(0, limit), next_page_id: records.length > limit ? String(offset + limit) : null };
+}
+
 export const SuccessSchema = z.object({ success: z.boolean() }).meta({ id: 'Success' });
 
 /** A boolean from the query string ("true"/"false") or from a tRPC call; opaque to REST coercion. */

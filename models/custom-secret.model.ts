@@ -12,6 +12,8 @@ export const CustomSecretSchema = new Schema(
 );
 // Names are unique per user; an insert that collides fails with E11000 (also on FerretDB).
 CustomSecretSchema.index({ userId: 1, name: 1 }, { unique: true });
+// A user's secrets in creation order (the list order, served without a sort).
+CustomSecretSchema.index({ userId: 1, createdAt: 1, _id: 1 });
 
 export const customSecretModel = (conn: Connection) => conn.model('CustomSecret', CustomSecretSchema);
 export type CustomSecretModel = ReturnType<typeof customSecretModel>;

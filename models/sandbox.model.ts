@@ -15,7 +15,8 @@ export const SandboxSchema = new Schema(
   },
   { versionKey: false, strict: true, collection: 'sandboxes' },
 );
-SandboxSchema.index({ userId: 1, createdAt: -1 });
+// A user's sandboxes newest first, ties by id (the search order, served without a sort).
+SandboxSchema.index({ userId: 1, createdAt: -1, _id: -1 });
 
 export const sandboxModel = (conn: Connection) => conn.model('Sandbox', SandboxSchema);
 export type SandboxModel = ReturnType<typeof sandboxModel>;

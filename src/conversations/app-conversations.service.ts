@@ -9,7 +9,7 @@ import type {
   ConversationFilters,
   StartTaskFilters,
 } from '../../contract/app-conversations.schema.js';
-import { pageOf, pageOffset } from '../../contract/common.schema.js';
+import { pageFromExtra, pageOffset } from '../../contract/common.schema.js';
 import type { McpConfigInput } from '../../contract/mcp.schema.js';
 import { AgentServerClient } from '../agent-server/client.js';
 import { AppError } from '../errors.js';
@@ -75,14 +75,14 @@ export class AppConversationsService {
     },
   ): Promise<{ items: AppConversation[]; nextOffset: number | null }> {
     const search = { selected_repository: f.selected_repository, trigger: f.trigger, topLevelOnly: !f.include_sub_conversations };
-    const { items, total } = await this.page(userId, search, f.offset, f.limit);
-    return { items, nextOffset: f.offset + f.limit < total ? f.offset + f.limit : null };
+    const { items, next_page_id } = await this.page(userId, search, f.offset, f.limit);
+    return { items, nextOffset: next_page_id === null ? null : f.offset + f.limit };
   }
 
   /** One page of conversations, newest first, with live status (sub_conversation_ids left empty). */
   private async page(userId: string, search: ConversationSearch, offset: number, limit: number) {
-    const { records, total } = await this.store.searchConversations(userId, search, offset, limit);
-    return { items: await this.live.of(userId, records, false), total };
+    const { page, next_page_id } = pageFromExtra(await this.store.searchConversations(userId, search, offset, limit), offset, limit);
+    return { items: await this.live.of(userId, page, false), next_page_id };
   }
 
   async getTask(userId: string, taskId: string): Promise<AppConversationStartTask | null> {
@@ -97,8 +97,12 @@ export class AppConversationsService {
 
   async searchTasks(userId: string, filters: StartTaskFilters & { sort_order: TaskSortOrder; page_id?: string | null; limit: number }) {
     const offset = pageOffset(filters.page_id);
-    const { tasks, total } = await this.store.searchTasks(userId, filters, filters.sort_order, offset, filters.limit);
-    return pageOf(tasks.map(toTask), offset, filters.limit, total);
+    const { page, next_page_id } = pageFromExtra(
+      await this.store.searchTasks(userId, filters, filters.sort_order, offset, filters.limit),
+      offset,
+      filters.limit,
+    );
+    return { items: page.map(toTask), next_page_id };
   }
 
   countTasks(userId: string, filters: StartTaskFilters): Promise<number> {
@@ -138,13 +142,7 @@ export class AppConversationsService {
   ) {
     const offset = pageOffset(filters.page_id);
     // Reference: search results leave sub_conversation_ids empty.
-    const { items, total } = await this.page(
-      userId,
-      { ...filters, topLevelOnly: !filters.include_sub_conversations },
-      offset,
-      filters.limit,
-    );
-    return pageOf(items, offset, filters.limit, total);
+    return this.page(userId, { ...filters, topLevelOnly: !filters.include_sub_conversations }, offset, filters.limit);
   }
 
   count(userId: string, filters: ConversationFilters): Promise<number> {

@@ -84,13 +84,21 @@ export class ConversationStore {
     return (await this.models.StartTask.find({ userId, _id: { $in: ids } }).lean()).map(asTask);
   }
 
-  async searchTasks(userId: string, filters: StartTaskFilters, sortOrder: TaskSortOrder, offset: number, limit: number) {
-    const query = taskQuery(userId, filters);
-    const [records, total] = await Promise.all([
-      this.models.StartTask.find(query).sort(TASK_SORT[sortOrder]).skip(offset).limit(limit).lean(),
-      this.models.StartTask.countDocuments(query),
-    ]);
-    return { tasks: records.map(asTask), total };
+  /** Up to limit + 1 tasks from offset in the given order. */
+  async searchTasks(
+    userId: string,
+    filters: StartTaskFilters,
+    sortOrder: TaskSortOrder,
+    offset: number,
+    limit: number,
+  ): Promise<StartTask[]> {
+    // One query: limit + 1 records tell whether another page exists (no count).
+    const records = await this.models.StartTask.find(taskQuery(userId, filters))
+      .sort(TASK_SORT[sortOrder])
+      .skip(offset)
+      .limit(limit + 1)
+      .lean();
+    return records.map(asTask);
   }
 
   countTasks(userId: string, filters: StartTaskFilters): Promise<number> {
@@ -202,14 +210,14 @@ export class ConversationStore {
     return this.models.AppConversation.find({ userId, _id: { $in: ids } }).lean();
   }
 
-  /** One page, newest first. */
-  async searchConversations(userId: string, search: ConversationSearch, offset: number, limit: number) {
-    const query = conversationQuery(userId, search);
-    const [records, total] = await Promise.all([
-      this.models.AppConversation.find(query).sort({ createdAt: -1, _id: -1 }).skip(offset).limit(limit).lean(),
-      this.models.AppConversation.countDocuments(query),
-    ]);
-    return { records, total };
+  /** Up to limit + 1 conversations from offset, newest first. */
+  async searchConversations(userId: string, search: ConversationSearch, offset: number, limit: number): Promise<AppConversationRecord[]> {
+    // One query: limit + 1 records tell whether another page exists (no count).
+    return this.models.AppConversation.find(conversationQuery(userId, search))
+      .sort({ createdAt: -1, _id: -1 })
+      .skip(offset)
+      .limit(limit + 1)
+      .lean();
   }
 
   countConversations(userId: string, search: ConversationSearch): Promise<number> {

@@ -3,7 +3,7 @@
 // sandbox behaves exactly as if absent.
 import crypto from 'node:crypto';
 import type { Models, SandboxRecord } from '../../models/index.js';
-import { pageOf, pageOffset } from '../../contract/common.schema.js';
+import { pageFromExtra, pageOffset } from '../../contract/common.schema.js';
 import type { SandboxInfo } from '../../contract/sandboxes.schema.js';
 import type { Config } from '../config.js';
 import { randomBase62, type SecretBox } from '../crypto.js';
@@ -56,11 +56,14 @@ export class SandboxesService {
 
   async search(userId: string, pageId: string | null | undefined, limit: number) {
     const offset = pageOffset(pageId);
-    const [records, total] = await Promise.all([
-      this.models.Sandbox.find({ userId }).sort({ createdAt: -1, _id: 1 }).skip(offset).limit(limit).lean(),
-      this.models.Sandbox.countDocuments({ userId }),
-    ]);
-    return pageOf(await Promise.all(records.map((r) => this.withState(r))), offset, limit, total);
+    // One query: limit + 1 records tell whether another page exists (no count).
+    const records = await this.models.Sandbox.find({ userId })
+      .sort({ createdAt: -1, _id: -1 })
+      .skip(offset)
+      .limit(limit + 1)
+      .lean();
+    const { page, next_page_id } = pageFromExtra(records, offset, limit);
+    return { items: await Promise.all(page.map((r) => this.withState(r))), next_page_id };
   }
 
   async batchGet(userId: string, ids: string[]): Promise<(SandboxInfo | null)[]> {

@@ -65,7 +65,8 @@ export function queriesOf(event: Pick<CommandStartedEvent, 'commandName' | 'comm
   if (typeof command.comment === 'string' && command.comment.startsWith('migration:')) return [];
   const collection = String(command[name]);
   const asRecord = (v: unknown) => (v ?? {}) as Record<string, unknown>;
-  const sortOf = (v: unknown) => (v ?? {}) as Record<string, 1 | -1>;
+  // The driver sends sorts as a Map (key order matters).
+  const sortOf = (v: unknown) => (v instanceof Map ? Object.fromEntries(v) : (v ?? {})) as Record<string, 1 | -1>;
   switch (name) {
     case 'find':
       return [{ collection, command: name, filter: asRecord(command.filter), sort: sortOf(command.sort), single: command.limit === 1 }];
