@@ -69,6 +69,17 @@ async function main() {
   const log = createLogger('warn', process.stderr);
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-bench-'));
   const stops: (() => Promise<void>)[] = [];
+  // Interrupted (Ctrl-C, a timeout's SIGTERM): stop what was started before exiting.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      process.stderr.write(`\n${signal}: stopping the targets\n`);
+      void (async () => {
+        for (const stop of stops) await stop().catch(() => {});
+        fs.rmSync(tmp, { recursive: true, force: true });
+        process.exit(130);
+      })();
+    });
+  }
   const results = new Results();
   try {
     const binary = await ensureFerretDbBinary(loadConfig(process.env).cacheDir, log);
