@@ -14,6 +14,8 @@ export function createApp(deps: Deps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  // X-Forwarded-Proto/-Host count only from a trusted proxy (the session cookie's Secure flag, origin checks).
+  app.set('trust proxy', deps.config.http.trustProxy);
 
   app.use(requestLog(deps));
   app.use(cors(deps.config.http.corsOrigins));

@@ -39,9 +39,9 @@ const packageImports = (file: string) => specifiers(text(file)).filter((s) => !s
 
 // Higher layers may import lower ones and their own; never upward.
 const LAYERS: [number, RegExp][] = [
-  [6, /^src\/(main|server|app|cli|bootstrap)\.ts$|^src\/rest\//],
+  [6, /^src\/(main|server|app|cli|bootstrap)\.ts$|^src\/(rest|web)\//],
   [5, /^routers\//],
-  [4, /^src\/(trpc|procedures|context|domain)\.ts$/],
+  [4, /^src\/(trpc|procedures|context|domain|browser-session)\.ts$/],
   [3, /^src\/conversations\//],
   [2, /^src\/services\//],
   [1, /^src\/(sandbox|agent-server|db)\/|^models\/|^src\/(access-token|crypto|processes|logger|metrics)\.ts$/],
