@@ -2,13 +2,14 @@
 //
 // Order matters:
 //   request log/metrics → CORS → health and metrics (open) → /trpc (tRPC parses its own body)
-//   → the REST edge (src/rest/) → JSON 404 → error handler.
+//   → the REST edge (src/rest/) → the sign-in page and web UI (src/web/) → JSON 404 → error handler.
 import crypto from 'node:crypto';
 import { createExpressMiddleware } from '@trpc/server/adapters/express';
 import express, { type Request, type RequestHandler } from 'express';
 import { appRouter } from '../routers/index.js';
 import { createContextFactory, type Deps } from './context.js';
 import { errorHandler, notFound, restApi } from './rest/index.js';
+import { webRoutes } from './web/index.js';
 
 export function createApp(deps: Deps): express.Express {
   const app = express();
@@ -44,6 +45,7 @@ export function createApp(deps: Deps): express.Express {
   );
 
   app.use(restApi(deps));
+  app.use(webRoutes(deps));
   app.use(notFound);
   app.use(errorHandler(deps));
   return app;
