@@ -3,11 +3,12 @@
 //
 // 1. Meta carries the OpenAPI route (trpc-to-openapi) next to input and output.
 // 2. The transformer is superjson for tRPC clients; REST ignores it (plain JSON).
-// 3. The error formatter gives tRPC clients field-level validation errors and never a stack.
+// 3. The error formatter gives tRPC clients field-level validation errors, the retry hint of
+//    429s and 503s, and never a stack.
 import { initTRPC } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { Context } from './context.js';
-import { inputIssuesOf } from './errors.js';
+import { appErrorOf, inputIssuesOf } from './errors.js';
 import { transformer } from './transformer.js';
 
 export interface FieldError {
@@ -33,7 +34,7 @@ const t = initTRPC
       const fieldErrors: FieldError[] | null = issues
         ? issues.map((i) => ({ path: (i.path ?? []) as (string | number)[], message: i.message, code: i.code ?? 'custom' }))
         : null;
-      return { ...shape, data: { ...data, fieldErrors } };
+      return { ...shape, data: { ...data, fieldErrors, retryAfterSeconds: appErrorOf(error)?.retryAfterSeconds ?? null } };
     },
   });
 
