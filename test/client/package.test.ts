@@ -172,7 +172,7 @@ const out = {};
 await trpc.settings.save.mutate({ llm_model: 'openai/gpt-4o', llm_api_key: 'sk-scratch', git_user_email: 'ada@example.com' });
 out.settings = await trpc.settings.get.query({});
 const invalid = await failure(trpc.settings.save.mutate({ mcp_config: { stdio_servers: [{ name: 'bad name', command: 'x' }] } }));
-out.invalid = { isAppError: isAppClientError(invalid), code: invalid?.data?.code, fields: fieldErrorsOf(invalid) };
+out.invalid = { isAppError: isAppClientError(invalid), code: invalid?.data?.code, message: invalid?.message, fields: fieldErrorsOf(invalid) };
 const first = await trpc.sandboxes.start.mutate({});
 const limited = await failure(trpc.sandboxes.start.mutate({}));
 out.limited = { code: limited?.data?.code, httpStatus: limited?.data?.httpStatus, retryAfterSeconds: retryAfterSecondsOf(limited), message: limited?.message };
@@ -196,6 +196,7 @@ console.log(JSON.stringify(out));
     expect(out.invalid).toEqual({
       isAppError: true,
       code: 'BAD_REQUEST',
+      message: 'Invalid input: mcp_config.stdio_servers.0.name: Server name can only contain letters, numbers, hyphens, and underscores',
       fields: { 'mcp_config.stdio_servers.0.name': 'Server name can only contain letters, numbers, hyphens, and underscores' },
     });
     expect(out.limited).toEqual({
