@@ -33,20 +33,23 @@ export interface BuildOnceOptions {
   key: string;
   /** What the build makes: a build whose output was removed since is not reused. */
   output: string;
+  /** Identifies the output itself (e.g. Next.js's BUILD_ID), so a build made by hand is not taken for ours. */
+  fingerprint?: () => string;
   build: () => Promise<void>;
 }
 
 /** Runs `build` unless the stamp already holds `key`; 'reused' or 'built'. */
-export async function buildOnce({ lockDir, stampFile, key, output, build }: BuildOnceOptions): Promise<'reused' | 'built'> {
-  const current = () => (fs.existsSync(stampFile) && fs.existsSync(output) ? fs.readFileSync(stampFile, 'utf8') : null);
-  if (current() === key) return 'reused';
+export async function buildOnce({ lockDir, stampFile, key, output, fingerprint, build }: BuildOnceOptions): Promise<'reused' | 'built'> {
+  const stamp = () => `${key} ${fingerprint?.() ?? ''}`;
+  const current = () => fs.existsSync(stampFile) && fs.existsSync(output) && fs.readFileSync(stampFile, 'utf8') === stamp();
+  if (current()) return 'reused';
   await acquire(lockDir);
   try {
-    if (current() === key) return 'reused';
+    if (current()) return 'reused';
     fs.rmSync(stampFile, { force: true });
     await build();
     fs.mkdirSync(path.dirname(stampFile), { recursive: true });
-    fs.writeFileSync(stampFile, key);
+    fs.writeFileSync(stampFile, stamp());
     return 'built';
   } finally {
     fs.rmSync(lockDir, { recursive: true, force: true });
