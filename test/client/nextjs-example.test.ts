@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { StartTaskStatusSchema } from '../../contract/app-conversations.schema.js';
 import { freePort } from '../../src/processes.js';
 import { call, startTestApp, type TestApp } from '../helpers/app.js';
 import { launchBrowser, type TestBrowser } from '../helpers/browser.js';
@@ -148,31 +149,23 @@ describe('example Next.js app in a real browser', () => {
       if (request.url().includes('watchStartTask')) subscriptionUrls.push(request.url());
     });
     // Record every status the page shows, as it shows it.
-    await page.evaluate(() => {
-      const seen: string[] = [];
-      (window as unknown as { seenStatuses: string[] }).seenStatuses = seen;
+    // (Browser code as strings: this repository type-checks without the DOM library.)
+    await page.evaluate(`
+      window.seenStatuses = [];
       new MutationObserver(() => {
         const status = document.querySelector('#start-task')?.getAttribute('data-status');
-        if (status && seen.at(-1) !== status) seen.push(status);
+        if (status && window.seenStatuses.at(-1) !== status) window.seenStatuses.push(status);
       }).observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ['data-status'] });
-    });
+    `);
     await page.fill('#message', 'Hello from the browser');
     await page.click('button:has-text("Start conversation")');
     await page.waitForSelector('#start-task[data-status="READY"]', { timeout: 60_000 });
-    const seen = await page.evaluate(() => (window as unknown as { seenStatuses: string[] }).seenStatuses);
+    const seen = (await page.evaluate('window.seenStatuses')) as string[];
     expect(seen[0]).toBe('WORKING');
     expect(seen.at(-1)).toBe('READY');
     expect(seen).toContain('WAITING_FOR_SANDBOX');
     expect(seen).toContain('STARTING_CONVERSATION');
-    const order = [
-      'WORKING',
-      'WAITING_FOR_SANDBOX',
-      'PREPARING_REPOSITORY',
-      'RUNNING_SETUP_SCRIPT',
-      'SETTING_UP_GIT_HOOKS',
-      'STARTING_CONVERSATION',
-      'READY',
-    ];
+    const order: string[] = StartTaskStatusSchema.options;
     expect(seen.map((s) => order.indexOf(s))).toEqual([...seen.map((s) => order.indexOf(s))].sort((a, b) => a - b));
     // The subscription ran in the browser, against this app's origin (forwarded to the service).
     expect(subscriptionUrls.length).toBeGreaterThan(0);
@@ -211,11 +204,11 @@ describe('example Next.js app in a real browser', () => {
 
   it('never lets the API key reach browser JavaScript', async () => {
     await open('/conversations');
-    const visible = await page.evaluate(() => ({
+    const visible = await page.evaluate(`({
       cookies: document.cookie,
       storage: JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }),
       html: document.documentElement.outerHTML,
-    }));
+    })`);
     expect(JSON.stringify(visible)).not.toContain(key);
     expect(JSON.stringify(visible)).not.toContain(key.split('_').pop()!);
   });

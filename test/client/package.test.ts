@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { StartTaskStatusSchema } from '../../contract/app-conversations.schema.js';
 import { PACKAGE_ROOT } from '../../src/processes.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { run } from '../helpers/build-cache.js';
@@ -165,10 +166,10 @@ await trpc.webhooks.secrets.query({});
     fs.writeFileSync(
       path.join(scratch, 'run.mjs'),
       `
-import { createClient, fieldErrorsOf, retryAfterSecondsOf, isAppClientError } from '@agent-control-plane/client';
+import { createClient, fieldErrorsOf, retryAfterSecondsOf, isAppClientError, START_TASK_STEPS } from '@agent-control-plane/client';
 const trpc = createClient({ url: process.env.TRPC_URL, apiKey: process.env.API_KEY });
 const failure = (promise) => promise.then(() => null, (error) => error);
-const out = {};
+const out = { steps: START_TASK_STEPS };
 await trpc.settings.save.mutate({ llm_model: 'openai/gpt-4o', llm_api_key: 'sk-scratch', git_user_email: 'ada@example.com' });
 out.settings = await trpc.settings.get.query({});
 const invalid = await failure(trpc.settings.save.mutate({ mcp_config: { stdio_servers: [{ name: 'bad name', command: 'x' }] } }));
@@ -205,6 +206,7 @@ console.log(JSON.stringify(out));
       retryAfterSeconds: 30,
       message: 'Sandbox limit reached (1 running)',
     });
+    expect(out.steps).toEqual(StartTaskStatusSchema.options.filter((status) => status !== 'ERROR'));
     expect(out.anonymous).toEqual({ code: 'UNAUTHORIZED', retryAfterSeconds: null, fields: {} });
   });
 });

@@ -2,22 +2,12 @@
 // Starts a conversation from the browser and follows its start task live: the mutation
 // answers at once with a WORKING task, then the watchStartTask subscription (server-sent
 // events) pushes each step until READY or ERROR.
-import type { AppConversationStartTask, ProviderType, StartTaskStatus } from '@agent-control-plane/client';
+import { START_TASK_STEPS, type AppConversationStartTask, type ProviderType, type StartTaskStatus } from '@agent-control-plane/client';
 import { useRouter } from 'next/navigation';
 import { useEffect, useState, type FormEvent } from 'react';
 import { FieldErrors, Outcome } from '@/components/form-feedback';
 import { failed, type ActionResult } from '@/lib/action-result';
 import { browserClient } from '@/lib/browser-client';
-
-const STEPS: StartTaskStatus[] = [
-  'WORKING',
-  'WAITING_FOR_SANDBOX',
-  'PREPARING_REPOSITORY',
-  'RUNNING_SETUP_SCRIPT',
-  'SETTING_UP_GIT_HOOKS',
-  'STARTING_CONVERSATION',
-  'READY',
-];
 
 export function StartConversation() {
   const router = useRouter();
@@ -65,7 +55,7 @@ export function StartConversation() {
     }
   }
 
-  const reached = task ? STEPS.indexOf(task.status) : -1;
+  const reached = task ? (START_TASK_STEPS as readonly StartTaskStatus[]).indexOf(task.status) : -1;
   const following = task !== null && task.status !== 'READY' && task.status !== 'ERROR';
   return (
     <>
@@ -93,7 +83,7 @@ export function StartConversation() {
         <div id="start-task" data-status={task.status}>
           <h2>Start task</h2>
           <ol className="steps">
-            {STEPS.map((step, index) => (
+            {START_TASK_STEPS.map((step, index) => (
               <li key={step} className={index < reached || task.status === 'READY' ? 'done' : index === reached ? 'current' : ''}>
                 {step}
               </li>
