@@ -24,3 +24,4 @@ export type AppConversationStartTask = RouterOutputs['appConversations']['start'
 export type StartTaskStatus = AppConversationStartTask['status'];
 export type AppConversation = RouterOutputs['appConversations']['search']['items'][number];
 export type ConversationInfo = RouterOutputs['conversations']['list']['results'][number];
+export type SessionInfo = RouterOutputs['auth']['session'];

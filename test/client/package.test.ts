@@ -96,7 +96,8 @@ describe('client package in a scratch project', () => {
       `
 import {
   createClient, fieldErrorsOf, isAppClientError, retryAfterSecondsOf,
-  type AppConversationStartTask, type RouterInputs, type RouterOutputs, type SandboxStatus, type Settings, type StartTaskStatus,
+  type AppConversationStartTask, type RouterInputs, type RouterOutputs, type SandboxStatus, type SessionInfo, type Settings,
+  type StartTaskStatus,
 } from '@agent-control-plane/client';
 
 const trpc = createClient({ url: 'http://localhost:3000/trpc', apiKey: 'ohk_x_y' });
@@ -119,6 +120,10 @@ const subscription = browser.appConversations.watchStartTask.subscribe(
 );
 subscription.unsubscribe();
 
+const me: SessionInfo = await browser.auth.session.query({});
+const signedInAs: string = me.user_id;
+await browser.auth.signOut.mutate({});
+
 const page: RouterOutputs['sandboxes']['search'] = await trpc.sandboxes.search.query({});
 const statuses: SandboxStatus[] = page.items.map((sandbox) => sandbox.status);
 await trpc.sandboxes.pause.mutate({ sandbox_id: page.items[0]!.id });
@@ -134,7 +139,7 @@ try {
     console.log(code, paths, byField, wait);
   }
 }
-console.log(model, keySet, key, statuses);
+console.log(model, keySet, key, statuses, signedInAs);
 `,
     );
     expect(result.output).toBe('');
