@@ -6,16 +6,10 @@ import { serviceUrl, SESSION_COOKIE } from './lib/config';
 
 export function proxy(request: NextRequest) {
   const { pathname, search } = request.nextUrl;
-  const signedIn = request.cookies.has(SESSION_COOKIE);
-  const devKey = process.env.ACP_DEV_API_KEY;
-
   if (pathname === '/trpc' || pathname.startsWith('/trpc/')) {
-    const headers = new Headers(request.headers);
-    // Development stand-in (see lib/service.ts): the key is added here, on the server.
-    if (!signedIn && devKey) headers.set('x-session-api-key', devKey);
-    return NextResponse.rewrite(new URL(pathname + search, serviceUrl()), { request: { headers } });
+    return NextResponse.rewrite(new URL(pathname + search, serviceUrl()));
   }
-  if (!signedIn && !devKey && pathname !== '/signin') {
+  if (!request.cookies.has(SESSION_COOKIE) && pathname !== '/signin') {
     const signin = new URL('/signin', request.url);
     signin.searchParams.set('next', pathname + search);
     return NextResponse.redirect(signin);

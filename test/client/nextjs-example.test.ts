@@ -1,8 +1,9 @@
 // The example Next.js app (examples/nextjs), built with `next build` and run with `next start`,
 // driven by headless chromium against a real service whose sandboxes run the fake agent server:
+// sign-in through the app's page (a session on the service, kept in an HttpOnly cookie),
 // settings saved and read back, a git provider, a secret, a conversation whose start task is
-// followed live to READY, and its sandbox paused, resumed and deleted. Screenshots of each
-// step land in test-results/screenshots/.
+// followed live to READY, its sandbox paused, resumed and deleted, and sign-out, after which
+// the session opens nothing. Screenshots of each step land in test-results/screenshots/.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -42,7 +43,7 @@ beforeAll(async () => {
     TRUSTED_ORIGINS: `http://127.0.0.1:${examplePort}`,
   });
   key = await service.keyFor('browser-user');
-  example = await startExampleApp(service.url, { ACP_DEV_API_KEY: key }, examplePort);
+  example = await startExampleApp(service.url, {}, examplePort);
   browser = await launchBrowser('nextjs-example');
   page = await browser.newPage();
 }, 600_000);
@@ -62,7 +63,37 @@ const open = async (pathname: string) => {
 const notice = (text: string) => page.waitForSelector(`.notice:has-text("${text}")`, { timeout: 20_000 });
 const statusOf = (sandboxId: string) => page.locator(`tr[data-sandbox="${sandboxId}"] td.status`).getAttribute('data-status');
 
+const sessionCookie = async () => (await page.context().cookies(example.url)).find((c) => c.name === 'acp_session');
+/** The service's view of a session id: 200 with its user while it lives, 401 after. */
+const sessionOnService = (id: string) => call(service, 'GET', '/api/auth/session', { headers: { cookie: `acp_session=${id}` } });
+
 describe('example Next.js app in a real browser', () => {
+  let sessionId: string;
+
+  it('signs in through its sign-in page, keeping the session in an HttpOnly cookie', async () => {
+    await page.goto(`${example.url}/settings`);
+    expect(page.url()).toBe(`${example.url}/signin?next=%2Fsettings`);
+    await page.fill('#api_key', 'sk-oh-not-a-key-of-this-service');
+    await page.click('button:has-text("Sign in")');
+    await notice('This API key is unknown or revoked.');
+    expect(await sessionCookie()).toBeUndefined();
+
+    await page.fill('#api_key', key);
+    await page.click('button:has-text("Sign in")');
+    await page.waitForURL(`${example.url}/settings`);
+    await page.waitForSelector('header button:has-text("Sign out")');
+    const cookie = await sessionCookie();
+    expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/' });
+    expect(cookie!.expires).toBeGreaterThan(Date.now() / 1000);
+    sessionId = cookie!.value;
+    // The app's cookie holds the service's session (not the key), live for this key's user.
+    expect(sessionId).not.toContain(key);
+    const onService = await sessionOnService(sessionId);
+    expect(onService.status).toBe(200);
+    expect(onService.body.user_id).toBe('browser-user');
+    await browser.screenshot(page, '0-signed-in');
+  });
+
   it('saves settings and reads them back, with the keys write-only', async () => {
     await open('/settings');
     expect(await page.textContent('#llm_api_key_state')).toBe('No key stored.');
@@ -202,7 +233,7 @@ describe('example Next.js app in a real browser', () => {
     expect((await call(service, 'GET', `/api/v1/sandboxes?id=${sandboxId}`, { key })).body).toEqual([null]);
   });
 
-  it('never lets the API key reach browser JavaScript', async () => {
+  it('never lets the API key or the session id reach browser JavaScript', async () => {
     await open('/conversations');
     const visible = await page.evaluate(`({
       cookies: document.cookie,
@@ -211,5 +242,31 @@ describe('example Next.js app in a real browser', () => {
     })`);
     expect(JSON.stringify(visible)).not.toContain(key);
     expect(JSON.stringify(visible)).not.toContain(key.split('_').pop()!);
+    expect(JSON.stringify(visible)).not.toContain(sessionId);
+  });
+
+  it('signs out: the session ends on the service, and its id opens nothing any more', async () => {
+    await open('/conversations');
+    await page.click('header button:has-text("Sign out")');
+    await page.waitForURL(`${example.url}/signin`);
+    expect(await sessionCookie()).toBeUndefined();
+    expect((await sessionOnService(sessionId)).status).toBe(401);
+    await open('/sandboxes');
+    expect(page.url()).toBe(`${example.url}/signin?next=%2Fsandboxes`);
+    await browser.screenshot(page, '9-signed-out');
+
+    // The old id, put back into the browser: pages send it to sign in, and calls through /trpc are refused.
+    await page.context().addCookies([{ name: 'acp_session', value: sessionId, url: example.url, httpOnly: true, sameSite: 'Strict' }]);
+    await open('/settings');
+    expect(new URL(page.url()).pathname).toBe('/signin');
+    const viaApp = await page.evaluate(`fetch('/trpc/settings.get?input=' + encodeURIComponent('{"json":{}}')).then((r) => r.status)`);
+    expect(viaApp).toBe(401);
+    const sandboxes = async () => (await call(service, 'GET', '/api/v1/sandboxes/search', { key })).body.items.length;
+    const before = await sandboxes();
+    const start = await page.evaluate(
+      `fetch('/trpc/sandboxes.start', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"json":{}}' }).then((r) => r.status)`,
+    );
+    expect(start).toBe(401);
+    expect(await sandboxes()).toBe(before);
   });
 });

@@ -6,20 +6,15 @@ import { cookies } from 'next/headers';
 import { redirect } from 'next/navigation';
 import { appOrigin, serviceUrl, SESSION_COOKIE } from './config';
 
-/** Headers that authenticate a server-side call to the service, or null when signed out. */
-export async function serviceAuthHeaders(): Promise<Record<string, string> | null> {
-  const session = (await cookies()).get(SESSION_COOKIE)?.value;
-  if (session) return { cookie: `${SESSION_COOKIE}=${session}`, origin: appOrigin() };
-  // Development stand-in until browser sessions exist on the service: a key held by this server.
-  const devKey = process.env.ACP_DEV_API_KEY;
-  return devKey ? { 'x-session-api-key': devKey } : null;
-}
-
-/** A tRPC client acting as the signed-in user; sends the browser to /signin otherwise. */
+/**
+ * A tRPC client acting as the signed-in user; sends the browser to /signin otherwise. The
+ * service's session cookie authenticates the call, and Origin names this app (listed in the
+ * service's TRUSTED_ORIGINS), which the service requires of cookie-authenticated mutations.
+ */
 export async function service(): Promise<AppClient> {
-  const headers = await serviceAuthHeaders();
-  if (!headers) redirect('/signin');
-  return createClient({ url: `${serviceUrl()}/trpc`, headers });
+  const session = (await cookies()).get(SESSION_COOKIE)?.value;
+  if (!session) redirect('/signin');
+  return createClient({ url: `${serviceUrl()}/trpc`, headers: { cookie: `${SESSION_COOKIE}=${session}`, origin: appOrigin() } });
 }
 
 /** Runs a server-side read; an expired or revoked session sends the browser to sign in again. */

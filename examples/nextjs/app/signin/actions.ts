@@ -1,9 +1,12 @@
 'use server';
-// Sign-in and sign-out against the service's browser sessions (POST/DELETE /api/auth/session).
-// The key is posted to this server only; the browser keeps nothing but an HttpOnly cookie.
+// Sign-in and sign-out against the service's browser sessions. Sign-in is the REST call
+// (POST /api/auth/session) because this server needs the session id from its Set-Cookie;
+// the key is posted to this server only, and the browser keeps nothing but an HttpOnly cookie.
+import type { SessionInfo } from '@agent-control-plane/client';
 import { cookies } from 'next/headers';
 import { redirect } from 'next/navigation';
 import { appOrigin, serviceUrl, SESSION_COOKIE } from '@/lib/config';
+import { service } from '@/lib/service';
 
 export interface SignInState {
   error: string | null;
@@ -20,29 +23,26 @@ export async function signIn(_previous: SignInState, form: FormData): Promise<Si
   if (response.status === 401) return { error: 'This API key is unknown or revoked.' };
   if (!response.ok) return { error: `Sign-in failed: the service answered ${response.status}.` };
   const sessionId = sessionIdFrom(response.headers.getSetCookie());
-  const { expires_at } = (await response.json()) as { expires_at: string };
+  const { expires_at } = (await response.json()) as SessionInfo;
   if (!sessionId) return { error: 'Sign-in failed: the service set no session.' };
   (await cookies()).set(SESSION_COOKIE, sessionId, {
     httpOnly: true,
     sameSite: 'strict',
     secure: appOrigin().startsWith('https:'),
     path: '/',
-    expires: new Date(expires_at),
+    ...(expires_at ? { expires: new Date(expires_at) } : {}),
   });
   redirect(safeNext(form.get('next')));
 }
 
 export async function signOut(): Promise<void> {
   const jar = await cookies();
-  const session = jar.get(SESSION_COOKIE)?.value;
-  if (session) {
-    // Ends the session on the service too; a cookie-authenticated change must name its origin.
-    await fetch(`${serviceUrl()}/api/auth/session`, {
-      method: 'DELETE',
-      headers: { cookie: `${SESSION_COOKIE}=${session}`, origin: appOrigin() },
-    }).catch(() => undefined);
+  if (jar.has(SESSION_COOKIE)) {
+    // Ends the session on the service too. If that fails (service down, session gone already),
+    // the id still leaves the browser below and dies at its expiry.
+    await (await service()).auth.signOut.mutate({}).catch(() => undefined);
+    jar.delete(SESSION_COOKIE);
   }
-  jar.delete(SESSION_COOKIE);
   redirect('/signin');
 }
 
