@@ -74,6 +74,16 @@ const EnvSchema = z.object({
   SANDBOX_INGRESS_TLS_SECRET: optionalString,
   SANDBOX_URL_SCHEME: z.enum(['http', 'https']).default('https'),
   KUBERNETES_SERVICE_HOST: optionalString,
+  SANDBOX_IDLE_PAUSE_SECONDS: z.coerce.number().min(0).default(1800),
+  SANDBOX_PAUSED_RETENTION_SECONDS: z.coerce
+    .number()
+    .min(0)
+    .default(30 * 24 * 3600),
+  SANDBOX_WARM_POOL_SIZE: z.coerce.number().int().min(0).max(100).default(0),
+  SANDBOX_LIFECYCLE_INTERVAL_MS: z.coerce.number().int().min(50).default(30_000),
+  SANDBOX_RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(300_000),
+  SANDBOX_RESUME_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(3),
+  SANDBOX_RESUME_BACKOFF_MS: z.coerce.number().int().min(0).default(1_000),
   START_TASK_LEASE_MS: z.coerce.number().int().min(1000).default(30_000),
   START_TASK_MAX_ATTEMPTS: z.coerce.number().int().min(1).default(3),
   START_TASK_DEADLINE_MS: z.coerce
@@ -155,6 +165,16 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
         ingressTlsSecret: e.SANDBOX_INGRESS_TLS_SECRET,
         urlScheme: e.SANDBOX_URL_SCHEME,
       },
+    },
+    // Sandbox lifecycle policies (src/services/sandbox-lifecycle/); 0 disables a policy.
+    lifecycle: {
+      idlePauseMs: e.SANDBOX_IDLE_PAUSE_SECONDS * 1000,
+      pausedRetentionMs: e.SANDBOX_PAUSED_RETENTION_SECONDS * 1000,
+      warmPoolSize: e.SANDBOX_WARM_POOL_SIZE,
+      intervalMs: e.SANDBOX_LIFECYCLE_INTERVAL_MS,
+      reconcileIntervalMs: e.SANDBOX_RECONCILE_INTERVAL_MS,
+      resumeAttempts: e.SANDBOX_RESUME_ATTEMPTS,
+      resumeBackoffMs: e.SANDBOX_RESUME_BACKOFF_MS,
     },
     conversations: {
       leaseMs: e.START_TASK_LEASE_MS,

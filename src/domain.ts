@@ -11,7 +11,9 @@ import { WebhooksService } from './conversations/webhooks.service.js';
 import type { SecretBox } from './crypto.js';
 import type { Database } from './db/database.js';
 import type { Logger } from './logger.js';
+import type { Metrics } from './metrics.js';
 import type { SandboxRuntime } from './sandbox/runtime.js';
+import { SandboxLifecycle } from './services/sandbox-lifecycle/index.js';
 import { ApiKeysService } from './services/api-keys.service.js';
 import { GitProvidersService } from './services/git-providers.service.js';
 import { SandboxSpecsService } from './services/sandbox-specs.service.js';
@@ -27,21 +29,45 @@ export interface ServiceOptions {
   runtime: SandboxRuntime;
   /** This service's base URL as sandboxes reach it (webhooks, secret lookups). */
   webUrl: () => string;
+  metrics: Metrics;
   log: Logger;
 }
 
-export function createServices({ db, box, config, runtime, webUrl, log }: ServiceOptions) {
+export function createServices({ db, box, config, runtime, webUrl, metrics, log }: ServiceOptions) {
   const models = db.models;
   const gitProviders = new GitProvidersService(models, box, config.providers);
   const settings = new SettingsService(models, box, gitProviders);
   const secrets = new SecretsService(models, box);
   const sandboxSpecs = new SandboxSpecsService(config.sandbox);
-  const sandboxes = new SandboxesService(models, box, sandboxSpecs, runtime, config.sandbox, webUrl);
+  const sandboxes = new SandboxesService(models, box, sandboxSpecs, runtime, config.sandbox, webUrl, metrics);
 
   const accessTokens = new AccessTokens(box.deriveKey('git-token-lookup'), config.conversations.gitTokenTtlSeconds);
   const store = new ConversationStore(models, box);
+  const sandboxLifecycle = new SandboxLifecycle({
+    models,
+    runtime,
+    sandboxes,
+    specs: sandboxSpecs,
+    metrics,
+    log,
+    config: config.lifecycle,
+    startupTimeoutMs: config.sandbox.startupTimeoutMs,
+    onGone: (sandboxId, reason) => store.markSandboxGone(sandboxId, reason),
+  });
   const startLog = log.child({ component: 'start-tasks' });
-  const workflow = new StartWorkflow({ store, settings, gitProviders, secrets, sandboxes, accessTokens, config, webUrl, log: startLog });
+  const workflow = new StartWorkflow({
+    store,
+    settings,
+    gitProviders,
+    secrets,
+    sandboxes,
+    lifecycle: sandboxLifecycle,
+    accessTokens,
+    metrics,
+    config,
+    webUrl,
+    log: startLog,
+  });
   const startTasks = new LeaseQueue<StartTask>({
     store: store.taskLeases,
     worker: (task, owner) => workflow.run(task, owner),
@@ -62,10 +88,11 @@ export function createServices({ db, box, config, runtime, webUrl, log }: Servic
     secrets,
     sandboxSpecs,
     sandboxes,
+    sandboxLifecycle,
     startTasks,
     appConversations,
     conversations: new ConversationsService(appConversations, settings, gitProviders),
-    webhooks: new WebhooksService(store, sandboxes, gitProviders, accessTokens),
+    webhooks: new WebhooksService(store, sandboxes, gitProviders, accessTokens, sandboxLifecycle.usage),
   };
 }
 

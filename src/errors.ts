@@ -32,7 +32,9 @@ export type ErrorReason =
   | 'start_task_not_found'
   | 'sandbox_not_found'
   | 'sandbox_spec_not_found'
-  | 'sandbox_workspace_gone';
+  | 'sandbox_workspace_gone'
+  | 'sandbox_being_deleted'
+  | 'sandbox_resume_failed';
 
 export interface AppErrorOptions {
   reason?: ErrorReason;

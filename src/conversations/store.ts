@@ -15,7 +15,9 @@ import type { LeaseStore } from './lease-queue.js';
 
 export type StartTask = Omit<StartTaskRecord, 'status' | 'request'> & { status: StartTaskStatus; request: AppConversationStartRequest };
 export type NewStartTask = Pick<StartTask, '_id' | 'userId' | 'status' | 'request' | 'conversationId' | 'createdAt' | 'updatedAt'>;
-export type StartTaskUpdate = Partial<Pick<StartTask, 'status' | 'detail' | 'app_conversation_id' | 'sandbox_id' | 'agent_server_url'>> & {
+export type StartTaskUpdate = Partial<
+  Pick<StartTask, 'status' | 'detail' | 'app_conversation_id' | 'sandbox_id' | 'agent_server_url' | 'sandbox_source'>
+> & {
   leaseOwner?: null;
   leaseExpiresAt?: null;
 };
@@ -58,6 +60,8 @@ export class ConversationStore {
       sandbox_id: null,
       agent_server_url: null,
       mcpConfig: mcpOverride ? this.box.encrypt(JSON.stringify(mcpOverride), mcpOverrideContext(task._id)) : null,
+      phase_times: { [task.status]: task.createdAt },
+      sandbox_source: null,
       attempts: 0,
       leaseOwner: null,
       leaseExpiresAt: null,
@@ -148,11 +152,12 @@ export class ConversationStore {
     },
   };
 
-  /** Updates a task only while `owner` holds its lease; false when the lease was lost. */
+  /** Updates a task only while `owner` holds its lease; false when the lease was lost. A status's first entry time is kept. */
   async updateLeasedTask(taskId: string, owner: string, update: StartTaskUpdate): Promise<boolean> {
+    const now = new Date();
     const result = await this.models.StartTask.updateOne(
       { _id: taskId, leaseOwner: owner },
-      { $set: { updatedAt: new Date(), ...update } },
+      { $set: { updatedAt: now, ...update }, ...(update.status ? { $min: { [`phase_times.${update.status}`]: now } } : {}) },
     );
     if (result.matchedCount === 0) return false;
     this.taskChanges.emit('change', taskId);
@@ -262,6 +267,11 @@ export class ConversationStore {
   ): Promise<boolean> {
     const result = await this.models.AppConversation.updateOne({ _id: id, userId }, { $set: { ...set, updatedAt: new Date() } });
     return result.matchedCount > 0;
+  }
+
+  /** Tells the conversations of a sandbox a lifecycle policy removed why their workspace is gone. */
+  async markSandboxGone(sandboxId: string, reason: string): Promise<void> {
+    await this.models.AppConversation.updateMany({ sandboxId }, { $set: { sandbox_gone_reason: reason } });
   }
 
   async deleteConversation(userId: string, id: string): Promise<void> {

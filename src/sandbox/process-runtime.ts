@@ -42,6 +42,7 @@ export interface ProcessRuntimeOptions {
 }
 
 const HEALTH_INTERVAL_MS = 250;
+const SANDBOX_ID = /^[a-z0-9-]+$/;
 const STOP_GRACE_MS = 5_000;
 
 export class ProcessSandboxRuntime implements SandboxRuntime {
@@ -56,7 +57,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
   }
 
   sandboxDir(sandboxId: string): string {
-    if (!/^[a-z0-9-]+$/.test(sandboxId)) throw new Error(`invalid sandbox id ${sandboxId}`);
+    if (!SANDBOX_ID.test(sandboxId)) throw new Error(`invalid sandbox id ${sandboxId}`);
     return path.join(this.options.rootDir, sandboxId);
   }
 
@@ -137,6 +138,11 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
   private async removeNow(sandboxId: string): Promise<void> {
     await this.pauseNow(sandboxId);
     fs.rmSync(this.sandboxDir(sandboxId), { recursive: true, force: true });
+  }
+
+  async list(): Promise<string[]> {
+    const entries = await fs.promises.readdir(this.options.rootDir, { withFileTypes: true });
+    return entries.filter((e) => e.isDirectory() && SANDBOX_ID.test(e.name)).map((e) => e.name);
   }
 
   async close(): Promise<void> {

@@ -48,6 +48,8 @@ export interface SandboxRuntime {
   resume(launch: SandboxLaunch): Promise<void>;
   /** Removes everything. Idempotent. */
   remove(sandboxId: string): Promise<void>;
+  /** Ids of every sandbox that has runtime objects here (processes or directories; pods or claims). The reconciler compares them with the records. */
+  list(): Promise<string[]>;
   /** The working directory the agent should use, as seen inside the sandbox. */
   workingDir(sandboxId: string, spec: SandboxSpec): string;
   close(): Promise<void>;

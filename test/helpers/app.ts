@@ -49,6 +49,8 @@ export async function startTestApp(label: string, env: Record<string, string> = 
     keyFor: async (userId) => (await server.deps.services.apiKeys.create(userId)).key,
     rawCollection: (name) => server.deps.db.connection.collection(name),
     stop: async (opts = {}) => {
+      // No warm-pool refill may start a sandbox after the list below is taken.
+      await server.deps.services.sandboxLifecycle.stop();
       if (!opts.keepSandboxes) {
         // Sandbox processes outlive the service by design; tests must not leave any behind.
         const sandboxes = await server.deps.db.connection
