@@ -102,28 +102,34 @@ export class StartWorkflow {
       if (error instanceof AppError && error.reason === 'sandbox_not_found') throw new AppError('NOT_FOUND', `Sandbox not found: ${sandboxId}`);
       throw error;
     });
-    const agent = new AgentServerClient(sandbox.internalUrl ?? sandbox.publicUrl!, sandbox.sessionKey);
+    // The start is a use of the sandbox from here to the end, however long the setup takes.
+    const release = this.deps.lifecycle.usage.hold(sandboxId);
+    try {
+      const agent = new AgentServerClient(sandbox.internalUrl ?? sandbox.publicUrl!, sandbox.sessionKey);
 
-    // 2. Repository.
-    await step('PREPARING_REPOSITORY');
-    const projectDir = await this.prepareRepository(task, settings, agent, sandbox.workingDir);
+      // 2. Repository.
+      await step('PREPARING_REPOSITORY');
+      const projectDir = await this.prepareRepository(task, settings, agent, sandbox.workingDir);
 
-    // 3. Setup script (its failure is reported in the log, not fatal, as in the reference).
-    await step('RUNNING_SETUP_SCRIPT');
-    const setup = await agent.bash(scripts.SETUP_SCRIPT, { cwd: projectDir, timeoutSeconds: SETUP_SCRIPT_TIMEOUT_S });
-    if (setup.exitCode !== 0) log.warn({ exitCode: setup.exitCode }, '.openhands/setup.sh failed');
+      // 3. Setup script (its failure is reported in the log, not fatal, as in the reference).
+      await step('RUNNING_SETUP_SCRIPT');
+      const setup = await agent.bash(scripts.SETUP_SCRIPT, { cwd: projectDir, timeoutSeconds: SETUP_SCRIPT_TIMEOUT_S });
+      if (setup.exitCode !== 0) log.warn({ exitCode: setup.exitCode }, '.openhands/setup.sh failed');
 
-    // 4. Git hooks.
-    await step('SETTING_UP_GIT_HOOKS');
-    await agent.bash(scripts.INSTALL_PRE_COMMIT_HOOK, { cwd: projectDir, timeoutSeconds: 60 });
+      // 4. Git hooks.
+      await step('SETTING_UP_GIT_HOOKS');
+      await agent.bash(scripts.INSTALL_PRE_COMMIT_HOOK, { cwd: projectDir, timeoutSeconds: 60 });
 
-    // 5. The agent-server conversation (idempotent: fixed id; 200 if it already exists).
-    await step('STARTING_CONVERSATION', { agent_server_url: sandbox.publicUrl });
-    await agent.startConversation(await this.conversationRequest(task, settings, model, projectDir));
+      // 5. The agent-server conversation (idempotent: fixed id; 200 if it already exists).
+      await step('STARTING_CONVERSATION', { agent_server_url: sandbox.publicUrl });
+      await agent.startConversation(await this.conversationRequest(task, settings, model, projectDir));
 
-    await this.deps.store.saveStartedConversation(task, sandboxId, model);
-    await step('READY', { app_conversation_id: task.conversationId, leaseOwner: null, leaseExpiresAt: null });
-    log.info({ conversationId: task.conversationId }, 'conversation ready');
+      await this.deps.store.saveStartedConversation(task, sandboxId, model);
+      await step('READY', { app_conversation_id: task.conversationId, leaseOwner: null, leaseExpiresAt: null });
+      log.info({ conversationId: task.conversationId }, 'conversation ready');
+    } finally {
+      release();
+    }
   }
 
   /** Phase durations (entry to the next entry) and the whole start, by sandbox source. */

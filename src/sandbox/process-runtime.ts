@@ -11,7 +11,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { freePort } from '../processes.js';
+import { freePort, isProcessAlive } from '../processes.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { installAgentServer } from './agent-server-setup.js';
@@ -106,7 +106,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
   }
 
   async state(sandboxId: string, desired: 'running' | 'paused'): Promise<SandboxState> {
-    const handle = this.handles.get(sandboxId) ?? (await this.adopt(sandboxId));
+    const handle = this.currentHandle(sandboxId) ?? (await this.adopt(sandboxId));
     if (!handle) {
       const exists = fs.existsSync(this.sandboxDir(sandboxId));
       if (!exists) return { status: 'MISSING', exposedUrls: null, reason: 'The sandbox directory no longer exists' };
@@ -226,6 +226,20 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
     handle.healthTimer = setTimeout(check, 0);
   }
 
+  /**
+   * The cached handle, unless it is stale: another instance sharing DATA_DIR (a replica) paused
+   * or removed the sandbox (runtime.json is gone), or an adopted process has died.
+   */
+  private currentHandle(sandboxId: string): Handle | undefined {
+    const handle = this.handles.get(sandboxId);
+    if (!handle) return undefined;
+    const paused = !fs.existsSync(path.join(this.sandboxDir(sandboxId), 'runtime.json'));
+    if (!paused && (handle.child || isProcessAlive(handle.pid))) return handle;
+    clearTimeout(handle.healthTimer);
+    this.handles.delete(sandboxId);
+    return undefined;
+  }
+
   /** Finds a sandbox process started by an earlier service instance. */
   private async adopt(sandboxId: string): Promise<Handle | undefined> {
     let record: RuntimeRecord;
@@ -234,7 +248,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
     } catch {
       return undefined;
     }
-    if (!isAlive(record.pid)) return undefined;
+    if (!isProcessAlive(record.pid)) return undefined;
     const healthy = await isHealthy(record.port);
     // A live process that is not healthy yet is still ours: adopt it as STARTING and keep
     // checking it (its start-up deadline restarts from now), so it can be stopped and removed.
@@ -273,23 +287,11 @@ async function stopHandle(handle: Handle): Promise<void> {
       /* already gone */
     }
   };
-  if (!isAlive(handle.pid)) return;
+  if (!isProcessAlive(handle.pid)) return;
   signalGroup('SIGTERM');
   const deadline = Date.now() + STOP_GRACE_MS;
-  while (isAlive(handle.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-  if (isAlive(handle.pid)) signalGroup('SIGKILL');
-}
-
-function isAlive(pid: number): boolean {
-  if (pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    // A zombie (exited, not yet reaped) still answers kill(0); check its state.
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return !/^\d+ \(.*\) Z/.test(stat);
-  } catch {
-    return false;
-  }
+  while (isProcessAlive(handle.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  if (isProcessAlive(handle.pid)) signalGroup('SIGKILL');
 }
 
 function fill(template: string, values: Record<string, string>): string {

@@ -9,6 +9,9 @@ const MAX_REMEMBERED = 10_000;
 
 export class SandboxUsage {
   private readonly lastWritten = new Map<string, number>();
+  /** Sandboxes in use by work under way (a conversation start), with how many holders each. */
+  private readonly held = new Map<string, number>();
+  private holdTimer: NodeJS.Timeout | undefined;
   readonly touchIntervalMs: number;
 
   constructor(
@@ -26,6 +29,30 @@ export class SandboxUsage {
     if (last !== undefined && now - last < this.touchIntervalMs) return;
     this.remember(sandboxId, now);
     await this.models.Sandbox.updateOne({ _id: sandboxId }, { $max: { lastUsedAt: new Date(now) } });
+  }
+
+  /**
+   * Keeps a sandbox in use while long work runs in it (a setup script, a clone), touching it
+   * every interval until the returned release is called.
+   */
+  hold(sandboxId: string): () => void {
+    this.held.set(sandboxId, (this.held.get(sandboxId) ?? 0) + 1);
+    void this.touch(sandboxId).catch(() => {});
+    this.holdTimer ??= setInterval(() => {
+      for (const id of this.held.keys()) void this.touch(id).catch(() => {});
+    }, this.touchIntervalMs).unref();
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const holders = (this.held.get(sandboxId) ?? 1) - 1;
+      if (holders > 0) this.held.set(sandboxId, holders);
+      else this.held.delete(sandboxId);
+      if (this.held.size === 0) {
+        clearInterval(this.holdTimer);
+        this.holdTimer = undefined;
+      }
+    };
   }
 
   /**
