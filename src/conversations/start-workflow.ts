@@ -99,7 +99,8 @@ export class StartWorkflow {
     }
     await step('WAITING_FOR_SANDBOX', { sandbox_id: sandboxId, sandbox_source: source });
     const sandbox = await this.deps.lifecycle.ensureRunning(task.userId, sandboxId).catch((error: unknown) => {
-      if (error instanceof AppError && error.reason === 'sandbox_not_found') throw new AppError('NOT_FOUND', `Sandbox not found: ${sandboxId}`);
+      if (error instanceof AppError && error.reason === 'sandbox_not_found')
+        throw new AppError('NOT_FOUND', `Sandbox not found: ${sandboxId}`);
       throw error;
     });
     // The start is a use of the sandbox from here to the end, however long the setup takes.

@@ -68,7 +68,13 @@ export const conversation = async (app: { url: string }, key: string, id: string
   (await call(app, 'GET', `/api/v1/app-conversations?ids=${id}`, { key })).body[0];
 
 /** The agent server's webhook: a conversation's execution status changed. */
-export async function reportExecutionStatus(app: { url: string }, sandboxId: string, sandboxKey: string, conversationId: string, status: string) {
+export async function reportExecutionStatus(
+  app: { url: string },
+  sandboxId: string,
+  sandboxKey: string,
+  conversationId: string,
+  status: string,
+) {
   const res = await call(app, 'POST', `/api/v1/webhooks/${sandboxId}/events/${conversationId}`, {
     body: [{ kind: 'ConversationStateUpdateEvent', key: 'execution_status', value: status }],
     headers: { 'x-session-api-key': sandboxKey },

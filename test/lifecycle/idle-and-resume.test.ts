@@ -5,7 +5,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKeyText } from '../../src/crypto.js';
+import { isProcessAlive } from '../../src/processes.js';
 import { call, startTestApp, testDatabaseUri, uniqueDbName, type TestApp } from '../helpers/app.js';
+import { eventually } from '../helpers/eventually.js';
 import {
   conversation,
   FLAKY_AGENT_SPEC,
@@ -57,11 +59,12 @@ describe('idle auto-pause', () => {
     const id = (await call(app, 'POST', '/api/v1/sandboxes', { key })).body.id as string;
     await waitForSandbox(app, key, id, 'RUNNING');
     fs.writeFileSync(path.join(sandboxDir(id), 'workspace-mark'), 'kept');
+    const { pid } = JSON.parse(fs.readFileSync(path.join(sandboxDir(id), 'runtime.json'), 'utf8')) as { pid: number };
 
     const paused = await waitForSandbox(app, key, id, 'PAUSED', 15_000);
     expect(paused.status_reason).toBe('Paused automatically after a period without use; it resumes when used');
     expect(fs.readFileSync(path.join(sandboxDir(id), 'workspace-mark'), 'utf8')).toBe('kept');
-    expect(fs.existsSync(path.join(sandboxDir(id), 'runtime.json'))).toBe(false); // the process is stopped
+    await eventually('the agent server process to stop', async () => !isProcessAlive(pid));
     expect(await metric(app, 'sandbox_lifecycle_actions_total', { action: 'idle_pause' })).toBeGreaterThan(before);
   });
 
@@ -159,7 +162,9 @@ describe('transparent resume', () => {
     const began = Date.now();
     const failed = await startConversation(app, key, { sandbox_id: id });
     expect(failed.status).toBe('ERROR');
-    expect(failed.detail).toMatch(new RegExp(`^Sandbox ${id} could not be resumed \\(3 attempts\\): The sandbox process exited \\(code 3\\)`));
+    expect(failed.detail).toMatch(
+      new RegExp(`^Sandbox ${id} could not be resumed \\(3 attempts\\): The sandbox process exited \\(code 3\\)`),
+    );
     expect(Date.now() - began).toBeLessThan(30_000);
     expect(await metric(app, 'sandbox_resume_duration_seconds_count', { outcome: 'failed' })).toBeGreaterThanOrEqual(1);
 

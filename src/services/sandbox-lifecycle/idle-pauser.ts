@@ -1,17 +1,20 @@
 // Idle auto-pause: a running sandbox with no use through this service for the idle time, and
 // whose agent does not report running, is paused. Candidates come from the index on
-// {desired, lastUsedAt} (running sandboxes idle past the cut-off: a small set by design), and
-// each is taken with one conditional update, so of several replicas exactly one pauses it
-// and a use or a "running" report that lands first wins.
+// {desired, lastUsedAt} (running sandboxes idle past the cut-off: a small set by design). Of
+// several replicas exactly one takes each decision (a claim keyed by the sandbox and the use
+// it was idle since), and a conditional update lets a use or a "running" report that landed
+// meanwhile win.
 import { WARM_POOL_OWNER, type Models } from '../../../models/index.js';
 import type { Logger } from '../../logger.js';
 import type { Metrics } from '../../metrics.js';
 import type { SandboxRuntime } from '../../sandbox/runtime.js';
 import { desiredChange } from '../sandboxes.service.js';
+import type { DecisionClaims } from './claims.js';
 
 export interface IdlePauserDeps {
   models: Models;
   runtime: SandboxRuntime;
+  claims: DecisionClaims;
   metrics: Metrics;
   log: Logger;
   idlePauseMs: number;
@@ -30,7 +33,7 @@ export class IdlePauser {
     const cutoff = new Date(now.getTime() - idlePauseMs);
     const candidates = await models.Sandbox.find(
       { desired: 'running', lastUsedAt: { $lt: cutoff }, userId: { $ne: WARM_POOL_OWNER } },
-      { _id: 1, runningConversations: 1 },
+      { _id: 1, runningConversations: 1, lastUsedAt: 1 },
     ).lean();
     const paused: string[] = [];
     for (const candidate of candidates) {
@@ -40,6 +43,7 @@ export class IdlePauser {
         const { status } = await runtime.state(candidate._id, 'running');
         if (status === 'RUNNING' || status === 'STARTING') continue;
       }
+      if (!(await this.deps.claims.claim(`idle:${candidate._id}:${candidate.lastUsedAt!.getTime()}`))) continue;
       const claimed = await models.Sandbox.findOneAndUpdate(
         {
           _id: candidate._id,
@@ -49,7 +53,7 @@ export class IdlePauser {
         },
         { $set: desiredChange('paused', { pausedBy: 'idle' }, now) },
       ).lean();
-      if (!claimed) continue; // used, reported running, or decided by another replica meanwhile
+      if (!claimed) continue; // used or reported running meanwhile
       try {
         await runtime.pause(candidate._id);
         paused.push(candidate._id);

@@ -8,6 +8,7 @@ import type { Metrics } from '../../metrics.js';
 import type { SandboxRuntime } from '../../sandbox/runtime.js';
 import type { SandboxSpecsService } from '../sandbox-specs.service.js';
 import type { SandboxesService } from '../sandboxes.service.js';
+import { DecisionClaims } from './claims.js';
 import { SandboxResumer, type SandboxConnection } from './ensure-running.js';
 import { IdlePauser } from './idle-pauser.js';
 import { PeriodicJob } from './periodic.js';
@@ -44,7 +45,8 @@ export class SandboxLifecycle {
   constructor(deps: SandboxLifecycleDeps) {
     const { models, runtime, metrics, config, now } = deps;
     const log = deps.log.child({ component: 'sandbox-lifecycle' });
-    const removal = { models, runtime, onGone: deps.onGone, log };
+    const claims = new DecisionClaims(models, now);
+    const removal = { models, runtime, claims, onGone: deps.onGone, log };
     this.usage = new SandboxUsage(models, config.idlePauseMs, now);
     this.resumer = new SandboxResumer(deps.sandboxes, this.usage, metrics, {
       attempts: config.resumeAttempts,
@@ -56,7 +58,7 @@ export class SandboxLifecycle {
     const add = (name: LifecycleJobName, intervalMs: number, pass: () => Promise<unknown>) =>
       this.jobs.set(name, new PeriodicJob(name, intervalMs, pass, log));
     if (config.idlePauseMs > 0) {
-      const pauser = new IdlePauser({ models, runtime, metrics, log, idlePauseMs: config.idlePauseMs, now });
+      const pauser = new IdlePauser({ models, runtime, claims, metrics, log, idlePauseMs: config.idlePauseMs, now });
       add('idle-pause', config.intervalMs, () => pauser.pass());
     }
     // Always on: with retention off it still finishes removals another replica left half-done.
@@ -67,7 +69,7 @@ export class SandboxLifecycle {
       add('reconcile', config.reconcileIntervalMs, () => reconciler.pass());
     }
     // With size 0 the pass still discards warm sandboxes left from a larger configuration.
-    const pool = new WarmPool({ models, runtime, sandboxes: deps.sandboxes, specs: deps.specs, metrics, log, size: config.warmPoolSize, now });
+    const pool = new WarmPool({ ...removal, sandboxes: deps.sandboxes, specs: deps.specs, metrics, size: config.warmPoolSize, now });
     add('warm-pool', config.intervalMs, () => pool.pass());
     pool.onClaimed = () => this.jobs.get('warm-pool')?.kick();
     if (config.warmPoolSize > 0) deps.sandboxes.useWarmPool(pool);

@@ -37,9 +37,7 @@ export class Reconciler {
     const now = new Date((this.deps.now ?? Date.now)());
     const present = new Set(await runtime.list());
 
-    const recorded = new Set(
-      (await models.Sandbox.find({ _id: { $in: [...present] } }, { _id: 1 }).lean()).map((r) => r._id),
-    );
+    const recorded = new Set((await models.Sandbox.find({ _id: { $in: [...present] } }, { _id: 1 }).lean()).map((r) => r._id));
     const orphans: string[] = [];
     const orphanSuspects = new Set<string>();
     for (const id of present) {
@@ -48,7 +46,7 @@ export class Reconciler {
         orphanSuspects.add(id);
         continue;
       }
-      if (await models.Sandbox.exists({ _id: id })) continue;
+      if ((await models.Sandbox.exists({ _id: id })) || !(await this.deps.claims.claim(`orphan:${id}`))) continue;
       await runtime.remove(id);
       orphans.push(id);
       metrics.lifecycleActions.inc({ action: 'orphan_removed' });
@@ -67,7 +65,7 @@ export class Reconciler {
         lostSuspects.add(_id);
         continue;
       }
-      if (await removeSandbox(this.deps, _id, live, LOST, now)) {
+      if (await removeSandbox(this.deps, _id, `lost:${_id}`, live, LOST, now)) {
         lostRecords.push(_id);
         metrics.lifecycleActions.inc({ action: 'lost_record_removed' });
       }

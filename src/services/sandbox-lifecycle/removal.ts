@@ -6,6 +6,7 @@ import type { Models } from '../../../models/index.js';
 import type { Logger } from '../../logger.js';
 import type { SandboxRuntime } from '../../sandbox/runtime.js';
 import { desiredChange } from '../sandboxes.service.js';
+import type { DecisionClaims } from './claims.js';
 
 /** Marks the conversations of a removed sandbox with the reason (the conversation store does it). */
 export type SandboxGoneListener = (sandboxId: string, reason: string) => Promise<void>;
@@ -13,6 +14,7 @@ export type SandboxGoneListener = (sandboxId: string, reason: string) => Promise
 export interface RemovalDeps {
   models: Models;
   runtime: SandboxRuntime;
+  claims: DecisionClaims;
   onGone: SandboxGoneListener;
   log: Logger;
 }
@@ -21,10 +23,18 @@ export interface RemovalDeps {
 export const STUCK_REMOVAL_MS = 5 * 60_000;
 
 /**
- * Takes the sandbox for removal if it still matches `filter` (one replica wins), then removes
- * it. Returns false when another replica or a user got there first.
+ * Takes the decision `claimKey` (one replica wins) and, if the sandbox still matches
+ * `filter`, removes it. Returns false when another replica or a user got there first.
  */
-export async function removeSandbox(deps: RemovalDeps, sandboxId: string, filter: Record<string, unknown>, reason: string, now: Date) {
+export async function removeSandbox(
+  deps: RemovalDeps,
+  sandboxId: string,
+  claimKey: string,
+  filter: Record<string, unknown>,
+  reason: string,
+  now: Date,
+): Promise<boolean> {
+  if (!(await deps.claims.claim(claimKey))) return false;
   const claimed = await deps.models.Sandbox.findOneAndUpdate(
     { ...filter, _id: sandboxId },
     { $set: desiredChange('deleting', { removalReason: reason }, now) },

@@ -18,13 +18,14 @@ export interface RetentionDeps extends RemovalDeps {
 export class Retention {
   constructor(private readonly deps: RetentionDeps) {}
 
-  /** One pass; returns the ids it deleted. With retention off (0) it only finishes cut-short removals. */
+  /** One pass; returns the ids it deleted. With retention off (0) it only finishes cut-short removals (and prunes old claims). */
   async pass(): Promise<string[]> {
     const { retentionMs } = this.deps;
     const now = new Date((this.deps.now ?? Date.now)());
     const deleted: string[] = [];
     if (retentionMs > 0) await this.deleteExpired(now, deleted);
     await this.finishStuckRemovals(now);
+    await this.deps.claims.prune();
     return deleted;
   }
 
@@ -33,10 +34,11 @@ export class Retention {
     // Records paused before this policy existed have no desiredSince: their retention starts now.
     await models.Sandbox.updateMany({ desired: 'paused', desiredSince: null }, { $set: { desiredSince: now } });
     const cutoff = new Date(now.getTime() - retentionMs);
-    const expired = await models.Sandbox.find({ desired: 'paused', desiredSince: { $lt: cutoff } }, { _id: 1 }).lean();
+    const expired = await models.Sandbox.find({ desired: 'paused', desiredSince: { $lt: cutoff } }, { _id: 1, desiredSince: 1 }).lean();
     const reason = `The workspace was deleted after ${describeDuration(retentionMs)} paused (retention)`;
-    for (const { _id } of expired) {
-      if (await removeSandbox(this.deps, _id, { desired: 'paused', desiredSince: { $lt: cutoff } }, reason, now)) {
+    for (const { _id, desiredSince } of expired) {
+      const key = `retention:${_id}:${desiredSince!.getTime()}`;
+      if (await removeSandbox(this.deps, _id, key, { desired: 'paused', desiredSince: { $lt: cutoff } }, reason, now)) {
         deleted.push(_id);
         this.deps.metrics.lifecycleActions.inc({ action: 'retention_delete' });
       }
@@ -46,8 +48,12 @@ export class Retention {
   private async finishStuckRemovals(now: Date): Promise<void> {
     const { models, log } = this.deps;
     const stuckBefore = new Date(now.getTime() - STUCK_REMOVAL_MS);
-    const stuck = await models.Sandbox.find({ desired: 'deleting', desiredSince: { $lt: stuckBefore } }, { _id: 1 }).lean();
-    for (const { _id } of stuck) {
+    const stuck = await models.Sandbox.find(
+      { desired: 'deleting', desiredSince: { $lt: stuckBefore } },
+      { _id: 1, desiredSince: 1 },
+    ).lean();
+    for (const { _id, desiredSince } of stuck) {
+      if (!(await this.deps.claims.claim(`stuck-removal:${_id}:${desiredSince!.getTime()}`))) continue;
       const taken = await models.Sandbox.findOneAndUpdate(
         { _id, desired: 'deleting', desiredSince: { $lt: stuckBefore } },
         { $set: { desiredSince: now } },

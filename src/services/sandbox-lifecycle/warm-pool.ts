@@ -4,8 +4,8 @@
 //   becomes the claimant's sandbox key; its webhook URL names only the sandbox, and webhooks
 //   map to whoever owns the record (nobody until the claim). Settings and secrets reach the
 //   agent only with the conversation request, after the claim.
-// - A claim is one conditional update of the owner: exactly one user gets each warm sandbox,
-//   across replicas. The refill keeps the pool at its size; after inserting a record it
+// - A claim takes the decision `warm:<id>` (claims.ts), then sets the owner: exactly one user
+//   gets each warm sandbox, across replicas; discarding a warm sandbox takes the same key. The refill keeps the pool at its size; after inserting a record it
 //   checks its rank among the warm records (oldest first), so replicas refilling at once do
 //   not overfill it, and a pass trims any excess.
 import { WARM_POOL_OWNER, type Models } from '../../../models/index.js';
@@ -14,12 +14,14 @@ import type { Metrics } from '../../metrics.js';
 import type { SandboxRuntime } from '../../sandbox/runtime.js';
 import type { SandboxSpecsService } from '../sandbox-specs.service.js';
 import type { SandboxesService, SandboxFields, WarmSandboxes } from '../sandboxes.service.js';
+import type { DecisionClaims } from './claims.js';
 
 export interface WarmPoolDeps {
   models: Models;
   runtime: SandboxRuntime;
   sandboxes: SandboxesService;
   specs: SandboxSpecsService;
+  claims: DecisionClaims;
   metrics: Metrics;
   log: Logger;
   size: number;
@@ -50,13 +52,14 @@ export class WarmPool implements WarmSandboxes {
     const states = await Promise.all(warm.map(async (w) => ({ id: w._id, status: (await runtime.state(w._id, 'running')).status })));
     const order = [...states.filter((s) => s.status === 'RUNNING'), ...states.filter((s) => s.status === 'STARTING')];
     for (const { id } of order) {
+      if (!(await this.deps.claims.claim(`warm:${id}`))) continue; // another start took it
       const now = new Date((this.deps.now ?? Date.now)());
       const claimed = await models.Sandbox.findOneAndUpdate(
         { _id: id, userId: WARM_POOL_OWNER },
         { $set: { userId, lastUsedAt: now, desiredSince: now, updatedAt: now } },
         { new: true },
       ).lean();
-      if (!claimed) continue; // another start took it
+      if (!claimed) continue; // discarded meanwhile
       this.deps.metrics.lifecycleActions.inc({ action: 'warm_claimed' });
       this.onClaimed();
       return claimed;
@@ -96,7 +99,7 @@ export class WarmPool implements WarmSandboxes {
     const warm = (await models.Sandbox.find({ userId: WARM_POOL_OWNER }, { _id: 1, specId: 1, createdAt: 1 }).lean()).sort(oldestFirst);
     const rank = warm.findIndex((w) => w._id === record._id);
     if (rank < 0 || rank >= size) {
-      await models.Sandbox.deleteOne({ _id: record._id, userId: WARM_POOL_OWNER });
+      await this.discard(record._id);
       return null;
     }
     await sandboxes.startRecorded(record);
@@ -107,6 +110,7 @@ export class WarmPool implements WarmSandboxes {
 
   /** Removes an unclaimed warm sandbox; false when a start claimed it first. */
   private async discard(sandboxId: string): Promise<boolean> {
+    if (!(await this.deps.claims.claim(`warm:${sandboxId}`))) return false;
     const { deletedCount } = await this.deps.models.Sandbox.deleteOne({ _id: sandboxId, userId: WARM_POOL_OWNER });
     if (deletedCount === 0) return false;
     await this.deps.runtime.remove(sandboxId);
