@@ -9,6 +9,7 @@ import { CONCURRENT_STARTS, StartWorkflow } from './conversations/start-workflow
 import { ConversationStore, type StartTask } from './conversations/store.js';
 import { WebhooksService } from './conversations/webhooks.service.js';
 import type { SecretBox } from './crypto.js';
+import { DecisionClaims } from './db/claims.js';
 import type { Database } from './db/database.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
@@ -42,12 +43,14 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log 
   const sandboxes = new SandboxesService(models, box, sandboxSpecs, runtime, config.sandbox, webUrl, metrics);
 
   const accessTokens = new AccessTokens(box.deriveKey('git-token-lookup'), config.conversations.gitTokenTtlSeconds);
-  const store = new ConversationStore(models, box);
+  const claims = new DecisionClaims(models);
+  const store = new ConversationStore(models, box, claims);
   const sandboxLifecycle = new SandboxLifecycle({
     models,
     runtime,
     sandboxes,
     specs: sandboxSpecs,
+    claims,
     metrics,
     log,
     config: config.lifecycle,

@@ -11,6 +11,7 @@ import type {
 } from '../../contract/app-conversations.schema.js';
 import type { McpConfig, McpConfigInput } from '../../contract/mcp.schema.js';
 import type { SecretBox } from '../crypto.js';
+import type { DecisionClaims } from '../db/claims.js';
 import type { LeaseStore } from './lease-queue.js';
 
 export type StartTask = Omit<StartTaskRecord, 'status' | 'request'> & { status: StartTaskStatus; request: AppConversationStartRequest };
@@ -40,6 +41,8 @@ const TASK_SORT = {
 export type TaskSortOrder = keyof typeof TASK_SORT;
 
 const asTask = (record: StartTaskRecord) => record as StartTask;
+/** Due tasks one claim looks at: enough that losing a race to another replica still finds work. */
+const CLAIM_CANDIDATES = 4;
 
 export class ConversationStore {
   private readonly taskChanges = new EventEmitter().setMaxListeners(0);
@@ -47,6 +50,7 @@ export class ConversationStore {
   constructor(
     private readonly models: Models,
     private readonly box: SecretBox,
+    private readonly claims: DecisionClaims,
   ) {}
 
   // ---- start tasks ----
@@ -128,15 +132,30 @@ export class ConversationStore {
   // ---- start-task leases (see lease-queue.ts) ----
 
   readonly taskLeases: LeaseStore<StartTask> = {
-    /** The oldest unfinished task whose lease is free or expired; the claim counts as an attempt. */
+    /**
+     * The oldest unfinished task whose lease is free or expired; the claim counts as an attempt.
+     * Exclusive across replicas through the attempt's claim key (a conditional update alone is
+     * not exclusive on FerretDB: two replicas could both take the task).
+     */
     claim: async (owner, leaseMs) => {
       const now = new Date();
-      const record = await this.models.StartTask.findOneAndUpdate(
+      const due = await this.models.StartTask.find(
         { status: { $nin: TERMINAL }, $or: [{ leaseExpiresAt: null }, { leaseExpiresAt: { $lt: now } }] },
-        { $set: { leaseOwner: owner, leaseExpiresAt: new Date(now.getTime() + leaseMs) }, $inc: { attempts: 1 } },
-        { sort: { createdAt: 1 }, new: true },
-      ).lean();
-      return record ? asTask(record) : null;
+        { _id: 1, attempts: 1 },
+      )
+        .sort({ createdAt: 1 })
+        .limit(CLAIM_CANDIDATES)
+        .lean();
+      for (const { _id, attempts } of due) {
+        if (!(await this.claims.claim(`start-task:${_id}:${attempts ?? 0}`))) continue;
+        const record = await this.models.StartTask.findOneAndUpdate(
+          { _id },
+          { $set: { leaseOwner: owner, leaseExpiresAt: new Date(now.getTime() + leaseMs) }, $inc: { attempts: 1 } },
+          { new: true },
+        ).lean();
+        if (record) return asTask(record);
+      }
+      return null;
     },
     renew: async (taskId, owner, leaseMs) => {
       await this.models.StartTask.updateOne(

@@ -8,7 +8,7 @@ import type { Metrics } from '../../metrics.js';
 import type { SandboxRuntime } from '../../sandbox/runtime.js';
 import type { SandboxSpecsService } from '../sandbox-specs.service.js';
 import type { SandboxesService } from '../sandboxes.service.js';
-import { DecisionClaims } from './claims.js';
+import type { DecisionClaims } from '../../db/claims.js';
 import { SandboxResumer, type SandboxConnection } from './ensure-running.js';
 import { IdlePauser } from './idle-pauser.js';
 import { PeriodicJob } from './periodic.js';
@@ -26,6 +26,8 @@ export interface SandboxLifecycleDeps {
   runtime: SandboxRuntime;
   sandboxes: SandboxesService;
   specs: SandboxSpecsService;
+  /** Exclusive decisions across replicas (also pruned by the retention job). */
+  claims: DecisionClaims;
   metrics: Metrics;
   log: Logger;
   config: Config['lifecycle'];
@@ -43,9 +45,8 @@ export class SandboxLifecycle {
   private readonly jobs = new Map<LifecycleJobName, PeriodicJob>();
 
   constructor(deps: SandboxLifecycleDeps) {
-    const { models, runtime, metrics, config, now } = deps;
+    const { models, runtime, claims, metrics, config, now } = deps;
     const log = deps.log.child({ component: 'sandbox-lifecycle' });
-    const claims = new DecisionClaims(models, now);
     const removal = { models, runtime, claims, onGone: deps.onGone, log };
     this.usage = new SandboxUsage(models, config.idlePauseMs, now);
     this.resumer = new SandboxResumer(deps.sandboxes, this.usage, metrics, {

@@ -4,7 +4,7 @@
 //   becomes the claimant's sandbox key; its webhook URL names only the sandbox, and webhooks
 //   map to whoever owns the record (nobody until the claim). Settings and secrets reach the
 //   agent only with the conversation request, after the claim.
-// - A claim takes the decision `warm:<id>` (claims.ts), then sets the owner: exactly one user
+// - A claim takes the decision `warm:<id>` (src/db/claims.ts), then sets the owner: exactly one user
 //   gets each warm sandbox, across replicas; discarding a warm sandbox takes the same key. The refill keeps the pool at its size; after inserting a record it
 //   checks its rank among the warm records (oldest first), so replicas refilling at once do
 //   not overfill it, and a pass trims any excess.
@@ -14,7 +14,7 @@ import type { Metrics } from '../../metrics.js';
 import type { SandboxRuntime } from '../../sandbox/runtime.js';
 import type { SandboxSpecsService } from '../sandbox-specs.service.js';
 import type { SandboxesService, SandboxFields, WarmSandboxes } from '../sandboxes.service.js';
-import type { DecisionClaims } from './claims.js';
+import type { DecisionClaims } from '../../db/claims.js';
 
 export interface WarmPoolDeps {
   models: Models;
