@@ -126,7 +126,7 @@ describe('the Kubernetes runtime as the manifests ServiceAccount', () => {
     expect((JSON.parse(String(refused?.body)) as { message: string }).message).toContain('violates PodSecurity "restricted');
   });
 
-  it('runs a whole sandbox lifecycle, under restricted pod security', async () => {
+  it('runs a whole sandbox lifecycle, reconciler listing included, under restricted pod security', async () => {
     const runtime = new KubernetesSandboxRuntime(sa, options, 60_000, createLogger('silent'));
     const launch = {
       sandboxId: 'aaaabbbbccccddddeeeeffff00001111',
@@ -140,10 +140,12 @@ describe('the Kubernetes runtime as the manifests ServiceAccount', () => {
       await eventually('RUNNING', async () => (await runtime.state(launch.sandboxId, 'running')).status === 'RUNNING');
       await runtime.pause(launch.sandboxId);
       await eventually('PAUSED', async () => (await runtime.state(launch.sandboxId, 'paused')).status === 'PAUSED');
+      expect(await runtime.list()).toEqual([launch.sandboxId]); // the reconciler's listing: the claim is kept
       await runtime.resume(launch);
       await eventually('RUNNING again', async () => (await runtime.state(launch.sandboxId, 'running')).status === 'RUNNING');
       await runtime.remove(launch.sandboxId);
       await eventually('gone', async () => (await runtime.state(launch.sandboxId, 'running')).status === 'MISSING');
+      expect(await runtime.list()).toEqual([]);
     } finally {
       await runtime.close();
     }
