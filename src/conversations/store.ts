@@ -41,8 +41,6 @@ const TASK_SORT = {
 export type TaskSortOrder = keyof typeof TASK_SORT;
 
 const asTask = (record: StartTaskRecord) => record as StartTask;
-/** Due tasks one claim looks at: enough that losing a race to another replica still finds work. */
-const CLAIM_CANDIDATES = 4;
 
 export class ConversationStore {
   private readonly taskChanges = new EventEmitter().setMaxListeners(0);
@@ -133,20 +131,15 @@ export class ConversationStore {
 
   readonly taskLeases: LeaseStore<StartTask> = {
     /**
-     * The oldest unfinished task whose lease is free or expired; the claim counts as an attempt.
-     * Exclusive across replicas through the attempt's claim key (a conditional update alone is
-     * not exclusive on FerretDB: two replicas could both take the task).
+     * The oldest unfinished task whose lease is free or expired (of the first few, one another
+     * replica has not just taken); the claim counts as an attempt. The attempt's claim key makes
+     * it exclusive: a conditional update alone is not on FerretDB (two replicas could both win).
      */
     claim: async (owner, leaseMs) => {
       const now = new Date();
-      const due = await this.models.StartTask.find(
-        { status: { $nin: TERMINAL }, $or: [{ leaseExpiresAt: null }, { leaseExpiresAt: { $lt: now } }] },
-        { _id: 1, attempts: 1 },
-      )
-        .sort({ createdAt: 1 })
-        .limit(CLAIM_CANDIDATES)
-        .lean();
-      for (const { _id, attempts } of due) {
+      const due = { status: { $nin: TERMINAL }, $or: [{ leaseExpiresAt: null }, { leaseExpiresAt: { $lt: now } }] };
+      const candidates = await this.models.StartTask.find(due, { _id: 1, attempts: 1 }).sort({ createdAt: 1 }).limit(4).lean();
+      for (const { _id, attempts } of candidates) {
         if (!(await this.claims.claim(`start-task:${_id}:${attempts ?? 0}`))) continue;
         const record = await this.models.StartTask.findOneAndUpdate(
           { _id },
