@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { StartTaskStatusSchema } from '../contract/app-conversations.schema.js';
 import { WARM_POOL_OWNER } from '../models/index.js';
 import { loadConfig } from '../src/config.js';
 import { generateKeyText } from '../src/crypto.js';
@@ -176,14 +177,8 @@ function print(rows: Row[], notes: string[]): void {
   process.stdout.write(out);
 }
 
-const PHASES = [
-  'WORKING',
-  'WAITING_FOR_SANDBOX',
-  'PREPARING_REPOSITORY',
-  'RUNNING_SETUP_SCRIPT',
-  'SETTING_UP_GIT_HOOKS',
-  'STARTING_CONVERSATION',
-];
+/** The phases before READY, in order. */
+const PHASES = StartTaskStatusSchema.options.filter((status) => status !== 'READY' && status !== 'ERROR');
 
 main().catch((error: unknown) => {
   console.error(error);

@@ -12,7 +12,7 @@ import { WARM_POOL_OWNER } from '../../models/index.js';
 import { generateKeyText } from '../../src/crypto.js';
 import { call, startTestApp, testDatabaseUri, uniqueDbName, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/eventually.js';
-import { startKubeControlPlane, startPodBinder, type KubeControlPlane } from '../helpers/kube-control-plane.js';
+import { exists, startKubeControlPlane, startPodBinder, type KubeControlPlane } from '../helpers/kube-control-plane.js';
 import { conversation, metric, sandbox, sleep, waitForSandbox } from '../helpers/lifecycle.js';
 
 const IMAGE = 'ghcr.io/openhands/agent-server:lifecycle-python';
@@ -69,14 +69,6 @@ afterAll(async () => {
   fs.rmSync(tmp, { recursive: true, force: true });
 }, 60_000);
 
-const exists = async (read: () => Promise<unknown>) =>
-  read().then(
-    () => true,
-    (error: { code?: number }) => {
-      if (error.code === 404) return false;
-      throw error;
-    },
-  );
 const name = (id: string) => `sandbox-${id}`;
 const podExists = (id: string) => exists(() => core.readNamespacedPod({ namespace, name: name(id) }));
 const claimExists = (id: string) => exists(() => core.readNamespacedPersistentVolumeClaim({ namespace, name: `${name(id)}-workspace` }));

@@ -8,7 +8,7 @@ import { CoreV1Api, NetworkingV1Api, NodeV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApp, testDatabaseUri, uniqueDbName, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/eventually.js';
-import { startKubeControlPlane, startPodBinder, type KubeControlPlane } from '../helpers/kube-control-plane.js';
+import { exists, startKubeControlPlane, startPodBinder, type KubeControlPlane } from '../helpers/kube-control-plane.js';
 import { generateKeyText } from '../../src/crypto.js';
 import { describeSandboxContract } from './contract.js';
 
@@ -74,14 +74,6 @@ const waitForStatus = (id: string, status: string) =>
     const info = await getSandbox(id);
     return info?.status === status ? info : null;
   });
-const exists = async (read: () => Promise<unknown>) =>
-  read().then(
-    () => true,
-    (error: { code?: number }) => {
-      if (error.code === 404) return false;
-      throw error;
-    },
-  );
 
 describe('Kubernetes runtime', () => {
   let sandboxId: string;
