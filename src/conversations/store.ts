@@ -3,16 +3,14 @@
 // request) get their contract types here, once.
 import { EventEmitter } from 'node:events';
 import type { AppConversationRecord, Models, StartTaskRecord } from '../../models/index.js';
-import type {
-  AppConversationStartRequest,
-  ConversationFilters,
-  StartTaskFilters,
-  StartTaskStatus,
-} from '../../contract/app-conversations.schema.js';
+import type { AppConversationStartRequest, StartTaskFilters, StartTaskStatus } from '../../contract/app-conversations.schema.js';
 import type { McpConfig, McpConfigInput } from '../../contract/mcp.schema.js';
 import type { SecretBox } from '../crypto.js';
-import type { DecisionClaims } from '../db/claims.js';
+import { DecisionClaims } from '../db/claims.js';
 import type { LeaseStore } from './lease-queue.js';
+import { conversationQuery, TASK_SORT, taskQuery, type ConversationSearch, type TaskSortOrder } from './queries.js';
+
+export type { ConversationSearch, TaskSortOrder } from './queries.js';
 
 export type StartTask = Omit<StartTaskRecord, 'status' | 'request'> & { status: StartTaskStatus; request: AppConversationStartRequest };
 export type NewStartTask = Pick<StartTask, '_id' | 'userId' | 'status' | 'request' | 'conversationId' | 'createdAt' | 'updatedAt'>;
@@ -25,21 +23,6 @@ export type StartTaskUpdate = Partial<
 
 export const TERMINAL: StartTaskStatus[] = ['READY', 'ERROR'];
 
-/** Which conversations a search returns: the V1 filters, the V0 filters, and sub-conversations or not. */
-export interface ConversationSearch extends ConversationFilters {
-  selected_repository?: string | undefined;
-  trigger?: string | undefined;
-  topLevelOnly: boolean;
-}
-
-const TASK_SORT = {
-  CREATED_AT: { createdAt: 1 },
-  CREATED_AT_DESC: { createdAt: -1 },
-  UPDATED_AT: { updatedAt: 1 },
-  UPDATED_AT_DESC: { updatedAt: -1 },
-} as const;
-export type TaskSortOrder = keyof typeof TASK_SORT;
-
 const asTask = (record: StartTaskRecord) => record as StartTask;
 
 export class ConversationStore {
@@ -48,7 +31,7 @@ export class ConversationStore {
   constructor(
     private readonly models: Models,
     private readonly box: SecretBox,
-    private readonly claims: DecisionClaims,
+    private readonly claims = new DecisionClaims(models),
   ) {}
 
   // ---- start tasks ----
@@ -292,32 +275,3 @@ export class ConversationStore {
 }
 
 export const mcpOverrideContext = (taskId: string) => `task:${taskId}:mcp_config`;
-
-function dateRange(gte?: string, lt?: string) {
-  if (!gte && !lt) return undefined;
-  return { ...(gte ? { $gte: new Date(gte) } : {}), ...(lt ? { $lt: new Date(lt) } : {}) };
-}
-
-function conversationQuery(userId: string, s: ConversationSearch): Record<string, unknown> {
-  const query: Record<string, unknown> = { userId };
-  if (s.title__contains) query.title = { $regex: escapeRegex(s.title__contains), $options: 'i' };
-  const created = dateRange(s.created_at__gte, s.created_at__lt);
-  if (created) query.createdAt = created;
-  const updated = dateRange(s.updated_at__gte, s.updated_at__lt);
-  if (updated) query.updatedAt = updated;
-  if (s.selected_repository) query.selected_repository = s.selected_repository;
-  if (s.trigger) query.trigger = s.trigger;
-  if (s.topLevelOnly) query.parent_conversation_id = null;
-  return query;
-}
-
-function taskQuery(userId: string, f: StartTaskFilters): Record<string, unknown> {
-  const query: Record<string, unknown> = { userId };
-  if (f.conversation_id__eq) query.app_conversation_id = f.conversation_id__eq.replace(/-/g, '').toLowerCase();
-  if (f.created_at__gte) query.createdAt = { $gte: new Date(f.created_at__gte) };
-  return query;
-}
-
-function escapeRegex(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
