@@ -65,7 +65,11 @@ describe('idle auto-pause', () => {
     expect(paused.status_reason).toBe('Paused automatically after a period without use; it resumes when used');
     expect(fs.readFileSync(path.join(sandboxDir(id), 'workspace-mark'), 'utf8')).toBe('kept');
     await eventually('the agent server process to stop', async () => !isProcessAlive(pid));
-    expect(await metric(app, 'sandbox_lifecycle_actions_total', { action: 'idle_pause' })).toBeGreaterThan(before);
+    // Counted once the runtime's pause has returned (the status reads PAUSED a moment earlier).
+    await eventually(
+      'the pause to be counted',
+      async () => (await metric(app, 'sandbox_lifecycle_actions_total', { action: 'idle_pause' })) > before,
+    );
   });
 
   it('never pauses a sandbox whose agent reports running, and pauses it once the agent stops', async () => {

@@ -89,12 +89,4 @@ export class SandboxLifecycle {
   async stop(): Promise<void> {
     await Promise.all([...this.jobs.values()].map((job) => job.stop()));
   }
-
-  /** Runs one pass of a job now (operators' tooling and tests); false when the policy is off. */
-  async runPass(name: LifecycleJobName): Promise<boolean> {
-    const job = this.jobs.get(name);
-    if (!job) return false;
-    await job.runOnce();
-    return true;
-  }
 }

@@ -28,8 +28,8 @@ export class PeriodicJob {
     else this.schedule(0);
   }
 
-  /** Runs one pass now and waits for it (tests, and kick-free callers). */
-  async runOnce(): Promise<void> {
+  /** Runs one pass, after any pass under way. */
+  private async runOnce(): Promise<void> {
     while (this.running) await this.running;
     this.running = this.pass()
       .then(() => undefined)
