@@ -34,11 +34,18 @@ const EnvSchema = z.object({
   GITLAB_API_URL: z.url().default('https://gitlab.com/api/v4'),
   BITBUCKET_API_URL: z.url().default('https://api.bitbucket.org/2.0'),
   PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  PROVIDER_MAX_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(32),
   WEB_URL: optionalString,
   PUBLIC_URL: optionalHttpUrl,
   TRUSTED_ORIGINS: optionalString,
   TRUST_PROXY: optionalString,
   WEB_UI_DIR: optionalString,
+  POSTHOG_CLIENT_KEY: z.string().trim().default(''),
+  GITHUB_APP_CLIENT_ID: z.string().trim().default(''),
+  ENABLE_BILLING: z.stringbool().default(false),
+  HIDE_LLM_SETTINGS: z.stringbool().default(false),
+  MAINTENANCE_START_TIME: optionalString.pipe(z.iso.datetime({ offset: true }).optional()),
+  LLM_MODELS: optionalString,
   SESSION_TTL_SECONDS: z.coerce
     .number()
     .int()
@@ -131,7 +138,15 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
     webUrl: e.WEB_URL ? trimSlash(e.WEB_URL) : undefined,
     // Where browsers reach this service (its origin is trusted for cookie requests); unset = WEB_URL.
     publicUrl: e.PUBLIC_URL ? trimSlash(e.PUBLIC_URL) : undefined,
-    webUi: { dir: e.WEB_UI_DIR ? path.resolve(e.WEB_UI_DIR) : undefined },
+    webUi: {
+      dir: e.WEB_UI_DIR ? path.resolve(e.WEB_UI_DIR) : undefined,
+      posthogClientKey: e.POSTHOG_CLIENT_KEY,
+      githubClientId: e.GITHUB_APP_CLIENT_ID,
+      enableBilling: e.ENABLE_BILLING,
+      hideLlmSettings: e.HIDE_LLM_SETTINGS,
+      maintenanceStart: e.MAINTENANCE_START_TIME,
+      extraModels: splitList(e.LLM_MODELS),
+    },
     session: {
       ttlSeconds: e.SESSION_TTL_SECONDS,
       cookieSecure: e.SESSION_COOKIE_SECURE,
@@ -189,6 +204,7 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
       gitlabApiUrl: trimSlash(e.GITLAB_API_URL),
       bitbucketApiUrl: trimSlash(e.BITBUCKET_API_URL),
       timeoutMs: e.PROVIDER_TIMEOUT_MS,
+      maxConcurrency: e.PROVIDER_MAX_CONCURRENCY,
     },
   });
 }

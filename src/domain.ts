@@ -16,12 +16,15 @@ import type { Metrics } from './metrics.js';
 import type { SandboxRuntime } from './sandbox/runtime.js';
 import { SandboxLifecycle } from './services/sandbox-lifecycle/index.js';
 import { ApiKeysService } from './services/api-keys.service.js';
+import { ProviderHttp } from './services/git/provider-http.js';
 import { GitProvidersService } from './services/git-providers.service.js';
 import { SandboxSpecsService } from './services/sandbox-specs.service.js';
 import { SandboxesService } from './services/sandboxes.service.js';
 import { SecretsService } from './services/secrets.service.js';
 import { SessionsService } from './services/sessions.service.js';
+import { OptionsService } from './services/options.service.js';
 import { SettingsService } from './services/settings.service.js';
+import { UserGitService } from './services/user-git.service.js';
 
 export interface ServiceOptions {
   db: Database;
@@ -36,7 +39,12 @@ export interface ServiceOptions {
 
 export function createServices({ db, box, config, runtime, webUrl, metrics, log }: ServiceOptions) {
   const models = db.models;
-  const gitProviders = new GitProvidersService(models, box, config.providers);
+  const providerHttp = new ProviderHttp({
+    timeoutMs: config.providers.timeoutMs,
+    maxConcurrent: config.providers.maxConcurrency,
+    log: log.child({ component: 'git-providers' }),
+  });
+  const gitProviders = new GitProvidersService(models, box, config.providers, providerHttp);
   const settings = new SettingsService(models, box, gitProviders);
   const secrets = new SecretsService(models, box);
   const sandboxSpecs = new SandboxSpecsService(config.sandbox);
@@ -94,6 +102,8 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log 
     sandboxLifecycle,
     startTasks,
     appConversations,
+    options: new OptionsService(config.webUi),
+    userGit: new UserGitService(gitProviders, providerHttp, config.providers, log.child({ component: 'git-providers' })),
     conversations: new ConversationsService(appConversations, settings, gitProviders),
     webhooks: new WebhooksService(store, sandboxes, gitProviders, accessTokens, sandboxLifecycle.usage),
   };
