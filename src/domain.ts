@@ -19,7 +19,7 @@ import { ApiKeysService } from './services/api-keys.service.js';
 import { ProviderHttp } from './services/git/provider-http.js';
 import { GitProvidersService } from './services/git-providers.service.js';
 import { SandboxSpecsService } from './services/sandbox-specs.service.js';
-import { SandboxesService } from './services/sandboxes.service.js';
+import { browserOrigins, SandboxesService } from './services/sandboxes.service.js';
 import { SecretsService } from './services/secrets.service.js';
 import { SessionsService } from './services/sessions.service.js';
 import { OptionsService } from './services/options.service.js';
@@ -48,7 +48,8 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log 
   const settings = new SettingsService(models, box, gitProviders);
   const secrets = new SecretsService(models, box);
   const sandboxSpecs = new SandboxSpecsService(config.sandbox);
-  const sandboxes = new SandboxesService(models, box, sandboxSpecs, runtime, config.sandbox, webUrl, metrics);
+  const corsOrigins = () => browserOrigins(config.publicUrl ?? webUrl(), config.session.trustedOrigins);
+  const sandboxes = new SandboxesService(models, box, sandboxSpecs, runtime, config.sandbox, webUrl, metrics, corsOrigins);
 
   const accessTokens = new AccessTokens(box.deriveKey('git-token-lookup'), config.conversations.gitTokenTtlSeconds);
   const claims = new DecisionClaims(models);

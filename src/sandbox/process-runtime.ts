@@ -15,7 +15,7 @@ import { freePort, isProcessAlive } from '../processes.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { installAgentServer } from './agent-server-setup.js';
-import type { SandboxLaunch, SandboxRuntime, SandboxSpec, SandboxState } from './runtime.js';
+import { corsEnv, type SandboxLaunch, type SandboxRuntime, type SandboxSpec, type SandboxState } from './runtime.js';
 
 interface Handle {
   child: ChildProcess | null; // null when adopted after a service restart
@@ -176,6 +176,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
       OH_SESSION_API_KEYS_0: launch.sessionApiKey,
       OH_SECRET_KEY: launch.sessionApiKey,
       OH_WEBHOOKS_0_BASE_URL: launch.webhookBaseUrl,
+      ...corsEnv(launch.corsOrigins),
       SANDBOX_PORT: String(port),
     };
     const logFile = fs.openSync(path.join(dir, 'sandbox.log'), 'a', 0o600);

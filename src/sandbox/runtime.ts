@@ -24,6 +24,13 @@ export interface SandboxLaunch {
   sessionApiKey: string;
   /** OH_WEBHOOKS_0_BASE_URL: where the agent server reports conversations and events. */
   webhookBaseUrl: string;
+  /** Origins whose pages call the agent server from a browser (its CORS list); none when unset. */
+  corsOrigins?: string[];
+}
+
+/** OH_ALLOW_CORS_ORIGINS_0…n: the agent server's CORS allowlist. */
+export function corsEnv(origins: string[] = []): Record<string, string> {
+  return Object.fromEntries(origins.map((origin, i) => [`OH_ALLOW_CORS_ORIGINS_${i}`, origin]));
 }
 
 export interface SandboxState {

@@ -36,6 +36,8 @@ export class SandboxesService {
     /** Base URL the agent server calls back (…/api/v1/webhooks/<id>); known once listening. */
     private readonly webUrl: () => string,
     private readonly metrics: Metrics,
+    /** Origins whose pages call agent servers from a browser (browserOrigins below). */
+    private readonly corsOrigins: () => string[] = () => [],
   ) {}
 
   private warm: WarmSandboxes | null = null;
@@ -217,6 +219,7 @@ export class SandboxesService {
       spec,
       sessionApiKey,
       webhookBaseUrl: `${this.webUrl()}/api/v1/webhooks/${record._id}`,
+      corsOrigins: this.corsOrigins(),
     };
   }
 
@@ -257,4 +260,18 @@ export function desiredChange(desired: 'running' | 'paused' | 'deleting', extra:
 function notBeingDeleted<T extends { desired: string }>(record: T): T {
   if (record.desired === 'deleting') throw new AppError('CONFLICT', BEING_DELETED, { reason: 'sandbox_being_deleted' });
   return record;
+}
+
+/**
+ * The origins a browser calls agent servers from: where the web UI is served (the service's
+ * public URL) and TRUSTED_ORIGINS. Once the list is set, agent servers stop allowing localhost
+ * implicitly (the reference's agent server), so a service on localhost names both spellings.
+ */
+export function browserOrigins(publicUrl: string, trusted: string[]): string[] {
+  const url = new URL(publicUrl);
+  const origins = [url.origin, ...trusted];
+  if (url.hostname === 'localhost' || url.hostname === '127.0.0.1') {
+    for (const host of ['localhost', '127.0.0.1']) origins.push(`${url.protocol}//${host}${url.port ? `:${url.port}` : ''}`);
+  }
+  return [...new Set(origins)];
 }
