@@ -101,6 +101,9 @@ describe('Kubernetes runtime', () => {
       { name: 'OH_SESSION_API_KEYS_0', valueFrom: { secretKeyRef: { name, key: 'OH_SESSION_API_KEYS_0' } } },
       { name: 'OH_SECRET_KEY', valueFrom: { secretKeyRef: { name, key: 'OH_SECRET_KEY' } } },
       { name: 'OH_WEBHOOKS_0_BASE_URL', valueFrom: { secretKeyRef: { name, key: 'OH_WEBHOOKS_0_BASE_URL' } } },
+      // The browser origins (the service on 127.0.0.1: both spellings of localhost), not secret.
+      { name: 'OH_ALLOW_CORS_ORIGINS_0', value: app.url },
+      { name: 'OH_ALLOW_CORS_ORIGINS_1', value: app.url.replace('127.0.0.1', 'localhost') },
     ]);
     expect(JSON.stringify(spec)).not.toContain(sessionKey);
     expect(container.resources).toEqual({ requests: { cpu: '1', memory: '1Gi' }, limits: { memory: '2Gi' } });
