@@ -38,7 +38,11 @@ export async function startService(opts: {
   nodeFlags?: string[];
 }): Promise<Target> {
   const port = await freePort();
-  const flags = [...startFlags(), ...(opts.nodeFlags ?? []), ...(opts.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.profileDir}`] : [])];
+  const flags = [
+    ...startFlags(),
+    ...(opts.nodeFlags ?? []),
+    ...(opts.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.profileDir}`] : []),
+  ];
   const log = fs.openSync(opts.logFile, 'a');
   const child = spawn(process.execPath, [...flags, path.join(PACKAGE_ROOT, 'dist/src/main.js')], {
     env: {

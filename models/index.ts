@@ -4,7 +4,9 @@ import { appConversationModel } from './app-conversation.model.js';
 import { startTaskModel } from './start-task.model.js';
 import { startTaskQueueModel } from './start-task-queue.model.js';
 import { customSecretModel } from './custom-secret.model.js';
+import { claimModel } from './claim.model.js';
 import { sandboxModel } from './sandbox.model.js';
+import { sessionModel } from './session.model.js';
 import { settingsModel } from './settings.model.js';
 
 export * from './api-key.model.js';
@@ -12,19 +14,23 @@ export * from './app-conversation.model.js';
 export * from './start-task.model.js';
 export * from './start-task-queue.model.js';
 export * from './custom-secret.model.js';
+export * from './claim.model.js';
 export * from './sandbox.model.js';
+export * from './session.model.js';
 export * from './settings.model.js';
 
 /** Binds every model to one connection, so tests can run several databases in one process. */
 export function createModels(conn: Connection) {
   return {
     ApiKey: apiKeyModel(conn),
+    Session: sessionModel(conn),
     Settings: settingsModel(conn),
     CustomSecret: customSecretModel(conn),
     Sandbox: sandboxModel(conn),
     AppConversation: appConversationModel(conn),
     StartTask: startTaskModel(conn),
     StartTaskQueue: startTaskQueueModel(conn),
+    Claim: claimModel(conn),
   };
 }
 

@@ -3,6 +3,7 @@
 // first match); test/rest/openapi-inventory.test.ts enforces it.
 import { createCallerFactory, router, type Meta } from '../src/trpc.js';
 import { appConversationsRouter } from './app-conversations.router.js';
+import { authRouter } from './auth.router.js';
 import { conversationsRouter } from './conversations.router.js';
 import { gitProvidersRouter } from './git-providers.router.js';
 import { webhooksRouter } from './webhooks.router.js';
@@ -10,8 +11,11 @@ import { sandboxSpecsRouter } from './sandbox-specs.router.js';
 import { sandboxesRouter } from './sandboxes.router.js';
 import { secretsRouter } from './secrets.router.js';
 import { settingsRouter } from './settings.router.js';
+import { userRouter } from './user.router.js';
+import { optionsRouter } from './options.router.js';
 
 export const appRouter = router({
+  auth: authRouter,
   settings: settingsRouter,
   gitProviders: gitProvidersRouter,
   secrets: secretsRouter,
@@ -20,6 +24,8 @@ export const appRouter = router({
   appConversations: appConversationsRouter,
   conversations: conversationsRouter,
   webhooks: webhooksRouter,
+  options: optionsRouter,
+  user: userRouter,
 });
 
 export type AppRouter = typeof appRouter;

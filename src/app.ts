@@ -2,25 +2,38 @@
 //
 // Every request: request id, access log and metrics → CORS. Then, on plain node:http:
 //   health and metrics (open) → /trpc (tRPC parses its own body) → the REST procedure lane;
-// anything else goes to the express app of the REST edge (OpenAPI document, docs, raw
-// routes, JSON 404, error handler). The hot requests skip express because its per-request
-// setup (swapping the prototypes of req and res, its router) cost more CPU than the whole
-// settings read it wraps (README, "Performance").
+// anything else goes to express: the rest of the REST edge (OpenAPI document, docs, raw
+// routes) → the sign-in page and web UI (src/web/) → JSON 404 → error handler. The hot
+// requests skip express because its per-request setup (swapping the prototypes of req and
+// res, its router) cost more CPU than the whole settings read it wraps (README, "Performance").
 import crypto from 'node:crypto';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { internal_exceptionHandler, nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
+import express from 'express';
 import { appRouter } from '../routers/index.js';
 import { createContextFactory, type Deps } from './context.js';
 import { accessLogOf } from './logger.js';
-import { procedureLane, restFallback } from './rest/index.js';
+import { errorHandler, notFound, procedureLane, rawRoutes, restRoutes } from './rest/index.js';
+import { webRoutes } from './web/index.js';
 
 export function createApp(deps: Deps): RequestListener {
+  const raw = rawRoutes(deps);
+  const fallback = express();
+  fallback.disable('x-powered-by');
+  fallback.set('etag', false);
+  // X-Forwarded-Proto/-Host count only from a trusted proxy (the session cookie's Secure flag, origin checks).
+  fallback.set('trust proxy', deps.config.http.trustProxy);
+  fallback.use(restRoutes(deps, raw));
+  fallback.use(webRoutes(deps));
+  fallback.use(notFound);
+  fallback.use(errorHandler(deps));
+
   const observe = requestObserver(deps);
   const preflight = cors(deps.config.http.corsOrigins);
+  const forwarded = forwardedFacts(fallback.get('trust proxy fn') as TrustProxy);
   const health = healthRoutes(deps);
   const trpc = trpcHandler(deps);
-  const lane = procedureLane(deps);
-  const fallback = restFallback(deps);
+  const lane = procedureLane(deps, raw);
   return (req, res) => {
     try {
       observe(req, res);
@@ -29,12 +42,42 @@ export function createApp(deps: Deps): RequestListener {
       const queryAt = url.indexOf('?');
       const pathname = queryAt < 0 ? url : url.slice(0, queryAt);
       if (health(req, res, pathname)) return;
+      forwarded.set(req);
       if (/^\/trpc(\/|$)/i.test(pathname)) return trpc(req, res, pathname);
       if (lane(req, res, pathname, queryAt < 0 ? '' : url.slice(queryAt + 1))) return;
+      forwarded.unset(req); // express's own getters answer for the requests it serves
       fallback(req, res);
     } catch (error) {
       failed(deps, req, res, error);
     }
+  };
+}
+
+type TrustProxy = (address: string | undefined, hop: number) => boolean;
+
+/**
+ * The request's protocol and host as express reads them (X-Forwarded-Proto/-Host only from a
+ * trusted proxy, with express's own TRUST_PROXY rule), for the requests served without it:
+ * the session cookie's Secure flag and the origin checks read them (browser-session.ts).
+ */
+function forwardedFacts(trust: TrustProxy) {
+  const first = (value: string | string[] | undefined) => {
+    const text = Array.isArray(value) ? value[0] : value;
+    const comma = text?.indexOf(',') ?? -1;
+    return comma >= 0 ? text!.slice(0, comma).trim() : text?.trim();
+  };
+  return {
+    set(req: IncomingMessage) {
+      const trusted = trust(req.socket.remoteAddress, 0);
+      const own = (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
+      const protocol = (trusted && first(req.headers['x-forwarded-proto'])) || own;
+      const host = (trusted && first(req.headers['x-forwarded-host'])) || req.headers.host;
+      Object.assign(req, { protocol, host });
+    },
+    unset(req: IncomingMessage) {
+      delete (req as { protocol?: string }).protocol;
+      delete (req as { host?: string }).host;
+    },
   };
 }
 

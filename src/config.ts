@@ -9,6 +9,8 @@ const optionalString = z
   .optional()
   .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
 
+const optionalHttpUrl = optionalString.pipe(z.url({ protocol: /^https?$/ }).optional());
+
 const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
 
 const EnvSchema = z.object({
@@ -33,7 +35,25 @@ const EnvSchema = z.object({
   GITLAB_API_URL: z.url().default('https://gitlab.com/api/v4'),
   BITBUCKET_API_URL: z.url().default('https://api.bitbucket.org/2.0'),
   PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  PROVIDER_MAX_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(32),
   WEB_URL: optionalString,
+  PUBLIC_URL: optionalHttpUrl,
+  TRUSTED_ORIGINS: optionalString,
+  TRUST_PROXY: optionalString,
+  WEB_UI_DIR: optionalString,
+  POSTHOG_CLIENT_KEY: z.string().trim().default(''),
+  GITHUB_APP_CLIENT_ID: z.string().trim().default(''),
+  ENABLE_BILLING: z.stringbool().default(false),
+  HIDE_LLM_SETTINGS: z.stringbool().default(false),
+  MAINTENANCE_START_TIME: optionalString.pipe(z.iso.datetime({ offset: true }).optional()),
+  LLM_MODELS: optionalString,
+  SESSION_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(30 * 24 * 3600)
+    .default(12 * 3600),
+  SESSION_COOKIE_SECURE: z.stringbool().default(false),
   SANDBOX_RUNTIME: z.enum(['process', 'kubernetes']).default('process'),
   SANDBOX_SPECS_FILE: optionalString,
   SANDBOX_MAX_RUNNING_PER_USER: z.coerce.number().int().min(1).max(1000).default(5),
@@ -62,6 +82,16 @@ const EnvSchema = z.object({
   SANDBOX_INGRESS_TLS_SECRET: optionalString,
   SANDBOX_URL_SCHEME: z.enum(['http', 'https']).default('https'),
   KUBERNETES_SERVICE_HOST: optionalString,
+  SANDBOX_IDLE_PAUSE_SECONDS: z.coerce.number().min(0).default(1800),
+  SANDBOX_PAUSED_RETENTION_SECONDS: z.coerce
+    .number()
+    .min(0)
+    .default(30 * 24 * 3600),
+  SANDBOX_WARM_POOL_SIZE: z.coerce.number().int().min(0).max(100).default(0),
+  SANDBOX_LIFECYCLE_INTERVAL_MS: z.coerce.number().int().min(50).default(30_000),
+  SANDBOX_RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(300_000),
+  SANDBOX_RESUME_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(3),
+  SANDBOX_RESUME_BACKOFF_MS: z.coerce.number().int().min(0).default(1_000),
   START_TASK_LEASE_MS: z.coerce.number().int().min(1000).default(30_000),
   START_TASK_MAX_ATTEMPTS: z.coerce.number().int().min(1).default(3),
   START_TASK_DEADLINE_MS: z.coerce
@@ -92,7 +122,13 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
   );
   return Object.freeze({
     env: e.NODE_ENV,
-    http: { port: e.PORT, host: e.HOST, maxBodySize: e.MAX_BODY_SIZE, corsOrigins: splitList(e.PERMITTED_CORS_ORIGINS) },
+    http: {
+      port: e.PORT,
+      host: e.HOST,
+      maxBodySize: e.MAX_BODY_SIZE,
+      corsOrigins: splitList(e.PERMITTED_CORS_ORIGINS),
+      trustProxy: parseTrustProxy(e.TRUST_PROXY),
+    },
     log: { level: e.LOG_LEVEL },
     dataDir,
     cacheDir,
@@ -101,6 +137,22 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
     encryption: { key: e.ENCRYPTION_KEY, previousKeys: splitList(e.ENCRYPTION_KEY_PREVIOUS) },
     // Where sandboxes call back (webhooks); unset = this service's own listening URL.
     webUrl: e.WEB_URL ? trimSlash(e.WEB_URL) : undefined,
+    // Where browsers reach this service (its origin is trusted for cookie requests); unset = WEB_URL.
+    publicUrl: e.PUBLIC_URL ? trimSlash(e.PUBLIC_URL) : undefined,
+    webUi: {
+      dir: e.WEB_UI_DIR ? path.resolve(e.WEB_UI_DIR) : undefined,
+      posthogClientKey: e.POSTHOG_CLIENT_KEY,
+      githubClientId: e.GITHUB_APP_CLIENT_ID,
+      enableBilling: e.ENABLE_BILLING,
+      hideLlmSettings: e.HIDE_LLM_SETTINGS,
+      maintenanceStart: e.MAINTENANCE_START_TIME,
+      extraModels: splitList(e.LLM_MODELS),
+    },
+    session: {
+      ttlSeconds: e.SESSION_TTL_SECONDS,
+      cookieSecure: e.SESSION_COOKIE_SECURE,
+      trustedOrigins: splitList(e.TRUSTED_ORIGINS).map(parseOrigin),
+    },
     sandbox: {
       runtime: e.SANDBOX_RUNTIME,
       specsFile: e.SANDBOX_SPECS_FILE ? path.resolve(e.SANDBOX_SPECS_FILE) : undefined,
@@ -130,6 +182,16 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
         urlScheme: e.SANDBOX_URL_SCHEME,
       },
     },
+    // Sandbox lifecycle policies (src/services/sandbox-lifecycle/); 0 disables a policy.
+    lifecycle: {
+      idlePauseMs: e.SANDBOX_IDLE_PAUSE_SECONDS * 1000,
+      pausedRetentionMs: e.SANDBOX_PAUSED_RETENTION_SECONDS * 1000,
+      warmPoolSize: e.SANDBOX_WARM_POOL_SIZE,
+      intervalMs: e.SANDBOX_LIFECYCLE_INTERVAL_MS,
+      reconcileIntervalMs: e.SANDBOX_RECONCILE_INTERVAL_MS,
+      resumeAttempts: e.SANDBOX_RESUME_ATTEMPTS,
+      resumeBackoffMs: e.SANDBOX_RESUME_BACKOFF_MS,
+    },
     conversations: {
       leaseMs: e.START_TASK_LEASE_MS,
       maxAttempts: e.START_TASK_MAX_ATTEMPTS,
@@ -143,6 +205,7 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
       gitlabApiUrl: trimSlash(e.GITLAB_API_URL),
       bitbucketApiUrl: trimSlash(e.BITBUCKET_API_URL),
       timeoutMs: e.PROVIDER_TIMEOUT_MS,
+      maxConcurrency: e.PROVIDER_MAX_CONCURRENCY,
     },
   });
 }
@@ -173,6 +236,27 @@ function parseTolerations(value: string | undefined): { key?: string; operator?:
   const parsed: unknown = JSON.parse(value);
   if (!Array.isArray(parsed)) throw new Error('Invalid configuration: SANDBOX_K8S_TOLERATIONS must be a JSON list');
   return parsed as { key?: string }[];
+}
+
+/** An origin (scheme://host[:port]) as browsers send it in the Origin header. */
+function parseOrigin(value: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || trimSlash(value) !== url.origin) {
+    throw new Error(`Invalid configuration: TRUSTED_ORIGINS entries are origins such as https://app.example.com, got "${value}"`);
+  }
+  return url.origin;
+}
+
+/** express's "trust proxy": unset = trust none; true/false; a hop count; or addresses/subnets ("loopback, 10.0.0.0/8"). */
+function parseTrustProxy(value: string | undefined): boolean | number | string {
+  if (value === undefined || value === 'false') return false;
+  if (value === 'true') return true;
+  return /^\d+$/.test(value) ? Number(value) : value;
 }
 
 function trimSlash(url: string): string {

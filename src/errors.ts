@@ -27,12 +27,20 @@ export type ErrorReason =
   | 'secret_not_found'
   | 'invalid_provider_token'
   | 'provider_unreachable'
+  | 'git_token_required'
+  | 'provider_refused'
+  | 'provider_not_found'
+  | 'provider_rate_limited'
+  | 'provider_busy'
+  | 'provider_unsupported'
   | 'repository_access_denied'
   | 'conversation_not_found'
   | 'start_task_not_found'
   | 'sandbox_not_found'
   | 'sandbox_spec_not_found'
-  | 'sandbox_workspace_gone';
+  | 'sandbox_workspace_gone'
+  | 'sandbox_being_deleted'
+  | 'sandbox_resume_failed';
 
 export interface AppErrorOptions {
   reason?: ErrorReason;

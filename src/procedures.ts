@@ -69,11 +69,29 @@ function findNulString(value: unknown, path: (string | number)[] = [], depth = 0
 
 export const publicProcedure = basePublic.use(observed);
 
-/** A user key is required (ctx.user narrowed to non-null), and strings must be free of NUL. */
-export const authedProcedure = publicProcedure.use(async ({ ctx, getRawInput, next }) => {
+const forbidden = () => new TRPCError({ code: 'FORBIDDEN', message: 'Forbidden' });
+
+/** A user (key or session) is required (ctx.user narrowed to non-null), and strings must be free of NUL. */
+export const authedProcedure = publicProcedure.use(async ({ ctx, type, getRawInput, next }) => {
   if (!ctx.user) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'Unauthorized' });
+  // Cross-site protection of the cookie (the header cannot be sent by another site's page):
+  // no cookie request made by another site, no state change without one of our origins, and
+  // no read announcing a foreign origin (CORS lets localhost pages read with credentials).
+  const browser = ctx.authVia === 'cookie' ? ctx.browser : undefined;
+  const stateChanging = type === 'mutation' || browser?.unsafeMethod;
+  if (browser && (browser.crossSite || ((stateChanging || browser.originPresent) && !browser.originTrusted))) throw forbidden();
   rejectNulStrings(await getRawInput());
   return next({ ctx: { ...ctx, user: ctx.user } });
+});
+
+/**
+ * Signing in takes the key itself, not the cookie; a browser request from another site's page
+ * is still refused, so no page can sign a visitor into someone else's account.
+ */
+export const signInProcedure = publicProcedure.use(({ ctx, next }) => {
+  const browser = ctx.browser;
+  if (browser && (browser.crossSite || (browser.originPresent && !browser.originTrusted))) throw forbidden();
+  return next();
 });
 
 /**

@@ -1,6 +1,22 @@
 // The legacy REST operations this service promises (API.md), as "METHOD /path". The
 // OpenAPI document generated from the routers must list exactly these.
 export const CONTRACT_ROUTES = [
+  'POST /api/auth/session',
+  'GET /api/auth/session',
+  'DELETE /api/auth/session',
+  'GET /api/options/config',
+  'GET /api/options/models',
+  'GET /api/options/agents',
+  'GET /api/options/security-analyzers',
+  'GET /api/user/info',
+  'GET /api/user/installations',
+  'GET /api/user/repositories',
+  'GET /api/user/search/repositories',
+  'GET /api/user/repository/branches',
+  'GET /api/user/search/branches',
+  'GET /api/user/suggested-tasks',
+  'GET /api/user/repository/{repository_name}/microagents',
+  'GET /api/user/repository/{repository_name}/microagents/content',
   'GET /api/settings',
   'POST /api/settings',
   'POST /api/reset-settings',

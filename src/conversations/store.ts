@@ -6,21 +6,22 @@ import type { AppConversationRecord, Models, StartTaskRecord } from '../../model
 import type { AppConversationStartRequest, StartTaskFilters, StartTaskStatus } from '../../contract/app-conversations.schema.js';
 import type { McpConfig, McpConfigInput } from '../../contract/mcp.schema.js';
 import type { SecretBox } from '../crypto.js';
+import { DecisionClaims } from '../db/claims.js';
 import type { LeaseStore } from './lease-queue.js';
-import { conversationQuery, TASK_SORT, taskQuery, type ConversationSearch, type TaskSortOrder } from './record-queries.js';
+import { conversationQuery, TASK_SORT, taskQuery, type ConversationSearch, type TaskSortOrder } from './queries.js';
 
-export type { ConversationSearch, TaskSortOrder } from './record-queries.js';
+export type { ConversationSearch, TaskSortOrder } from './queries.js';
 
 export type StartTask = Omit<StartTaskRecord, 'status' | 'request'> & { status: StartTaskStatus; request: AppConversationStartRequest };
 export type NewStartTask = Pick<StartTask, '_id' | 'userId' | 'status' | 'request' | 'conversationId' | 'createdAt' | 'updatedAt'>;
-export type StartTaskUpdate = Partial<Pick<StartTask, 'status' | 'detail' | 'app_conversation_id' | 'sandbox_id' | 'agent_server_url'>> & {
+export type StartTaskUpdate = Partial<
+  Pick<StartTask, 'status' | 'detail' | 'app_conversation_id' | 'sandbox_id' | 'agent_server_url' | 'sandbox_source'>
+> & {
   leaseOwner?: null;
   leaseExpiresAt?: null;
 };
 
 export const TERMINAL: StartTaskStatus[] = ['READY', 'ERROR'];
-/** Queue entries a claim may skip before it gives up for this poll. */
-const CLAIM_TRIES = 5;
 /** A queue entry whose task is still missing after this long belongs to a creation that failed. */
 const ORPHAN_ENTRY_MS = 60_000;
 
@@ -32,6 +33,7 @@ export class ConversationStore {
   constructor(
     private readonly models: Models,
     private readonly box: SecretBox,
+    private readonly claims = new DecisionClaims(models),
   ) {}
 
   // ---- start tasks ----
@@ -45,6 +47,8 @@ export class ConversationStore {
       sandbox_id: null,
       agent_server_url: null,
       mcpConfig: mcpOverride ? this.box.encrypt(JSON.stringify(mcpOverride), mcpOverrideContext(task._id)) : null,
+      phase_times: { [task.status]: task.createdAt },
+      sandbox_source: null,
       attempts: 0,
       leaseOwner: null,
       leaseExpiresAt: null,
@@ -121,24 +125,35 @@ export class ConversationStore {
   // where the workflow's writes check it; the entry's dueAt only says when to look again.
 
   readonly taskLeases: LeaseStore<StartTask> = {
-    /** The task of the oldest due queue entry whose lease is free or expired; the claim counts as an attempt. */
+    /**
+     * The task of the oldest due queue entry whose lease is free or expired (of the first few,
+     * one another replica has not just taken); the claim counts as an attempt. The attempt's
+     * claim key makes it exclusive: a conditional update alone is not on FerretDB (two
+     * replicas could both win).
+     */
     claim: async (owner, leaseMs) => {
-      for (let tries = 0; tries < CLAIM_TRIES; tries++) {
-        const now = new Date();
+      const now = new Date();
+      const due = await this.models.StartTaskQueue.find({ dueAt: { $lte: now } }, { _id: 1, createdAt: 1 })
+        .sort({ dueAt: 1 })
+        .limit(4)
+        .lean();
+      for (const entry of due) {
+        const task = await this.models.StartTask.findOne({ _id: entry._id }, { status: 1, leaseExpiresAt: 1, attempts: 1 }).lean();
+        if (!task || TERMINAL.includes(task.status as StartTaskStatus) || (task.leaseExpiresAt && task.leaseExpiresAt >= now)) {
+          await this.settleQueueEntry(entry, task, now);
+          continue;
+        }
+        if (!(await this.claims.claim(`start-task:${entry._id}:${task.attempts ?? 0}`))) continue;
         const leaseEnd = new Date(now.getTime() + leaseMs);
-        const entry = await this.models.StartTaskQueue.findOneAndUpdate(
-          { dueAt: { $lte: now } },
-          { $set: { dueAt: leaseEnd } },
-          { sort: { dueAt: 1 } },
-        ).lean();
-        if (!entry) return null;
         const record = await this.models.StartTask.findOneAndUpdate(
-          { _id: entry._id, status: { $nin: TERMINAL }, $or: [{ leaseExpiresAt: null }, { leaseExpiresAt: { $lt: now } }] },
+          { _id: entry._id },
           { $set: { leaseOwner: owner, leaseExpiresAt: leaseEnd }, $inc: { attempts: 1 } },
           { new: true },
         ).lean();
-        if (record) return asTask(record);
-        await this.settleQueueEntry(entry._id, entry.createdAt, now);
+        if (record) {
+          await this.models.StartTaskQueue.updateOne({ _id: entry._id }, { $set: { dueAt: leaseEnd } });
+          return asTask(record);
+        }
       }
       return null;
     },
@@ -160,27 +175,28 @@ export class ConversationStore {
   };
 
   /**
-   * A due queue entry whose task could not be claimed: finished or deleted → the entry goes;
+   * A due queue entry whose task cannot be claimed: finished or deleted → the entry goes;
    * leased by another worker → looked at again when that lease ends; not written yet (the
    * entry is written first) → looked at again shortly, and dropped once it is clearly orphaned.
    */
-  private async settleQueueEntry(taskId: string, enqueuedAt: Date, now: Date): Promise<void> {
-    const task = await this.models.StartTask.findOne({ _id: taskId }, { status: 1, leaseExpiresAt: 1 }).lean();
-    if (task && !TERMINAL.includes(task.status as StartTaskStatus)) {
-      const retryAt = task.leaseExpiresAt && task.leaseExpiresAt > now ? task.leaseExpiresAt : new Date(now.getTime() + 1000);
-      await this.models.StartTaskQueue.updateOne({ _id: taskId }, { $set: { dueAt: retryAt } });
-    } else if (task || now.getTime() - enqueuedAt.getTime() > ORPHAN_ENTRY_MS) {
-      await this.models.StartTaskQueue.deleteOne({ _id: taskId });
-    } else {
-      await this.models.StartTaskQueue.updateOne({ _id: taskId }, { $set: { dueAt: new Date(now.getTime() + 1000) } });
-    }
+  private async settleQueueEntry(
+    entry: { _id: string; createdAt: Date },
+    task: { status: string; leaseExpiresAt?: Date | null } | null,
+    now: Date,
+  ): Promise<void> {
+    const later = (at: Date) => this.models.StartTaskQueue.updateOne({ _id: entry._id }, { $set: { dueAt: at } });
+    if (task && !TERMINAL.includes(task.status as StartTaskStatus)) await later(task.leaseExpiresAt ?? new Date(now.getTime() + 1000));
+    else if (task || now.getTime() - entry.createdAt.getTime() > ORPHAN_ENTRY_MS)
+      await this.models.StartTaskQueue.deleteOne({ _id: entry._id });
+    else await later(new Date(now.getTime() + 1000));
   }
 
-  /** Updates a task only while `owner` holds its lease; false when the lease was lost. */
+  /** Updates a task only while `owner` holds its lease; false when the lease was lost. A status's first entry time is kept. */
   async updateLeasedTask(taskId: string, owner: string, update: StartTaskUpdate): Promise<boolean> {
+    const now = new Date();
     const result = await this.models.StartTask.updateOne(
       { _id: taskId, leaseOwner: owner },
-      { $set: { updatedAt: new Date(), ...update } },
+      { $set: { updatedAt: now, ...update }, ...(update.status ? { $min: { [`phase_times.${update.status}`]: now } } : {}) },
     );
     if (result.matchedCount === 0) return false;
     // A finished task leaves the queue (a crash before this is settled by the next claim).
@@ -292,6 +308,11 @@ export class ConversationStore {
   ): Promise<boolean> {
     const result = await this.models.AppConversation.updateOne({ _id: id, userId }, { $set: { ...set, updatedAt: new Date() } });
     return result.matchedCount > 0;
+  }
+
+  /** Tells the conversations of a sandbox a lifecycle policy removed why their workspace is gone. */
+  async markSandboxGone(sandboxId: string, reason: string): Promise<void> {
+    await this.models.AppConversation.updateMany({ sandboxId }, { $set: { sandbox_gone_reason: reason } });
   }
 
   async deleteConversation(userId: string, id: string): Promise<void> {

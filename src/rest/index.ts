@@ -1,24 +1,23 @@
 // The REST edge: the legacy /api surface over the same procedures as tRPC, plus its OpenAPI
 // document and docs page. Two parts:
 //   - the procedure lane (procedure-lane.ts), plain node:http, serves every procedure route;
-//   - the express app serves the rest, in this order: OpenAPI document and docs (open) → /api
-//     no-cache headers, JSON default and body parsing → raw routes → object-body check → JSON
-//     404 → error handler.
-import express from 'express';
+//   - an express router serves the rest, in this order: OpenAPI document and docs (open) →
+//     /api no-cache headers, JSON default and body parsing → raw routes → object-body check;
+//     the app then answers what no route took (fallbacks.ts).
+import express, { type Router } from 'express';
 import type { Deps } from '../context.js';
 import { docsRouter } from './docs.js';
-import { errorHandler, notFound } from './fallbacks.js';
 import { openApiDocument } from './openapi-document.js';
-import { rawRoutes } from './raw-routes.js';
 import { writeRestError } from './error-writer.js';
 import { defaultJsonContentType, nonObjectBody, setNoCache } from './request-checks.js';
 
+export { errorHandler, notFound } from './fallbacks.js';
 export { procedureLane } from './procedure-lane.js';
+export { rawRoutes } from './raw-routes.js';
 
-export function restFallback(deps: Deps): express.Express {
-  const rest = express();
-  rest.disable('x-powered-by');
-  rest.set('etag', false);
+/** `raw`: the raw routes (rawRoutes), shared with the procedure lane, which leaves their requests to them. */
+export function restRoutes(deps: Deps, raw: Router): Router {
+  const rest = express.Router();
   rest.get('/api/openapi.json', (_req, res) => {
     res.json(openApiDocument());
   });
@@ -29,13 +28,11 @@ export function restFallback(deps: Deps): express.Express {
     next();
   });
   rest.use('/api', express.json({ limit: deps.config.http.maxBodySize, strict: false }));
-  rest.use(rawRoutes(deps));
+  rest.use(raw);
   rest.use('/api', (req, res, next) => {
     const invalid = nonObjectBody(req);
     if (invalid) writeRestError(res, invalid);
     else next();
   });
-  rest.use(notFound);
-  rest.use(errorHandler(deps));
   return rest;
 }

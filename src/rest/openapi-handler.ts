@@ -143,7 +143,7 @@ export function procedureCaller(deps: Deps) {
         const fields = usesBody ? (req.body as Record<string, unknown> | undefined) : queryInput(search, route.listKeys);
         input = { ...fields, ...params };
       }
-      const ctx = await createContext({ req });
+      const ctx = await createContext({ req, res });
       const data = await route.call({
         path: route.path,
         ctx,

@@ -4,7 +4,7 @@
 // the object-body check and the legacy shims, then the procedure. Requests for the raw
 // routes, and any other path, are not taken (false) and go on to express.
 import type { ServerResponse } from 'node:http';
-import express from 'express';
+import express, { type Router } from 'express';
 import type { Deps } from '../context.js';
 import type { Logger } from '../logger.js';
 import { writeRestError } from './error-writer.js';
@@ -16,7 +16,8 @@ import { defaultJsonContentType, nonObjectBody, setNoCache, type RestRequest } f
 
 export type Lane = (req: RestRequest, res: ServerResponse, pathname: string, search: string) => boolean;
 
-export function procedureLane(deps: Deps): Lane {
+/** `raw`: the raw routes, whose requests the lane leaves to them. */
+export function procedureLane(deps: Deps, raw: Router): Lane {
   const match = procedureRoutes();
   const call = procedureCaller(deps);
   // body-parser works on plain node requests; it sets req.body, and leaves it undefined without a JSON body.
@@ -27,7 +28,7 @@ export function procedureLane(deps: Deps): Lane {
   ) => void;
   return (req, res, pathname, search) => {
     const method = req.method ?? 'GET';
-    if (isRawRoute(method, pathname)) return false;
+    if (isRawRoute(raw, method, pathname)) return false;
     const found = match(method, pathname);
     if (!found) return false;
     setNoCache(res);

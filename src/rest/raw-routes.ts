@@ -3,34 +3,38 @@
 //   - POST /api/v1/app-conversations/stream-start: a streamed JSON array of task snapshots;
 //   - POST /api/v1/webhooks/{sandbox_id}/events/{conversation_id}: the body is a JSON array;
 //   - GET /api/v1/webhooks/secrets: the token as text/plain (the SDK's LookupSecret reads the
-//     response text verbatim, so a JSON string would arrive with its quotes).
-import express, { type Request, type Router } from 'express';
+//     response text verbatim, so a JSON string would arrive with its quotes);
+//   - GET /api/user/repository/{repository_name:path}/microagents[/content]: names with "/".
+import express, { type Request, type Response, type Router } from 'express';
 import { createCaller } from '../../routers/index.js';
 import type { Deps } from '../context.js';
 import { createRestContext } from './context.js';
 import { writeProcedureError } from './error-writer.js';
 
-const RAW_PATHS: [method: string, pattern: RegExp][] = [
-  ['POST', /^\/api\/v1\/app-conversations\/stream-start\/?$/i],
-  ['POST', /^\/api\/v1\/webhooks\/[^/]+\/events\/[^/]+\/?$/i],
-  ['GET', /^\/api\/v1\/webhooks\/secrets\/?$/i],
-];
+interface RouterLayer {
+  match(path: string): boolean;
+  route?: { methods: Record<string, boolean> };
+}
 
-/** Whether one of these routes takes the request (the procedure lane then leaves it to them). */
-export function isRawRoute(method: string, pathname: string): boolean {
-  return RAW_PATHS.some(([m, pattern]) => (m === method || (m === 'GET' && method === 'HEAD')) && pattern.test(pathname));
+/** Whether one of the raw routes takes the request (as express matches it; HEAD as GET). */
+export function isRawRoute(routes: Router, method: string, pathname: string): boolean {
+  const verb = method === 'HEAD' ? 'get' : method.toLowerCase();
+  return (routes.stack as unknown as RouterLayer[]).some((layer) => layer.route?.methods[verb] && layer.match(pathname));
 }
 
 export function rawRoutes(deps: Deps): Router {
   const routes = express.Router();
   const context = createRestContext(deps);
-  const callerFor = async (req: Request, signal?: AbortSignal) => createCaller(await context({ req }), signal ? { signal } : {});
+  // Only user routes pass the response: it carries the browser facts, so the session cookie
+  // authenticates them; the webhooks never accept it.
+  const callerFor = async (req: Request, res?: Response, signal?: AbortSignal) =>
+    createCaller(await context({ req, ...(res ? { res } : {}) }), signal ? { signal } : {});
 
   routes.post('/api/v1/app-conversations/stream-start', async (req, res) => {
     const abort = new AbortController();
     res.on('close', () => abort.abort());
     try {
-      const caller = await callerFor(req, abort.signal);
+      const caller = await callerFor(req, res, abort.signal);
       const task = await caller.appConversations.start(req.body);
       const snapshots = await caller.appConversations.watchStartTask({ task_id: task.id });
       res.status(200).type('application/json');
@@ -69,6 +73,28 @@ export function rawRoutes(deps: Deps): Router {
       res.type('text/plain').send(token);
     } catch (error) {
       writeProcedureError(res, error, 'webhooks.gitToken');
+    }
+  });
+
+  // GET /api/user/repository/{repository_name:path}/microagents[/content]: the name holds "/",
+  // which a {param} of the adapter cannot.
+  const repositoryName = (req: Request) => {
+    const segments = (req.params as { repository_name?: string | string[] }).repository_name ?? [];
+    return Array.isArray(segments) ? segments.join('/') : segments;
+  };
+  routes.get('/api/user/repository/*repository_name/microagents', async (req, res) => {
+    try {
+      res.json(await (await callerFor(req, res)).user.microagents({ repository_name: repositoryName(req) }));
+    } catch (error) {
+      writeProcedureError(res, error, 'user.microagents');
+    }
+  });
+  routes.get('/api/user/repository/*repository_name/microagents/content', async (req, res) => {
+    try {
+      const input = { repository_name: repositoryName(req), file_path: req.query.file_path };
+      res.json(await (await callerFor(req, res)).user.microagentContent(input as { repository_name: string; file_path: string }));
+    } catch (error) {
+      writeProcedureError(res, error, 'user.microagentContent');
     }
   });
 

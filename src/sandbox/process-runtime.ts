@@ -11,11 +11,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { freePort } from '../processes.js';
+import { freePort, isProcessAlive } from '../processes.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { installAgentServer } from './agent-server-setup.js';
-import type { SandboxLaunch, SandboxRuntime, SandboxSpec, SandboxState } from './runtime.js';
+import { corsEnv, type SandboxLaunch, type SandboxRuntime, type SandboxSpec, type SandboxState } from './runtime.js';
 
 interface Handle {
   child: ChildProcess | null; // null when adopted after a service restart
@@ -42,6 +42,7 @@ export interface ProcessRuntimeOptions {
 }
 
 const HEALTH_INTERVAL_MS = 250;
+const SANDBOX_ID = /^[a-z0-9-]+$/;
 const STOP_GRACE_MS = 5_000;
 
 export class ProcessSandboxRuntime implements SandboxRuntime {
@@ -56,7 +57,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
   }
 
   sandboxDir(sandboxId: string): string {
-    if (!/^[a-z0-9-]+$/.test(sandboxId)) throw new Error(`invalid sandbox id ${sandboxId}`);
+    if (!SANDBOX_ID.test(sandboxId)) throw new Error(`invalid sandbox id ${sandboxId}`);
     return path.join(this.options.rootDir, sandboxId);
   }
 
@@ -105,7 +106,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
   }
 
   async state(sandboxId: string, desired: 'running' | 'paused'): Promise<SandboxState> {
-    const handle = this.handles.get(sandboxId) ?? (await this.adopt(sandboxId));
+    const handle = this.currentHandle(sandboxId) ?? (await this.adopt(sandboxId));
     if (!handle) {
       const exists = fs.existsSync(this.sandboxDir(sandboxId));
       if (!exists) return { status: 'MISSING', exposedUrls: null, reason: 'The sandbox directory no longer exists' };
@@ -139,6 +140,11 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
     fs.rmSync(this.sandboxDir(sandboxId), { recursive: true, force: true });
   }
 
+  async list(): Promise<string[]> {
+    const entries = await fs.promises.readdir(this.options.rootDir, { withFileTypes: true });
+    return entries.filter((e) => e.isDirectory() && SANDBOX_ID.test(e.name)).map((e) => e.name);
+  }
+
   async close(): Promise<void> {
     // Sandboxes keep running across service restarts; only stop watching them.
     for (const handle of this.handles.values()) clearTimeout(handle.healthTimer);
@@ -170,6 +176,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
       OH_SESSION_API_KEYS_0: launch.sessionApiKey,
       OH_SECRET_KEY: launch.sessionApiKey,
       OH_WEBHOOKS_0_BASE_URL: launch.webhookBaseUrl,
+      ...corsEnv(launch.corsOrigins),
       SANDBOX_PORT: String(port),
     };
     const logFile = fs.openSync(path.join(dir, 'sandbox.log'), 'a', 0o600);
@@ -220,6 +227,20 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
     handle.healthTimer = setTimeout(check, 0);
   }
 
+  /**
+   * The cached handle, unless it is stale: another instance sharing DATA_DIR (a replica) paused
+   * or removed the sandbox (runtime.json is gone), or an adopted process has died.
+   */
+  private currentHandle(sandboxId: string): Handle | undefined {
+    const handle = this.handles.get(sandboxId);
+    if (!handle) return undefined;
+    const paused = !fs.existsSync(path.join(this.sandboxDir(sandboxId), 'runtime.json'));
+    if (!paused && (handle.child || isProcessAlive(handle.pid))) return handle;
+    clearTimeout(handle.healthTimer);
+    this.handles.delete(sandboxId);
+    return undefined;
+  }
+
   /** Finds a sandbox process started by an earlier service instance. */
   private async adopt(sandboxId: string): Promise<Handle | undefined> {
     let record: RuntimeRecord;
@@ -228,7 +249,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
     } catch {
       return undefined;
     }
-    if (!isAlive(record.pid)) return undefined;
+    if (!isProcessAlive(record.pid)) return undefined;
     const healthy = await isHealthy(record.port);
     // A live process that is not healthy yet is still ours: adopt it as STARTING and keep
     // checking it (its start-up deadline restarts from now), so it can be stopped and removed.
@@ -267,23 +288,11 @@ async function stopHandle(handle: Handle): Promise<void> {
       /* already gone */
     }
   };
-  if (!isAlive(handle.pid)) return;
+  if (!isProcessAlive(handle.pid)) return;
   signalGroup('SIGTERM');
   const deadline = Date.now() + STOP_GRACE_MS;
-  while (isAlive(handle.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-  if (isAlive(handle.pid)) signalGroup('SIGKILL');
-}
-
-function isAlive(pid: number): boolean {
-  if (pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    // A zombie (exited, not yet reaped) still answers kill(0); check its state.
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return !/^\d+ \(.*\) Z/.test(stat);
-  } catch {
-    return false;
-  }
+  while (isProcessAlive(handle.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  if (isProcessAlive(handle.pid)) signalGroup('SIGKILL');
 }
 
 function fill(template: string, values: Record<string, string>): string {

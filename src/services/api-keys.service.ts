@@ -9,6 +9,9 @@ import { VerifiedCache, type VerifiedCacheOptions } from './verified-cache.js';
 
 export const DEFAULT_USER_ID = 'default';
 const KEY_PATTERN = /^ohk_([0-9A-Za-z]{12})_([0-9A-Za-z]{40})$/;
+const ENV_KEY_PREFIX = 'env:';
+/** Whether a key id (from identify) is SESSION_API_KEY's derived one rather than a stored key's. */
+export const isEnvironmentKeyId = (keyId: string) => keyId.startsWith(ENV_KEY_PREFIX);
 export const USER_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$/;
 
 export interface ApiKeyInfo {
@@ -32,6 +35,8 @@ export class ApiKeysService {
     private readonly ApiKey: ApiKeyModel,
     /** SESSION_API_KEY: single-user mode, the key of user "default". */
     private readonly sessionApiKey: string | undefined,
+    /** Called after a key is revoked (its browser sessions end with it). */
+    private readonly onRevoke: (keyId: string) => Promise<void> = async () => {},
     cache: VerifiedCacheOptions = { ttlMs: 0 },
   ) {
     this.verified = new VerifiedCache(cache);
@@ -58,6 +63,7 @@ export class ApiKeysService {
   async revoke(keyId: string): Promise<boolean> {
     const result = await this.ApiKey.updateOne({ _id: keyId, revokedAt: null }, { $set: { revokedAt: new Date() } });
     this.verified.forget((key) => key.keyId === keyId);
+    if (result.modifiedCount === 1) await this.onRevoke(keyId);
     return result.modifiedCount === 1;
   }
 
@@ -67,11 +73,18 @@ export class ApiKeysService {
 
   /** Returns the key's user, or null for a missing, malformed, unknown or revoked key. */
   async authenticate(presented: string): Promise<{ id: string } | null> {
-    if (this.sessionApiKey && secretsEqual(presented, this.sessionApiKey)) return { id: DEFAULT_USER_ID };
+    const identity = await this.identify(presented);
+    return identity ? { id: identity.userId } : null;
+  }
+
+  /** The key's user and key id (SESSION_API_KEY has a derived id), or null as authenticate. */
+  async identify(presented: string): Promise<{ userId: string; keyId: string } | null> {
+    if (this.sessionApiKey && secretsEqual(presented, this.sessionApiKey))
+      return { userId: DEFAULT_USER_ID, keyId: this.environmentKeyId()! };
     const match = KEY_PATTERN.exec(presented);
     if (!match) return null;
     const key = await this.verified.get(presented, () => this.verify(match[1]!, match[2]!));
-    return key ? { id: key.userId } : null;
+    return key ? { userId: key.userId, keyId: key.keyId } : null;
   }
 
   private async verify(keyId: string, secret: string): Promise<VerifiedKey | null> {
@@ -83,6 +96,17 @@ export class ApiKeysService {
     const expected = Buffer.from(doc.secretHash, 'hex');
     const actual = sha256(secret);
     return expected.length === actual.length && crypto.timingSafeEqual(expected, actual) ? { keyId, userId: doc.userId } : null;
+  }
+
+  /** True while the key with this id (from identify) can still authenticate. */
+  async isActive(keyId: string): Promise<boolean> {
+    if (isEnvironmentKeyId(keyId)) return keyId === this.environmentKeyId();
+    return (await this.ApiKey.countDocuments({ _id: keyId, revokedAt: null })) === 1;
+  }
+
+  /** SESSION_API_KEY has no record; its id is derived from the key, so changing the key ends its sessions. */
+  private environmentKeyId(): string | undefined {
+    return this.sessionApiKey ? ENV_KEY_PREFIX + sha256(this.sessionApiKey).toString('hex').slice(0, 16) : undefined;
   }
 }
 

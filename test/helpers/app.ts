@@ -35,16 +35,17 @@ export function uniqueDbName(label: string): string {
 }
 
 /**
- * options.dbName: share a database with another app (a second replica). Every command the
+ * opts.dbName: share a database with another app (a second replica). opts.logLines: collect the
+ * service's log lines (JSON text) there, at LOG_LEVEL (default debug then). Every command the
  * service sends is recorded; stop() fails when a query is not served by a declared index
  * (helpers/query-indexes.ts), so each test checks the queries of the routes it exercises.
  */
 export async function startTestApp(
   label: string,
   env: Record<string, string> = {},
-  options: ServerOptions & { dbName?: string } = {},
+  opts: ServerOptions & { dbName?: string; logLines?: string[] } = {},
 ): Promise<TestApp> {
-  const { dbName = uniqueDbName(label), ...serverOptions } = options;
+  const { dbName = uniqueDbName(label), logLines, ...serverOptions } = opts;
   const commands: CommandStartedEvent[] = [];
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-test-data-'));
   const config = loadConfig({
@@ -52,10 +53,12 @@ export async function startTestApp(
     DATA_DIR: dataDir,
     MONGODB_URI: testDatabaseUri(dbName),
     ENCRYPTION_KEY: generateKeyText(),
-    LOG_LEVEL: 'silent',
+    LOG_LEVEL: logLines ? 'debug' : 'silent',
     ...env,
   });
-  const server = await startServer(config, createLogger(config.log.level), {
+  const lines = logLines;
+  const destination = lines ? { write: (line: string) => void lines.push(line) } : undefined;
+  const server = await startServer(config, createLogger(config.log.level, destination), {
     ...serverOptions,
     onCommand: (event) => {
       commands.push(event);
@@ -75,6 +78,8 @@ export async function startTestApp(
     keyFor: async (userId) => (await server.deps.services.apiKeys.create(userId)).key,
     rawCollection,
     stop: async (opts = {}) => {
+      // No warm-pool refill may start a sandbox after the list below is taken.
+      await server.deps.services.sandboxLifecycle.stop();
       if (!opts.keepSandboxes) {
         // Sandbox processes outlive the service by design; tests must not leave any behind.
         const sandboxes = await rawCollection('sandboxes')

@@ -43,8 +43,30 @@ describe('the index rule', () => {
     expect(served(find('app_conversations', { userId: 'u' }, { createdAt: -1, _id: 1 }))).toBe(false); // mixed directions
     expect(served(find('app_conversations', { userId: 'u' }, { updatedAt: -1 }))).toBe(false);
     // as the driver sends it: a Map
-    expect(served(find('app_conversations', { userId: 'u' }, new Map([['createdAt', -1], ['_id', 1]])))).toBe(false);
-    expect(served(find('app_conversations', { userId: 'u' }, new Map([['createdAt', -1], ['_id', -1]])))).toBe(true);
+    expect(
+      served(
+        find(
+          'app_conversations',
+          { userId: 'u' },
+          new Map([
+            ['createdAt', -1],
+            ['_id', 1],
+          ]),
+        ),
+      ),
+    ).toBe(false);
+    expect(
+      served(
+        find(
+          'app_conversations',
+          { userId: 'u' },
+          new Map([
+            ['createdAt', -1],
+            ['_id', -1],
+          ]),
+        ),
+      ),
+    ).toBe(true);
     expect(served(find('app_conversations', { sandboxId: 's' }))).toBe(false);
     expect(served(find('app_conversations', {}))).toBe(false);
     expect(unservedReason(find('nowhere', { a: 1 }), indexes)).toMatch(/no model declares/);

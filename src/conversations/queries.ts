@@ -1,5 +1,5 @@
-// The filters and orders of conversation and start-task searches (no database access: the
-// store runs them).
+// The filters and sorts of the conversation store's searches, built from the API's filter
+// fields (no database access here; store.ts runs them).
 import type { ConversationFilters, StartTaskFilters } from '../../contract/app-conversations.schema.js';
 
 /** Which conversations a search returns: the V1 filters, the V0 filters, and sub-conversations or not. */
