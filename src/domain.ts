@@ -91,12 +91,16 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     log: startLog,
   });
   const appConversations = new AppConversationsService(store, sandboxes, () => startTasks.kick(), log);
+  // Verified keys and sessions are remembered for AUTH_CACHE_TTL_MS (src/services/verified-cache.ts).
+  const verified = { ttlMs: config.auth.cacheTtlMs, ...(clock ? { now: clock } : {}) };
   // Revoking a key ends the browser sessions opened with it.
-  const apiKeys: ApiKeysService = new ApiKeysService(models.ApiKey, config.auth.sessionApiKey, (keyId) => sessions.endForKey(keyId), {
-    ttlMs: config.auth.cacheTtlMs,
-    ...(clock ? { now: clock } : {}),
-  });
-  const sessions = new SessionsService(models.Session, apiKeys, config.session.ttlSeconds);
+  const apiKeys: ApiKeysService = new ApiKeysService(
+    models.ApiKey,
+    config.auth.sessionApiKey,
+    (keyId) => sessions.endForKey(keyId),
+    verified,
+  );
+  const sessions = new SessionsService(models.Session, apiKeys, config.session.ttlSeconds, verified);
   return {
     apiKeys,
     sessions,

@@ -62,7 +62,7 @@ describe('embedded default (no MONGODB_URI, no keys configured)', () => {
 
     expect((await runCli(['keys', 'revoke', keyId], env)).code).toBe(0);
     // The service verified this key a moment ago and trusts that for AUTH_CACHE_TTL_MS (5 s): the
-    // revocation reaches it within that bound (test/rest/api-key-cache.test.ts pins the bound itself).
+    // revocation reaches it within that bound (test/rest/credential-cache.test.ts pins the bound itself).
     await eventually(
       'the revoked key to be refused',
       async () => (await call(service!, 'GET', '/api/secrets', { key: bobKey })).status === 401,

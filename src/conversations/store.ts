@@ -8,6 +8,7 @@ import type { McpConfig, McpConfigInput } from '../../contract/mcp.schema.js';
 import type { SecretBox } from '../crypto.js';
 import { DecisionClaims } from '../db/claims.js';
 import type { LeaseStore } from './lease-queue.js';
+import { TaskQueue } from './task-queue.js';
 import { conversationQuery, TASK_SORT, taskQuery, type ConversationSearch, type TaskSortOrder } from './queries.js';
 
 export type { ConversationSearch, TaskSortOrder } from './queries.js';
@@ -22,19 +23,21 @@ export type StartTaskUpdate = Partial<
 };
 
 export const TERMINAL: StartTaskStatus[] = ['READY', 'ERROR'];
-/** A queue entry whose task is still missing after this long belongs to a creation that failed. */
-const ORPHAN_ENTRY_MS = 60_000;
 
 const asTask = (record: StartTaskRecord) => record as StartTask;
 
 export class ConversationStore {
   private readonly taskChanges = new EventEmitter().setMaxListeners(0);
 
+  private readonly queue: TaskQueue;
+
   constructor(
     private readonly models: Models,
     private readonly box: SecretBox,
     private readonly claims = new DecisionClaims(models),
-  ) {}
+  ) {
+    this.queue = new TaskQueue(models.StartTaskQueue);
+  }
 
   // ---- start tasks ----
 
@@ -55,7 +58,7 @@ export class ConversationStore {
     };
     // The queue entry first: a crash in between leaves an entry without a task (claims drop it),
     // never a task no worker will find.
-    await this.models.StartTaskQueue.create({ _id: record._id, dueAt: record.createdAt, createdAt: record.createdAt });
+    await this.queue.enqueue(record._id, record.createdAt);
     await this.models.StartTask.create(record);
     return record;
   }
@@ -133,14 +136,10 @@ export class ConversationStore {
      */
     claim: async (owner, leaseMs) => {
       const now = new Date();
-      const due = await this.models.StartTaskQueue.find({ dueAt: { $lte: now } }, { _id: 1, createdAt: 1 })
-        .sort({ dueAt: 1 })
-        .limit(4)
-        .lean();
-      for (const entry of due) {
+      for (const entry of await this.queue.due(now, 4)) {
         const task = await this.models.StartTask.findOne({ _id: entry._id }, { status: 1, leaseExpiresAt: 1, attempts: 1 }).lean();
         if (!task || TERMINAL.includes(task.status as StartTaskStatus) || (task.leaseExpiresAt && task.leaseExpiresAt >= now)) {
-          await this.settleQueueEntry(entry, task, now);
+          await this.queue.settle(entry, task && { unfinished: !TERMINAL.includes(task.status as StartTaskStatus), ...task }, now);
           continue;
         }
         if (!(await this.claims.claim(`start-task:${entry._id}:${task.attempts ?? 0}`))) continue;
@@ -151,7 +150,7 @@ export class ConversationStore {
           { new: true },
         ).lean();
         if (record) {
-          await this.models.StartTaskQueue.updateOne({ _id: entry._id }, { $set: { dueAt: leaseEnd } });
+          await this.queue.dueAt(entry._id, leaseEnd);
           return asTask(record);
         }
       }
@@ -160,7 +159,7 @@ export class ConversationStore {
     renew: async (taskId, owner, leaseMs) => {
       const leaseEnd = new Date(Date.now() + leaseMs);
       const renewed = await this.models.StartTask.updateOne({ _id: taskId, leaseOwner: owner }, { $set: { leaseExpiresAt: leaseEnd } });
-      if (renewed.matchedCount > 0) await this.models.StartTaskQueue.updateOne({ _id: taskId }, { $set: { dueAt: leaseEnd } });
+      if (renewed.matchedCount > 0) await this.queue.dueAt(taskId, leaseEnd);
     },
     release: async (taskIds, owner) => {
       // One task at a time: an _id equality is the one lookup the embedded FerretDB narrows in SQLite.
@@ -169,27 +168,10 @@ export class ConversationStore {
           { _id: taskId, leaseOwner: owner },
           { $set: { leaseOwner: null, leaseExpiresAt: null } },
         );
-        if (released.matchedCount > 0) await this.models.StartTaskQueue.updateOne({ _id: taskId }, { $set: { dueAt: new Date() } });
+        if (released.matchedCount > 0) await this.queue.dueAt(taskId, new Date());
       }
     },
   };
-
-  /**
-   * A due queue entry whose task cannot be claimed: finished or deleted → the entry goes;
-   * leased by another worker → looked at again when that lease ends; not written yet (the
-   * entry is written first) → looked at again shortly, and dropped once it is clearly orphaned.
-   */
-  private async settleQueueEntry(
-    entry: { _id: string; createdAt: Date },
-    task: { status: string; leaseExpiresAt?: Date | null } | null,
-    now: Date,
-  ): Promise<void> {
-    const later = (at: Date) => this.models.StartTaskQueue.updateOne({ _id: entry._id }, { $set: { dueAt: at } });
-    if (task && !TERMINAL.includes(task.status as StartTaskStatus)) await later(task.leaseExpiresAt ?? new Date(now.getTime() + 1000));
-    else if (task || now.getTime() - entry.createdAt.getTime() > ORPHAN_ENTRY_MS)
-      await this.models.StartTaskQueue.deleteOne({ _id: entry._id });
-    else await later(new Date(now.getTime() + 1000));
-  }
 
   /** Updates a task only while `owner` holds its lease; false when the lease was lost. A status's first entry time is kept. */
   async updateLeasedTask(taskId: string, owner: string, update: StartTaskUpdate): Promise<boolean> {
@@ -200,7 +182,7 @@ export class ConversationStore {
     );
     if (result.matchedCount === 0) return false;
     // A finished task leaves the queue (a crash before this is settled by the next claim).
-    if (update.status && TERMINAL.includes(update.status)) await this.models.StartTaskQueue.deleteOne({ _id: taskId });
+    if (update.status && TERMINAL.includes(update.status)) await this.queue.remove(taskId);
     this.taskChanges.emit('change', taskId);
     return true;
   }

@@ -7,6 +7,7 @@ import type { SessionModel } from '../../models/index.js';
 import { sha256 } from '../crypto.js';
 import { AppError } from '../errors.js';
 import { isEnvironmentKeyId, type ApiKeysService } from './api-keys.service.js';
+import { VerifiedCache, type VerifiedCacheOptions } from './verified-cache.js';
 
 /** 32 random bytes, base64url (43 characters, no padding). */
 const SESSION_ID_PATTERN = /^[A-Za-z0-9_-]{43}$/;
@@ -26,12 +27,25 @@ export interface ActiveSession {
 const unauthorized = () => new AppError('UNAUTHORIZED', 'Unauthorized');
 const storedId = (sessionId: string) => sha256(sessionId).toString('hex');
 
+interface VerifiedSession extends ActiveSession {
+  apiKeyId: string;
+}
+
 export class SessionsService {
+  /** Sessions verified in the last AUTH_CACHE_TTL_MS (the bound for sign-out and revocation on other processes). */
+  private readonly verified: VerifiedCache<VerifiedSession>;
+
   constructor(
     private readonly Session: SessionModel,
     private readonly apiKeys: ApiKeysService,
     private readonly ttlSeconds: number,
-  ) {}
+    cache: VerifiedCacheOptions = { ttlMs: 0 },
+  ) {
+    this.verified = new VerifiedCache(cache);
+    this.now = cache.now ?? Date.now;
+  }
+
+  private readonly now: () => number;
 
   get ttl(): number {
     return this.ttlSeconds;
@@ -58,21 +72,30 @@ export class SessionsService {
   /** The session's user and expiry, or null for a malformed, unknown, expired or ended session. */
   async authenticate(sessionId: string): Promise<ActiveSession | null> {
     if (!SESSION_ID_PATTERN.test(sessionId)) return null;
-    const doc = await this.Session.findOne({ _id: storedId(sessionId), expiresAt: { $gt: new Date() } }).lean();
+    const session = await this.verified.get(sessionId, () => this.verify(sessionId));
+    // A remembered session still ends at its expiry.
+    return session && session.expiresAt.getTime() > this.now() ? { userId: session.userId, expiresAt: session.expiresAt } : null;
+  }
+
+  private async verify(sessionId: string): Promise<VerifiedSession | null> {
+    const doc = await this.Session.findOne({ _id: storedId(sessionId), expiresAt: { $gt: new Date(this.now()) } }).lean();
     if (!doc) return null;
     // Stored keys delete their sessions when revoked; SESSION_API_KEY has no record to revoke,
     // so its sessions end when the configured key changes.
     if (isEnvironmentKeyId(doc.apiKeyId) && !(await this.apiKeys.isActive(doc.apiKeyId))) return null;
-    return { userId: doc.userId, expiresAt: doc.expiresAt };
+    return { userId: doc.userId, expiresAt: doc.expiresAt, apiKeyId: doc.apiKeyId };
   }
 
   /** Signs out: the session record is deleted. */
   async close(sessionId: string): Promise<void> {
-    if (SESSION_ID_PATTERN.test(sessionId)) await this.Session.deleteOne({ _id: storedId(sessionId) });
+    if (!SESSION_ID_PATTERN.test(sessionId)) return;
+    await this.Session.deleteOne({ _id: storedId(sessionId) });
+    this.verified.forgetCredential(sessionId);
   }
 
   /** Ends every session opened with the key (called when the key is revoked). */
   async endForKey(keyId: string): Promise<void> {
     await this.Session.deleteMany({ apiKeyId: keyId });
+    this.verified.forget((session) => session.apiKeyId === keyId);
   }
 }

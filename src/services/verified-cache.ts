@@ -6,8 +6,7 @@
 //
 // The price is staleness: a credential revoked elsewhere (another replica, the CLI) keeps
 // working here until its entry expires, so the TTL is the revocation bound; the process that
-// revokes calls forget() and stops accepting it at once. API keys use it; browser sessions
-// (looked up per request the same way) can too.
+// revokes calls forget() and stops accepting it at once. API keys and browser sessions use it.
 import { sha256 } from '../crypto.js';
 
 interface Entry<T> {
@@ -64,6 +63,13 @@ export class VerifiedCache<T> {
       });
     this.pending.set(id, verifying);
     return verifying;
+  }
+
+  /** Drops the entry of one credential (e.g. a session signed out). */
+  forgetCredential(credential: string): void {
+    this.generation++;
+    this.pending.clear();
+    this.entries.delete(sha256(credential).toString('base64'));
   }
 
   /** Drops every entry whose value matches (e.g. all entries of a revoked key). */

@@ -48,6 +48,10 @@ describe('exclusive claims across replicas', () => {
         updatedAt: now,
       })),
     );
+    // Their claim-queue entries, as the service writes them with each task.
+    await first
+      .rawCollection('start_task_queue')
+      .insertMany(ids.map((id, i) => ({ _id: id as never, dueAt: new Date(now.getTime() + i), createdAt: new Date(now.getTime() + i) })));
     const stores = [storeOf(first), storeOf(second), storeOf(first), storeOf(second)];
     const won = new Map<string, string[]>();
     for (let round = 0; round < ids.length; round++) {

@@ -1,5 +1,6 @@
 // A representative run through every area of the service (settings, secrets, providers,
-// sandboxes, V1 conversations and start tasks, webhooks, the V0 conversation routes), with
+// sandboxes, V1 conversations and start tasks, webhooks, the V0 conversation routes, browser
+// sessions), with
 // the driver recording every command the service sends: each query must be served by an
 // index the models declare (helpers/query-indexes.ts). Every other test app is checked the
 // same way when it stops, so routes added later are checked by their own tests too.
@@ -94,9 +95,20 @@ describe('every query of a representative run is served by a declared index', ()
     await ok('DELETE', `/api/conversations/${v0.conversation_id}`);
     await ok('DELETE', `/api/conversations/${conversationId}`);
 
+    // A browser session: sign in, use the cookie, sign out.
+    const signedIn = await call(app, 'POST', '/api/auth/session', { body: { api_key: key } });
+    expect(signedIn.status).toBe(200);
+    // (A browser sends its page's origin; state changes by cookie need one of ours.)
+    const cookie = { cookie: signedIn.headers.get('set-cookie')!.split(';')[0]!, origin: app.url };
+    expect((await call(app, 'GET', '/api/settings', { headers: cookie })).status).toBe(200);
+    expect((await call(app, 'DELETE', '/api/auth/session', { headers: cookie })).status).toBe(200);
+
     const indexes = declaredIndexes(app.server.deps.db.models);
-    const queried = new Set(app.commands.flatMap((c) => queriesOf(c).map((q) => q.collection)));
-    for (const collection of indexes.keys()) expect(queried, `no query on ${collection}`).toContain(collection);
+    // Every collection was used (a query, or for the decision claims an insert), not only set up at start.
+    const setUp = new Set(['createIndexes', 'create', 'listIndexes']);
+    const used = new Set(app.commands.filter((c) => !setUp.has(c.commandName)).map((c) => String(c.command[c.commandName])));
+    for (const collection of indexes.keys()) expect(used, `nothing sent to ${collection}`).toContain(collection);
+    expect(app.commands.flatMap((c) => queriesOf(c)).length).toBeGreaterThan(100);
     expect(unservedQueries(app.commands, indexes)).toEqual([]);
   });
 });

@@ -66,12 +66,12 @@ describe('start-task claims', () => {
   it('poll the queue only: with finished tasks and nothing to do, no command touches the tasks', async () => {
     await insertFinishedTasks('history-user');
     const from = app.commands.length;
-    // Several polls (every 50 ms): each asks the queue for a due entry.
+    // Several polls (every 50 ms): each asks the queue for due entries.
     await eventually('ten polls', async () => commandsOn('start_task_queue', from).length >= 10);
     expect(commandsOn('start_tasks', from)).toEqual([]);
     for (const poll of commandsOn('start_task_queue', from)) {
-      expect(poll.commandName).toBe('findAndModify');
-      expect(Object.keys(poll.command.query as object)).toEqual(['dueAt']);
+      expect(poll.commandName).toBe('find');
+      expect(Object.keys(poll.command.filter as object)).toEqual(['dueAt']);
     }
   });
 

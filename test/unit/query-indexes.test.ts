@@ -18,6 +18,7 @@ describe('the index rule', () => {
         ['createdAt', -1],
         ['_id', -1],
       ],
+      [['sandboxId', 1]],
     ]);
     expect(indexes.get('settings')).toEqual([[['_id', 1]], [['userId', 1]]]);
   });
@@ -67,7 +68,7 @@ describe('the index rule', () => {
         ),
       ),
     ).toBe(true);
-    expect(served(find('app_conversations', { sandboxId: 's' }))).toBe(false);
+    expect(served(find('app_conversations', { selected_repository: 'r' }))).toBe(false);
     expect(served(find('app_conversations', {}))).toBe(false);
     expect(unservedReason(find('nowhere', { a: 1 }), indexes)).toMatch(/no model declares/);
   });

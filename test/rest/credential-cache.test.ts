@@ -95,3 +95,45 @@ describe('isolation', () => {
     expect(await status(a, alice)).toBe(200);
   });
 });
+
+describe('browser sessions (remembered the same way)', () => {
+  async function signIn(userId: string): Promise<{ cookie: string; key: string }> {
+    const key = await userWithSettings(userId, `${userId}-model`);
+    const res = await call(a, 'POST', '/api/auth/session', { body: { api_key: key } });
+    expect(res.status).toBe(200);
+    return { cookie: res.headers.get('set-cookie')!.split(';')[0]!, key };
+  }
+  const byCookie = async (app: TestApp, cookie: string) => (await call(app, 'GET', '/api/settings', { headers: { cookie } })).status;
+
+  it('ends a signed-out session at once on its replica, and on another once the bound has passed', async () => {
+    const { cookie } = await signIn('sess-1');
+    expect(await byCookie(a, cookie)).toBe(200);
+    expect(await byCookie(b, cookie)).toBe(200);
+    expect((await call(a, 'DELETE', '/api/auth/session', { headers: { cookie, origin: a.url } })).status).toBe(200);
+    expect(await byCookie(a, cookie)).toBe(401);
+    clocks.b += TTL_MS - 1;
+    expect(await byCookie(b, cookie)).toBe(200);
+    clocks.b += 1;
+    expect(await byCookie(b, cookie)).toBe(401);
+  });
+
+  it("ends a revoked key's sessions at once on the revoking replica, and everywhere within the bound", async () => {
+    const { cookie, key } = await signIn('sess-2');
+    expect(await byCookie(a, cookie)).toBe(200);
+    expect(await byCookie(b, cookie)).toBe(200);
+    await a.server.deps.services.apiKeys.revoke(keyIdOf(key));
+    expect(await byCookie(a, cookie)).toBe(401);
+    clocks.b += TTL_MS;
+    expect(await byCookie(b, cookie)).toBe(401);
+  });
+
+  it('never serves a remembered session past its expiry', async () => {
+    const { cookie } = await signIn('sess-3');
+    expect(await byCookie(a, cookie)).toBe(200);
+    const expiresAt = (await call(a, 'GET', '/api/auth/session', { headers: { cookie } })).body.expires_at as string;
+    clocks.a = new Date(expiresAt).getTime() - 1000; // verified again a second before the session ends...
+    expect(await byCookie(a, cookie)).toBe(200);
+    clocks.a += 1000; // ...and remembered for seconds longer, but the session is over
+    expect(await byCookie(a, cookie)).toBe(401);
+  });
+});
