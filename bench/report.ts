@@ -40,6 +40,12 @@ export class Results {
     byTarget.set(target, [...(byTarget.get(target) ?? []), sample]);
   }
 
+  /** The median p50 (ms) of a scenario's target, if it was measured. */
+  medianP50(scenario: string, target: TargetName): number | undefined {
+    const samples = this.samples.get(scenario)?.get(target);
+    return samples?.length ? median(samples.map((s) => s.result.p50)) : undefined;
+  }
+
   /** One line of progress on stderr, so a long run shows where it is. */
   static progress(scenario: Scenario, target: TargetName, round: number, sample: Sample): void {
     const r = sample.result;

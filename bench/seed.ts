@@ -1,41 +1,36 @@
-// Bench data: API keys through the service's own key code, and history (finished start
-// tasks with the conversations they started) inserted in bulk in the records' stored shape,
-// because creating 100k conversations through the start workflow would take hours.
+// Bench data: history inserted in bulk in the records' stored shape (creating 100k
+// conversations through the start workflow would take hours): finished start tasks, and the
+// conversations of one user.
 import crypto from 'node:crypto';
 import type { Db } from 'mongodb';
 
 const BATCH = 1000;
 const hexId = () => crypto.randomBytes(16).toString('hex');
 
-/**
- * `count` finished conversations for a user, newest last: each a READY start task and the app
- * conversation it created, one second apart in creation time.
- */
-export async function seedHistory(db: Db, userId: string, count: number): Promise<void> {
-  const base = Date.now() - count * 1000;
+async function inBatches(count: number, make: (i: number) => { _id: string }, insert: (docs: { _id: string }[]) => Promise<unknown>) {
   for (let from = 0; from < count; from += BATCH) {
-    const tasks = [];
-    const conversations = [];
-    for (let i = from; i < Math.min(count, from + BATCH); i++) {
+    await insert(Array.from({ length: Math.min(BATCH, count - from) }, (_, k) => make(from + k)));
+  }
+}
+
+/** `count` READY start tasks of a user, one second apart (the start-task history). */
+export async function seedFinishedTasks(db: Db, userId: string, count: number): Promise<void> {
+  const base = Date.now() - count * 1000;
+  const tasks = db.collection<{ _id: string }>('start_tasks');
+  await inBatches(
+    count,
+    (i) => {
       const createdAt = new Date(base + i * 1000);
       const conversationId = hexId();
-      const sandboxId = `sb-${userId}-${i % 50}`;
-      const request = {
-        selected_repository: 'acme/widgets',
-        selected_branch: 'main',
-        git_provider: 'github',
-        trigger: 'gui',
-        pr_number: [],
-      };
-      tasks.push({
+      return {
         _id: hexId(),
         userId,
         status: 'READY',
         detail: null,
         app_conversation_id: conversationId,
-        sandbox_id: sandboxId,
+        sandbox_id: `sb-${userId}-${i % 50}`,
         agent_server_url: 'http://127.0.0.1:9/',
-        request,
+        request: { selected_repository: 'acme/widgets', selected_branch: 'main', git_provider: 'github', trigger: 'gui', pr_number: [] },
         mcpConfig: null,
         conversationId,
         attempts: 1,
@@ -43,12 +38,25 @@ export async function seedHistory(db: Db, userId: string, count: number): Promis
         leaseExpiresAt: null,
         createdAt,
         updatedAt: createdAt,
-      });
-      conversations.push({
-        _id: conversationId,
+      };
+    },
+    (docs) => tasks.insertMany(docs, { ordered: false }),
+  );
+}
+
+/** Conversations number `from` to `from + count - 1` of a user, newest last, one second apart. */
+export async function seedConversations(db: Db, userId: string, from: number, count: number): Promise<void> {
+  const base = Date.now() - 10_000_000_000 + from * 1000;
+  const conversations = db.collection<{ _id: string }>('app_conversations');
+  await inBatches(
+    count,
+    (i) => {
+      const createdAt = new Date(base + i * 1000);
+      return {
+        _id: hexId(),
         userId,
-        sandboxId,
-        title: `Conversation ${i}`,
+        sandboxId: `sb-${userId}-${(from + i) % 50}`,
+        title: `Conversation ${from + i}`,
         selected_repository: 'acme/widgets',
         selected_branch: 'main',
         git_provider: 'github',
@@ -60,9 +68,8 @@ export async function seedHistory(db: Db, userId: string, count: number): Promis
         execution_status: 'finished',
         createdAt,
         updatedAt: createdAt,
-      });
-    }
-    await db.collection<{ _id: string }>('start_tasks').insertMany(tasks, { ordered: false });
-    await db.collection<{ _id: string }>('app_conversations').insertMany(conversations, { ordered: false });
-  }
+      };
+    },
+    (docs) => conversations.insertMany(docs, { ordered: false }),
+  );
 }

@@ -81,7 +81,7 @@ export const authedProcedure = publicProcedure.use(async ({ ctx, type, getRawInp
   const stateChanging = type === 'mutation' || browser?.unsafeMethod;
   if (browser && (browser.crossSite || ((stateChanging || browser.originPresent) && !browser.originTrusted))) throw forbidden();
   rejectNulStrings(await getRawInput());
-  return next({ ctx: { ...ctx, user: ctx.user } });
+  return next({ ctx: { user: ctx.user } }); // tRPC merges it into the context
 });
 
 /**
