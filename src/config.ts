@@ -83,6 +83,13 @@ const EnvSchema = z.object({
     .default(15 * 60_000),
   START_TASK_POLL_MS: z.coerce.number().int().min(50).default(1_000),
   AGENT_TOOLS: z.string().default('terminal,file_editor,task_tracker'),
+  EVENTS_MAX_PER_CONVERSATION: z.coerce.number().int().min(10).default(10_000),
+  EVENTS_RETENTION_DAYS: z.coerce.number().min(0).default(0),
+  SANDBOX_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
+  MAX_UPLOAD_SIZE: z
+    .string()
+    .regex(/^\d+(b|kb|mb)?$/i, 'a size such as 25mb, 512kb or 100000')
+    .default('25mb'),
   GIT_TOKEN_TTL_SECONDS: z.coerce
     .number()
     .int()
@@ -108,6 +115,7 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
       port: e.PORT,
       host: e.HOST,
       maxBodySize: e.MAX_BODY_SIZE,
+      maxUploadSize: e.MAX_UPLOAD_SIZE,
       corsOrigins: splitList(e.PERMITTED_CORS_ORIGINS),
       trustProxy: parseTrustProxy(e.TRUST_PROXY),
     },
@@ -131,6 +139,8 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
       runtime: e.SANDBOX_RUNTIME,
       specsFile: e.SANDBOX_SPECS_FILE ? path.resolve(e.SANDBOX_SPECS_FILE) : undefined,
       maxRunningPerUser: e.SANDBOX_MAX_RUNNING_PER_USER,
+      // The UI origins this service allows are the ones agent servers must allow too.
+      browserOrigins: splitList(e.PERMITTED_CORS_ORIGINS),
       startupTimeoutMs: e.SANDBOX_STARTUP_TIMEOUT_MS,
       image: e.SANDBOX_IMAGE,
       agentServerVersion: e.AGENT_SERVER_VERSION,
@@ -163,6 +173,12 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
       pollMs: e.START_TASK_POLL_MS,
       agentTools: splitList(e.AGENT_TOOLS),
       gitTokenTtlSeconds: e.GIT_TOKEN_TTL_SECONDS,
+      /** Every call this service makes into a sandbox's agent server for a conversation page gives up after this. */
+      sandboxCallTimeoutMs: e.SANDBOX_CALL_TIMEOUT_MS,
+    },
+    events: {
+      maxPerConversation: e.EVENTS_MAX_PER_CONVERSATION,
+      retentionMs: e.EVENTS_RETENTION_DAYS > 0 ? e.EVENTS_RETENTION_DAYS * 24 * 3600_000 : null,
     },
     providers: {
       githubApiUrl: trimSlash(e.GITHUB_API_URL),

@@ -30,7 +30,9 @@ import {
   buildService,
   buildWorkspaceClaim,
   managedSelector,
+  podExposedUrls,
   sandboxName,
+  serviceUrl,
   workspaceClaimName,
   type KubernetesSandboxOptions,
 } from './kubernetes-objects.js';
@@ -145,8 +147,8 @@ export class KubernetesSandboxRuntime implements SandboxRuntime {
       return {
         status,
         reason,
-        exposedUrls: running ? [{ name: 'AGENT_SERVER', url: this.agentUrl(sandboxId) }] : null,
-        internalUrl: running ? this.serviceUrl(sandboxId) : null,
+        exposedUrls: running ? podExposedUrls(pod, sandboxId, this.options) : null,
+        internalUrl: running ? this.serviceUrl(sandboxId, AGENT_PORT) : null,
       };
     }
     const workspaceExists = await this.claimExists(sandboxId);
@@ -164,14 +166,8 @@ export class KubernetesSandboxRuntime implements SandboxRuntime {
     await this.informer?.stop();
   }
 
-  /** The browser-facing agent server URL: the Ingress host, else the in-cluster Service. */
-  private agentUrl(sandboxId: string): string {
-    if (this.options.domain) return `${this.options.urlScheme}://${sandboxId}.${this.options.domain}`;
-    return this.serviceUrl(sandboxId);
-  }
-
-  private serviceUrl(sandboxId: string): string {
-    return `http://${sandboxName(sandboxId)}.${this.options.namespace}.svc.cluster.local:${AGENT_PORT}`;
+  private serviceUrl(sandboxId: string, port: number): string {
+    return serviceUrl(sandboxId, port, this.options.namespace);
   }
 
   private async claimExists(sandboxId: string): Promise<boolean> {

@@ -7,28 +7,38 @@
 // - Processes run in their own process group and outlive a service restart; runtime.json
 //   in the sandbox directory lets the next service instance find and adopt them.
 // - The child gets a minimal environment: nothing of the service's own (database URI,
-//   encryption key) leaks into agent code.
+//   encryption key) leaks into agent code. Besides the agent server's port it gets two free
+//   loopback worker ports (WORKER_1, WORKER_2) and, when its spec enables VS Code, a VS Code
+//   port; VSCODE is exposed only once the agent server reports VS Code running.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { freePort } from '../processes.js';
+import { freePorts } from '../processes.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { installAgentServer } from './agent-server-setup.js';
+import { isAlive, isHealthy, stopProcessGroup, tail, vscodeRunning } from './process-control.js';
 import type { SandboxLaunch, SandboxRuntime, SandboxSpec, SandboxState } from './runtime.js';
+import { exposedUrls, exposureEnv, vscodeEnabled, WORKERS, type SandboxPorts } from './sandbox-ports.js';
 
 interface Handle {
   child: ChildProcess | null; // null when adopted after a service restart
   pid: number;
-  port: number;
+  ports: SandboxPorts;
+  /** Set once the agent server reported VS Code running on ports.vscode. */
+  vscode: boolean;
   phase: 'STARTING' | 'RUNNING' | 'ERROR';
   reason: string | null;
   healthTimer?: NodeJS.Timeout;
 }
 
+/** runtime.json: what the next service instance needs to adopt the process. */
 interface RuntimeRecord {
   pid: number;
   port: number;
+  workers?: number[];
+  vscodePort?: number | null;
+  vscode?: boolean;
 }
 
 export interface ProcessRuntimeOptions {
@@ -42,7 +52,6 @@ export interface ProcessRuntimeOptions {
 }
 
 const HEALTH_INTERVAL_MS = 250;
-const STOP_GRACE_MS = 5_000;
 
 export class ProcessSandboxRuntime implements SandboxRuntime {
   readonly kind = 'process' as const;
@@ -113,8 +122,9 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
       return { status: 'MISSING', exposedUrls: null, reason: 'The sandbox process is not running' };
     }
     if (handle.phase === 'RUNNING') {
-      const url = `http://127.0.0.1:${handle.port}`;
-      return { status: 'RUNNING', exposedUrls: [{ name: 'AGENT_SERVER', url }], reason: null, internalUrl: url };
+      const ports = handle.vscode ? handle.ports : { ...handle.ports, vscode: null };
+      const urls = exposedUrls(ports, (port) => `http://127.0.0.1:${port}`);
+      return { status: 'RUNNING', exposedUrls: urls, reason: null, internalUrl: urls[0]!.url };
     }
     return { status: handle.phase, exposedUrls: null, reason: handle.reason };
   }
@@ -130,7 +140,10 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
   private async pauseNow(sandboxId: string): Promise<void> {
     const handle = this.handles.get(sandboxId) ?? (await this.adopt(sandboxId));
     this.handles.delete(sandboxId);
-    if (handle) await stopHandle(handle);
+    if (handle) {
+      clearTimeout(handle.healthTimer);
+      await stopProcessGroup(handle.pid);
+    }
     fs.rmSync(path.join(this.sandboxDir(sandboxId), 'runtime.json'), { force: true });
   }
 
@@ -147,7 +160,9 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
 
   private async launch(launch: SandboxLaunch): Promise<void> {
     const dir = this.sandboxDir(launch.sandboxId);
-    const port = await freePort();
+    const withVscode = vscodeEnabled(launch.spec);
+    const [port, ...extra] = await freePorts(1 + WORKERS.length + (withVscode ? 1 : 0));
+    const ports: SandboxPorts = { agentServer: port!, workers: extra.slice(0, WORKERS.length), vscode: extra[WORKERS.length] ?? null };
     const needsPython = [...(launch.spec.command ?? []), ...Object.values(launch.spec.initial_env)].some((s) =>
       s.includes('{agent_server_python}'),
     );
@@ -171,6 +186,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
       OH_SECRET_KEY: launch.sessionApiKey,
       OH_WEBHOOKS_0_BASE_URL: launch.webhookBaseUrl,
       SANDBOX_PORT: String(port),
+      ...exposureEnv(ports, launch.browserOrigins),
     };
     const logFile = fs.openSync(path.join(dir, 'sandbox.log'), 'a', 0o600);
     let child: ChildProcess;
@@ -179,7 +195,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
     } finally {
       fs.closeSync(logFile);
     }
-    const handle: Handle = { child, pid: child.pid ?? -1, port, phase: 'STARTING', reason: null };
+    const handle: Handle = { child, pid: child.pid ?? -1, ports, vscode: false, phase: 'STARTING', reason: null };
     const spawnError = await new Promise<Error | null>((resolve) => {
       child.once('spawn', () => resolve(null));
       child.once('error', (error) => resolve(error));
@@ -188,7 +204,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
       throw new AppError('BAD_REQUEST', `Cannot run the sandbox command "${command}": ${spawnError.message}`);
     }
     this.handles.set(launch.sandboxId, handle);
-    fs.writeFileSync(path.join(dir, 'runtime.json'), JSON.stringify({ pid: handle.pid, port } satisfies RuntimeRecord));
+    this.record(launch.sandboxId, handle);
     child.once('exit', (code, signal) => {
       clearTimeout(handle.healthTimer);
       // Paused or removed on purpose, or already failed (a timed-out start is stopped by us).
@@ -197,22 +213,38 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
       handle.reason = `The sandbox process exited (${signal ?? `code ${code}`}); last output: ${tail(path.join(dir, 'sandbox.log'))}`;
       this.options.log.warn({ sandboxId: launch.sandboxId, code, signal }, 'sandbox process exited');
     });
-    this.watchHealth(launch.sandboxId, handle, Date.now() + this.options.startupTimeoutMs);
+    this.watchHealth(launch.sandboxId, handle, Date.now() + this.options.startupTimeoutMs, launch.sessionApiKey);
   }
 
-  private watchHealth(sandboxId: string, handle: Handle, deadline: number): void {
+  private record(sandboxId: string, handle: Handle): void {
+    const record: RuntimeRecord = {
+      pid: handle.pid,
+      port: handle.ports.agentServer,
+      workers: handle.ports.workers,
+      vscodePort: handle.ports.vscode,
+      vscode: handle.vscode,
+    };
+    fs.writeFileSync(path.join(this.sandboxDir(sandboxId), 'runtime.json'), JSON.stringify(record));
+  }
+
+  /** sessionKey: to ask the agent server whether VS Code runs (unknown for an adopted process that is still starting). */
+  private watchHealth(sandboxId: string, handle: Handle, deadline: number, sessionKey?: string): void {
     const check = async () => {
       if (this.handles.get(sandboxId) !== handle || handle.phase !== 'STARTING') return;
-      if (await isHealthy(handle.port)) {
+      if (await isHealthy(handle.ports.agentServer)) {
+        if (handle.ports.vscode !== null && sessionKey) {
+          handle.vscode = await vscodeRunning(handle.ports.agentServer, sessionKey);
+          if (this.handles.get(sandboxId) === handle) this.record(sandboxId, handle);
+        }
         handle.phase = 'RUNNING';
-        this.options.log.info({ sandboxId, port: handle.port }, 'sandbox running');
+        this.options.log.info({ sandboxId, port: handle.ports.agentServer, vscode: handle.vscode }, 'sandbox running');
         return;
       }
       if (Date.now() > deadline) {
         handle.phase = 'ERROR';
         handle.reason = `The agent server did not become healthy within ${Math.round(this.options.startupTimeoutMs / 1000)} s`;
         this.options.log.warn({ sandboxId }, 'sandbox start timed out');
-        await stopHandle(handle);
+        await stopProcessGroup(handle.pid);
         return;
       }
       handle.healthTimer = setTimeout(check, HEALTH_INTERVAL_MS);
@@ -232,7 +264,9 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
     const healthy = await isHealthy(record.port);
     // A live process that is not healthy yet is still ours: adopt it as STARTING and keep
     // checking it (its start-up deadline restarts from now), so it can be stopped and removed.
-    const handle: Handle = { child: null, pid: record.pid, port: record.port, phase: healthy ? 'RUNNING' : 'STARTING', reason: null };
+    const ports: SandboxPorts = { agentServer: record.port, workers: record.workers ?? [], vscode: record.vscodePort ?? null };
+    const phase = healthy ? 'RUNNING' : 'STARTING';
+    const handle: Handle = { child: null, pid: record.pid, ports, vscode: record.vscode === true, phase, reason: null };
     this.handles.set(sandboxId, handle);
     if (!healthy) this.watchHealth(sandboxId, handle, Date.now() + this.options.startupTimeoutMs);
     return handle;
@@ -248,53 +282,6 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
   }
 }
 
-async function isHealthy(port: number): Promise<boolean> {
-  try {
-    const response = await fetch(`http://127.0.0.1:${port}/alive`, { signal: AbortSignal.timeout(1_000) });
-    await response.body?.cancel();
-    return response.ok;
-  } catch {
-    return false;
-  }
-}
-
-async function stopHandle(handle: Handle): Promise<void> {
-  clearTimeout(handle.healthTimer);
-  const signalGroup = (signal: NodeJS.Signals) => {
-    try {
-      process.kill(-handle.pid, signal); // the whole process group: the agent server's shells too
-    } catch {
-      /* already gone */
-    }
-  };
-  if (!isAlive(handle.pid)) return;
-  signalGroup('SIGTERM');
-  const deadline = Date.now() + STOP_GRACE_MS;
-  while (isAlive(handle.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-  if (isAlive(handle.pid)) signalGroup('SIGKILL');
-}
-
-function isAlive(pid: number): boolean {
-  if (pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    // A zombie (exited, not yet reaped) still answers kill(0); check its state.
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return !/^\d+ \(.*\) Z/.test(stat);
-  } catch {
-    return false;
-  }
-}
-
 function fill(template: string, values: Record<string, string>): string {
   return template.replace(/\{(port|sandbox_dir|agent_server_python)\}/g, (whole, name: string) => values[name] ?? whole);
-}
-
-function tail(file: string, bytes = 600): string {
-  try {
-    const content = fs.readFileSync(file, 'utf8');
-    return content.slice(-bytes).trim() || '(none)';
-  } catch {
-    return '(none)';
-  }
 }

@@ -15,6 +15,8 @@ export type SandboxStatus = 'STARTING' | 'RUNNING' | 'PAUSED' | 'ERROR' | 'MISSI
 export interface ExposedUrl {
   name: string;
   url: string;
+  /** The port the service behind the URL listens on inside the sandbox (web-hosts shows it). */
+  port?: number;
 }
 
 export interface SandboxLaunch {
@@ -24,11 +26,16 @@ export interface SandboxLaunch {
   sessionApiKey: string;
   /** OH_WEBHOOKS_0_BASE_URL: where the agent server reports conversations and events. */
   webhookBaseUrl: string;
+  /** Browser origins the agent server must allow (OH_ALLOW_CORS_ORIGINS_n); empty = localhost only. */
+  browserOrigins: readonly string[];
 }
 
 export interface SandboxState {
   status: SandboxStatus;
-  /** Set once RUNNING; AGENT_SERVER at least. */
+  /**
+   * Set once RUNNING: AGENT_SERVER first, then VSCODE (when the agent server runs it; the URL
+   * has no token yet: the sandboxes service adds it) and WORKER_1, WORKER_2.
+   */
   exposedUrls: ExposedUrl[] | null;
   /** Why the sandbox is in ERROR (or MISSING), in words a user can act on. */
   reason: string | null;

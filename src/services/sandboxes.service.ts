@@ -8,7 +8,7 @@ import type { SandboxInfo } from '../../contract/sandboxes.schema.js';
 import type { Config } from '../config.js';
 import { randomBase62, type SecretBox } from '../crypto.js';
 import { AppError } from '../errors.js';
-import type { SandboxLaunch, SandboxRuntime, SandboxState } from '../sandbox/runtime.js';
+import type { ExposedUrl, SandboxLaunch, SandboxRuntime, SandboxState } from '../sandbox/runtime.js';
 import type { SandboxSpecsService } from './sandbox-specs.service.js';
 
 /** What the service reads of a sandbox record (updatedAt is the database's own). */
@@ -106,28 +106,35 @@ export class SandboxesService {
   async connection(userId: string, sandboxId: string) {
     const record = await this.record(userId, sandboxId);
     const state = await this.runtime.state(sandboxId, record.desired);
-    const spec = this.specs.find(record.specId);
+    const sessionKey = this.box.decrypt(record.sessionApiKey, keyContext(sandboxId));
+    const workingDir = this.workingDirOf(record);
     return {
-      state,
+      state: { ...state, exposedUrls: withVscodeToken(state.exposedUrls, sessionKey, workingDir) },
       desired: record.desired,
-      sessionKey: this.box.decrypt(record.sessionApiKey, keyContext(sandboxId)),
+      sessionKey,
       publicUrl: state.exposedUrls?.find((u) => u.name === 'AGENT_SERVER')?.url ?? null,
       internalUrl: state.internalUrl ?? null,
-      workingDir: spec ? this.runtime.workingDir(sandboxId, spec) : '/workspace/project',
+      workingDir,
     };
   }
 
-  /** Live status of several sandboxes of a user (MISSING for unknown ids). */
+  /** Live status of several sandboxes of a user (absent for unknown ids); VSCODE carries its token. */
   async statuses(userId: string, sandboxIds: string[]): Promise<Map<string, SandboxState & { sessionKey: string | null }>> {
     const records = await this.models.Sandbox.find({ userId, _id: { $in: [...new Set(sandboxIds)] } }).lean();
     const result = new Map<string, SandboxState & { sessionKey: string | null }>();
     await Promise.all(
       records.map(async (r) => {
         const state = await this.runtime.state(r._id, r.desired);
-        result.set(r._id, { ...state, sessionKey: this.box.decrypt(r.sessionApiKey, keyContext(r._id)) });
+        const sessionKey = this.box.decrypt(r.sessionApiKey, keyContext(r._id));
+        result.set(r._id, { ...state, exposedUrls: withVscodeToken(state.exposedUrls, sessionKey, this.workingDirOf(r)), sessionKey });
       }),
     );
     return result;
+  }
+
+  private workingDirOf(record: SandboxFields): string {
+    const spec = this.specs.find(record.specId);
+    return spec ? this.runtime.workingDir(record._id, spec) : '/workspace/project';
   }
 
   private async enforceLimit(userId: string): Promise<void> {
@@ -155,6 +162,7 @@ export class SandboxesService {
       spec,
       sessionApiKey,
       webhookBaseUrl: `${this.webUrl()}/api/v1/webhooks/${record._id}`,
+      browserOrigins: this.settings.browserOrigins,
     };
   }
 
@@ -163,13 +171,14 @@ export class SandboxesService {
   }
 
   private toInfo(record: SandboxFields, state: SandboxState): SandboxInfo {
+    const sessionKey = this.box.decrypt(record.sessionApiKey, keyContext(record._id));
     return {
       id: record._id,
       created_by_user_id: record.userId,
       sandbox_spec_id: record.specId,
       status: state.status,
-      session_api_key: this.box.decrypt(record.sessionApiKey, keyContext(record._id)),
-      exposed_urls: state.status === 'RUNNING' ? state.exposedUrls : null,
+      session_api_key: sessionKey,
+      exposed_urls: state.status === 'RUNNING' ? withVscodeToken(state.exposedUrls, sessionKey, this.workingDirOf(record)) : null,
       created_at: record.createdAt.toISOString(),
       status_reason: state.reason,
     };
@@ -177,3 +186,13 @@ export class SandboxesService {
 }
 
 export const keyContext = (sandboxId: string) => `sandbox:${sandboxId}:session_api_key`;
+
+/**
+ * The VSCODE URL as browsers open it: with the openvscode connection token (the agent server
+ * uses the sandbox's session key) and the folder to open, as the reference builds it.
+ */
+function withVscodeToken(urls: ExposedUrl[] | null, sessionKey: string, workingDir: string): ExposedUrl[] | null {
+  if (!urls) return urls;
+  const query = `?tkn=${encodeURIComponent(sessionKey)}&folder=${encodeURIComponent(workingDir).replace(/%2F/g, '/')}`;
+  return urls.map((u) => (u.name === 'VSCODE' ? { ...u, url: `${u.url.replace(/\/+$/, '')}/${query}` } : u));
+}

@@ -134,6 +134,7 @@ describe('the Kubernetes runtime as the manifests ServiceAccount', () => {
       spec: { id: 'ghcr.io/openhands/agent-server:test', command: ['--port', '8000'], initial_env: {}, working_dir: '/workspace/project' },
       sessionApiKey: 'session-key-for-rbac-test',
       webhookBaseUrl: 'http://agent-control-plane.agent-control-plane.svc.cluster.local/api/v1/webhooks/x',
+      browserOrigins: [],
     };
     try {
       await runtime.start(launch);

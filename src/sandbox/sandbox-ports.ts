@@ -1,0 +1,48 @@
+// The ports a sandbox exposes besides its agent server, shared by both runtimes: VS Code
+// (when the spec leaves it enabled) and two worker ports for web apps the agent runs. The
+// agent server learns them from its environment, as the reference's Docker sandboxes do:
+// one variable per exposed name holding the port (WORKER_1, WORKER_2, VSCODE), plus the
+// agent server's own OH_VSCODE_PORT, and the browser origins it must allow.
+import type { SandboxSpec } from './runtime.js';
+
+export const AGENT_SERVER = 'AGENT_SERVER';
+export const VSCODE = 'VSCODE';
+export const WORKERS = ['WORKER_1', 'WORKER_2'] as const;
+
+/** The ports of one sandbox, as the processes inside it listen. */
+export interface SandboxPorts {
+  agentServer: number;
+  vscode: number | null;
+  workers: number[];
+}
+
+/** The agent server starts VS Code unless the spec turns it off (its own default is on). */
+export function vscodeEnabled(spec: SandboxSpec): boolean {
+  const value = spec.initial_env.OH_ENABLE_VSCODE?.trim().toLowerCase();
+  return !(value === 'false' || value === '0' || value === 'no');
+}
+
+/** Environment naming the extra ports and the browser origins (OH_ALLOW_CORS_ORIGINS_n). */
+export function exposureEnv(ports: SandboxPorts, browserOrigins: readonly string[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  WORKERS.forEach((name, i) => {
+    if (ports.workers[i] !== undefined) env[name] = String(ports.workers[i]);
+  });
+  if (ports.vscode !== null) {
+    env[VSCODE] = String(ports.vscode);
+    env.OH_VSCODE_PORT = String(ports.vscode);
+  }
+  // An agent server with an origin list allows only those (localhost stops being implicit),
+  // which is also how this service treats PERMITTED_CORS_ORIGINS.
+  browserOrigins.forEach((origin, i) => (env[`OH_ALLOW_CORS_ORIGINS_${i}`] = origin));
+  return env;
+}
+
+/** The exposed URLs of a running sandbox, AGENT_SERVER first; `url(port, name)` builds each. */
+export function exposedUrls(ports: SandboxPorts, url: (port: number, name: string) => string) {
+  return [
+    { name: AGENT_SERVER, url: url(ports.agentServer, AGENT_SERVER), port: ports.agentServer },
+    ...(ports.vscode !== null ? [{ name: VSCODE, url: url(ports.vscode, VSCODE), port: ports.vscode }] : []),
+    ...ports.workers.map((port, i) => ({ name: WORKERS[i]!, url: url(port, WORKERS[i]!), port })),
+  ];
+}
