@@ -87,7 +87,9 @@ export const AppConversationSchema = z
   .object({
     id: z.string(),
     created_by_user_id: z.string().nullable(),
-    sandbox_id: z.string(),
+    // Ours: null while the conversation's start has not chosen its sandbox yet (the reference
+    // creates the record only once the conversation is ready).
+    sandbox_id: z.string().nullable(),
     selected_repository: z.string().nullable(),
     selected_branch: z.string().nullable(),
     git_provider: z.string().nullable(),

@@ -3,6 +3,8 @@ import { apiKeyModel } from './api-key.model.js';
 import { appConversationModel } from './app-conversation.model.js';
 import { startTaskModel } from './start-task.model.js';
 import { customSecretModel } from './custom-secret.model.js';
+import { eventBucketModel, eventLogModel } from './conversation-event.model.js';
+import { feedbackModel } from './feedback.model.js';
 import { gitProviderTokensModel } from './git-provider-tokens.model.js';
 import { sandboxModel } from './sandbox.model.js';
 import { sessionModel } from './session.model.js';
@@ -12,6 +14,8 @@ export * from './api-key.model.js';
 export * from './app-conversation.model.js';
 export * from './start-task.model.js';
 export * from './custom-secret.model.js';
+export * from './conversation-event.model.js';
+export * from './feedback.model.js';
 export * from './git-provider-tokens.model.js';
 export * from './sandbox.model.js';
 export * from './session.model.js';
@@ -28,6 +32,9 @@ export function createModels(conn: Connection) {
     Sandbox: sandboxModel(conn),
     AppConversation: appConversationModel(conn),
     StartTask: startTaskModel(conn),
+    EventLog: eventLogModel(conn),
+    EventBucket: eventBucketModel(conn),
+    Feedback: feedbackModel(conn),
   };
 }
 

@@ -10,6 +10,7 @@ import {
   NewConversationResponseSchema,
   UpdateConversationInputSchema,
 } from '../contract/conversations.schema.js';
+import { MicroagentManagementInputSchema } from '../contract/conversation-page.schema.js';
 
 const tags = ['conversations'];
 
@@ -19,6 +20,19 @@ export const conversationsRouter = router({
     .input(ListConversationsInputSchema)
     .output(ConversationInfoPageSchema)
     .query(({ ctx, input }) => ctx.services.conversations.list(ctx.user.id, input)),
+
+  microagentManagement: authedProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/api/microagent-management/conversations',
+        tags,
+        summary: 'Microagent-creation conversations of a repository whose pull request is open',
+      },
+    })
+    .input(MicroagentManagementInputSchema)
+    .output(ConversationInfoPageSchema)
+    .query(({ ctx, input }) => ctx.services.conversations.microagentManagement(ctx.user.id, input)),
 
   create: authedProcedure
     .meta({ openapi: { method: 'POST', path: '/api/conversations', tags, summary: 'Start a new conversation' } })

@@ -53,7 +53,7 @@ export const webhooksRouter = router({
     .input(EventsWebhookInputSchema)
     .output(SuccessSchema)
     .mutation(async ({ ctx, input }) => {
-      await ctx.services.webhooks.events(ctx.sandboxOwner, input.conversation_id, input.events);
+      await ctx.services.webhooks.events(input.sandbox_id, ctx.sandboxOwner, input.conversation_id, input.events);
       return { success: true };
     }),
 });

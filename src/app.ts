@@ -8,7 +8,7 @@ import { createExpressMiddleware } from '@trpc/server/adapters/express';
 import express, { type Request, type RequestHandler } from 'express';
 import { appRouter } from '../routers/index.js';
 import { createContextFactory, type Deps } from './context.js';
-import { errorHandler, notFound, restApi } from './rest/index.js';
+import { errorHandler, notFound, parseSize, restApi } from './rest/index.js';
 import { webRoutes } from './web/index.js';
 
 export function createApp(deps: Deps): express.Express {
@@ -90,11 +90,4 @@ function cors(permitted: string[]): RequestHandler {
     }
     next();
   };
-}
-
-function parseSize(size: string): number {
-  const match = /^(\d+)(b|kb|mb)?$/i.exec(size);
-  const n = Number(match?.[1] ?? 1_000_000);
-  const unit = (match?.[2] ?? 'b').toLowerCase();
-  return n * (unit === 'mb' ? 1024 * 1024 : unit === 'kb' ? 1024 : 1);
 }

@@ -3,10 +3,16 @@
 import { AccessTokens } from './access-token.js';
 import type { Config } from './config.js';
 import { AppConversationsService } from './conversations/app-conversations.service.js';
+import { ConversationRuntimeService } from './conversations/conversation-runtime.service.js';
+import { ConversationWorkspaceService } from './conversations/conversation-workspace.service.js';
 import { ConversationsService } from './conversations/conversations.service.js';
+import { EventStore } from './conversations/event-store.js';
+import { EventsService } from './conversations/events.service.js';
+import { FeedbackService } from './conversations/feedback.service.js';
 import { LeaseQueue } from './conversations/lease-queue.js';
 import { CONCURRENT_STARTS, StartWorkflow } from './conversations/start-workflow.js';
 import { ConversationStore, type StartTask } from './conversations/store.js';
+import { SandboxAccess } from './conversations/sandbox-access.js';
 import { WebhooksService } from './conversations/webhooks.service.js';
 import type { SecretBox } from './crypto.js';
 import type { Database } from './db/database.js';
@@ -50,7 +56,18 @@ export function createServices({ db, box, config, runtime, webUrl, log }: Servic
     maxConcurrent: CONCURRENT_STARTS,
     log: startLog,
   });
-  const appConversations = new AppConversationsService(store, sandboxes, () => startTasks.kick(), log);
+  const events = new EventsService(
+    new EventStore(models, config.events.maxPerConversation),
+    config.events.retentionMs,
+    log.child({ component: 'events' }),
+  );
+  const sandboxAccess = new SandboxAccess(store, sandboxes, config.conversations.sandboxCallTimeoutMs);
+  const feedback = new FeedbackService(models, sandboxAccess, events);
+  const removeConversationData = async (userId: string, conversationId: string) => {
+    await events.removeConversation(conversationId);
+    await feedback.removeConversation(userId, conversationId);
+  };
+  const appConversations = new AppConversationsService(store, sandboxes, () => startTasks.kick(), log, removeConversationData);
   // Revoking a key ends the browser sessions opened with it.
   const apiKeys: ApiKeysService = new ApiKeysService(models.ApiKey, config.auth.sessionApiKey, (keyId) => sessions.endForKey(keyId));
   const sessions = new SessionsService(models.Session, apiKeys, config.session.ttlSeconds);
@@ -65,7 +82,11 @@ export function createServices({ db, box, config, runtime, webUrl, log }: Servic
     startTasks,
     appConversations,
     conversations: new ConversationsService(appConversations, settings, gitProviders),
-    webhooks: new WebhooksService(store, sandboxes, gitProviders, accessTokens),
+    webhooks: new WebhooksService(store, sandboxes, gitProviders, accessTokens, events),
+    events,
+    feedback,
+    conversationRuntime: new ConversationRuntimeService(sandboxAccess, sandboxes),
+    conversationWorkspace: new ConversationWorkspaceService(sandboxAccess, events),
   };
 }
 

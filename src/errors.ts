@@ -32,12 +32,20 @@ export type ErrorReason =
   | 'start_task_not_found'
   | 'sandbox_not_found'
   | 'sandbox_spec_not_found'
-  | 'sandbox_workspace_gone';
+  | 'sandbox_workspace_gone'
+  | 'conversation_not_running'
+  | 'sandbox_gone'
+  | 'agent_server_unavailable'
+  | 'agent_server_failed'
+  | 'workspace_path_not_found'
+  | 'event_not_found';
 
 export interface AppErrorOptions {
   reason?: ErrorReason;
   /** When a retry may succeed (e.g. a limit frees up); REST sends it as Retry-After. */
   retryAfterSeconds?: number;
+  /** Ids the failure is about, for error bodies that name them (e.g. conversation_id). */
+  fields?: Record<string, string>;
   cause?: unknown;
 }
 
@@ -45,6 +53,7 @@ export class AppError extends Error {
   readonly code: AppErrorCode;
   readonly reason: ErrorReason | undefined;
   readonly retryAfterSeconds: number | undefined;
+  readonly fields: Record<string, string>;
 
   constructor(code: AppErrorCode, message: string, options: AppErrorOptions = {}) {
     super(message, { cause: options.cause });
@@ -52,6 +61,7 @@ export class AppError extends Error {
     this.code = code;
     this.reason = options.reason;
     this.retryAfterSeconds = options.retryAfterSeconds;
+    this.fields = options.fields ?? {};
   }
 }
 

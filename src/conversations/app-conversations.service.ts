@@ -29,6 +29,8 @@ export class AppConversationsService {
     /** Tells the start-task queue that work was added. */
     private readonly kick: () => void,
     private readonly log: Logger,
+    /** Removes what other services keep about a deleted conversation (its events, feedback). */
+    private readonly removeConversationData: (userId: string, conversationId: string) => Promise<void> = async () => {},
   ) {
     this.live = new LiveStatus(store, sandboxes);
   }
@@ -184,12 +186,15 @@ export class AppConversationsService {
         .deleteConversation(id)
         .catch(() => {});
     }
+    // A start still under way may know its sandbox before the record does.
+    const sandboxId = record.sandboxId ?? (await this.store.latestTaskOf(userId, id))?.sandbox_id ?? null;
     await this.store.deleteConversation(userId, id);
     await this.store.deleteTasksOf(userId, id);
-    if ((await this.store.countConversationsInSandbox(userId, record.sandboxId)) === 0) {
-      await this.sandboxes.delete(userId, record.sandboxId).catch((error: unknown) => {
+    await this.removeConversationData(userId, id);
+    if (sandboxId && (await this.store.countConversationsInSandbox(userId, sandboxId)) === 0) {
+      await this.sandboxes.delete(userId, sandboxId).catch((error: unknown) => {
         if (!(error instanceof AppError && error.code === 'NOT_FOUND'))
-          this.log.warn({ err: error, sandboxId: record.sandboxId }, 'deleting the sandbox failed');
+          this.log.warn({ err: error, sandboxId }, 'deleting the sandbox failed');
       });
     }
     return true;

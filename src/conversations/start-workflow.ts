@@ -66,7 +66,11 @@ export class StartWorkflow {
       const detail = error instanceof AppError ? error.message : 'Unexpected error while starting the conversation';
       if (!(error instanceof AppError)) log.error({ err: error }, 'start task failed');
       else log.info({ detail }, 'start task failed');
-      await step('ERROR', { detail, leaseOwner: null, leaseExpiresAt: null }).catch(() => {});
+      const ended = await step('ERROR', { detail, leaseOwner: null, leaseExpiresAt: null }).then(
+        () => true,
+        () => false,
+      );
+      if (ended) await this.deps.store.markStartFailed(task).catch(() => {});
     }
   }
 
@@ -90,6 +94,7 @@ export class StartWorkflow {
       });
     }
     await step('WAITING_FOR_SANDBOX', { sandbox_id: sandboxId });
+    await this.deps.store.setConversationSandbox(task, sandboxId);
     const sandbox = await this.waitForSandbox(task.userId, sandboxId);
     const agent = new AgentServerClient(sandbox.internalUrl ?? sandbox.publicUrl!, sandbox.sessionKey);
 
@@ -110,7 +115,7 @@ export class StartWorkflow {
     await step('STARTING_CONVERSATION', { agent_server_url: sandbox.publicUrl });
     await agent.startConversation(await this.conversationRequest(task, settings, model, projectDir));
 
-    await this.deps.store.saveStartedConversation(task, sandboxId, model);
+    if (!(await this.deps.store.saveStartedConversation(task, sandboxId, model))) throw new LeaseLost(); // deleted meanwhile
     await step('READY', { app_conversation_id: task.conversationId, leaseOwner: null, leaseExpiresAt: null });
     log.info({ conversationId: task.conversationId }, 'conversation ready');
   }

@@ -3,15 +3,21 @@
 // request) get their contract types here, once.
 import { EventEmitter } from 'node:events';
 import type { AppConversationRecord, Models, StartTaskRecord } from '../../models/index.js';
-import type {
-  AppConversationStartRequest,
-  ConversationFilters,
-  StartTaskFilters,
-  StartTaskStatus,
-} from '../../contract/app-conversations.schema.js';
+import type { AppConversationStartRequest, StartTaskFilters, StartTaskStatus } from '../../contract/app-conversations.schema.js';
 import type { McpConfig, McpConfigInput } from '../../contract/mcp.schema.js';
 import type { SecretBox } from '../crypto.js';
+import { isDuplicateKeyError } from '../errors.js';
 import type { LeaseStore } from './lease-queue.js';
+import {
+  conversationFields,
+  conversationQuery,
+  TASK_SORT,
+  taskQuery,
+  type ConversationSearch,
+  type TaskSortOrder,
+} from './store-queries.js';
+
+export type { ConversationSearch, TaskSortOrder } from './store-queries.js';
 
 export type StartTask = Omit<StartTaskRecord, 'status' | 'request'> & { status: StartTaskStatus; request: AppConversationStartRequest };
 export type NewStartTask = Pick<StartTask, '_id' | 'userId' | 'status' | 'request' | 'conversationId' | 'createdAt' | 'updatedAt'>;
@@ -21,21 +27,6 @@ export type StartTaskUpdate = Partial<Pick<StartTask, 'status' | 'detail' | 'app
 };
 
 export const TERMINAL: StartTaskStatus[] = ['READY', 'ERROR'];
-
-/** Which conversations a search returns: the V1 filters, the V0 filters, and sub-conversations or not. */
-export interface ConversationSearch extends ConversationFilters {
-  selected_repository?: string | undefined;
-  trigger?: string | undefined;
-  topLevelOnly: boolean;
-}
-
-const TASK_SORT = {
-  CREATED_AT: { createdAt: 1 },
-  CREATED_AT_DESC: { createdAt: -1 },
-  UPDATED_AT: { updatedAt: 1 },
-  UPDATED_AT_DESC: { updatedAt: -1 },
-} as const;
-export type TaskSortOrder = keyof typeof TASK_SORT;
 
 const asTask = (record: StartTaskRecord) => record as StartTask;
 
@@ -49,7 +40,11 @@ export class ConversationStore {
 
   // ---- start tasks ----
 
-  /** A per-conversation MCP override is stored encrypted: it holds credentials. */
+  /**
+   * Creates the task and, with it, its conversation's record (startState "starting"), so the
+   * conversation is visible, and its id taken, from the first moment. A per-conversation MCP
+   * override is stored encrypted: it holds credentials.
+   */
   async createTask(task: NewStartTask, mcpOverride: McpConfigInput | null): Promise<StartTask> {
     const record: StartTask = {
       ...task,
@@ -63,6 +58,24 @@ export class ConversationStore {
       leaseExpiresAt: null,
     };
     await this.models.StartTask.create(record);
+    try {
+      await this.models.AppConversation.create({
+        ...conversationFields(record),
+        _id: task.conversationId,
+        userId: task.userId,
+        sandboxId: null, // set by the start once it has the (checked) sandbox
+        startState: 'starting',
+        llm_model: task.request.llm_model ?? null,
+        title: null,
+        metrics: null,
+        execution_status: null,
+        createdAt: task.createdAt,
+        updatedAt: task.updatedAt,
+      });
+    } catch (error) {
+      await this.models.StartTask.deleteOne({ _id: task._id }); // nothing half-written
+      throw error;
+    }
     return record;
   }
 
@@ -205,53 +218,77 @@ export class ConversationStore {
     return this.models.AppConversation.countDocuments({ userId, sandboxId });
   }
 
-  /** Records the conversation a task started (idempotent: a retried start overwrites its own record). */
-  async saveStartedConversation(task: StartTask, sandboxId: string, model: string): Promise<void> {
-    const request = task.request;
+  /** The sandbox a task's conversation runs in, once the task knows it. */
+  async setConversationSandbox(task: StartTask, sandboxId: string): Promise<void> {
     await this.models.AppConversation.updateOne(
-      { _id: task.conversationId },
-      {
-        $set: {
-          userId: task.userId,
-          sandboxId,
-          selected_repository: request.selected_repository ?? null,
-          selected_branch: request.selected_branch ?? null,
-          git_provider: request.git_provider ?? null,
-          trigger: request.trigger ?? null,
-          llm_model: model,
-          pr_number: request.pr_number ?? [],
-          parent_conversation_id: request.parent_conversation_id ?? null,
-          updatedAt: new Date(),
-        },
-        $setOnInsert: { createdAt: task.createdAt, title: null, metrics: null, execution_status: null },
-      },
-      { upsert: true },
+      { _id: task.conversationId, userId: task.userId },
+      { $set: { sandboxId, updatedAt: new Date() } },
     );
   }
 
-  /** Fields the agent server reports; a conversation it reports first is created for `userId`. */
+  /**
+   * Records the conversation a task started (idempotent: a retried start overwrites its own
+   * record). False when the record is gone because its owner deleted the conversation meanwhile.
+   */
+  async saveStartedConversation(task: StartTask, sandboxId: string, model: string): Promise<boolean> {
+    const set = { ...conversationFields(task), sandboxId, llm_model: model, startState: 'ready', updatedAt: new Date() };
+    const updated = await this.models.AppConversation.updateOne({ _id: task.conversationId, userId: task.userId }, { $set: set });
+    if (updated.matchedCount > 0) return true;
+    // A task from before records were made at task creation has none yet; a deleted task's conversation stays deleted.
+    if (!(await this.models.StartTask.exists({ _id: task._id }))) return false;
+    await this.models.AppConversation.create({
+      ...set,
+      _id: task.conversationId,
+      userId: task.userId,
+      createdAt: task.createdAt,
+      title: null,
+      metrics: null,
+      execution_status: null,
+    });
+    return true;
+  }
+
+  /** A start that ended in ERROR leaves its conversation failed (listed, deletable). */
+  async markStartFailed(task: StartTask): Promise<void> {
+    await this.models.AppConversation.updateOne(
+      { _id: task.conversationId, userId: task.userId, startState: 'starting' },
+      { $set: { startState: 'failed', updatedAt: new Date() } },
+    );
+  }
+
+  /**
+   * Fields the agent server in `owner.sandboxId` reports. A conversation id it reports first is
+   * created for the sandbox's owner; an id that exists for another user or another sandbox (or
+   * for a start that has no sandbox yet) is not touched, and the answer is false.
+   */
   async saveReportedConversation(
     id: string,
     owner: { userId: string; sandboxId: string },
     set: Partial<Pick<AppConversationRecord, 'execution_status' | 'title' | 'metrics'>>,
     llmModel: string | null,
-  ): Promise<void> {
-    await this.models.AppConversation.updateOne(
-      { _id: id },
-      {
-        $set: { updatedAt: new Date(), ...set },
-        $setOnInsert: {
-          userId: owner.userId,
-          sandboxId: owner.sandboxId,
-          createdAt: new Date(),
-          llm_model: llmModel,
-          pr_number: [],
-          ...(set.title ? {} : { title: null }),
-          ...(set.metrics ? {} : { metrics: null }),
+  ): Promise<boolean> {
+    try {
+      // The filter names owner and sandbox: a record of anyone else makes the upsert collide on _id.
+      await this.models.AppConversation.updateOne(
+        { _id: id, userId: owner.userId, sandboxId: owner.sandboxId },
+        {
+          $set: { updatedAt: new Date(), ...set },
+          $setOnInsert: {
+            createdAt: new Date(),
+            startState: 'ready',
+            llm_model: llmModel,
+            pr_number: [],
+            ...(set.title ? {} : { title: null }),
+            ...(set.metrics ? {} : { metrics: null }),
+          },
         },
-      },
-      { upsert: true },
-    );
+        { upsert: true },
+      );
+      return true;
+    } catch (error) {
+      if (isDuplicateKeyError(error)) return false;
+      throw error;
+    }
   }
 
   /** Updates a user's conversation; false when there is none. */
@@ -270,32 +307,3 @@ export class ConversationStore {
 }
 
 export const mcpOverrideContext = (taskId: string) => `task:${taskId}:mcp_config`;
-
-function dateRange(gte?: string, lt?: string) {
-  if (!gte && !lt) return undefined;
-  return { ...(gte ? { $gte: new Date(gte) } : {}), ...(lt ? { $lt: new Date(lt) } : {}) };
-}
-
-function conversationQuery(userId: string, s: ConversationSearch): Record<string, unknown> {
-  const query: Record<string, unknown> = { userId };
-  if (s.title__contains) query.title = { $regex: escapeRegex(s.title__contains), $options: 'i' };
-  const created = dateRange(s.created_at__gte, s.created_at__lt);
-  if (created) query.createdAt = created;
-  const updated = dateRange(s.updated_at__gte, s.updated_at__lt);
-  if (updated) query.updatedAt = updated;
-  if (s.selected_repository) query.selected_repository = s.selected_repository;
-  if (s.trigger) query.trigger = s.trigger;
-  if (s.topLevelOnly) query.parent_conversation_id = null;
-  return query;
-}
-
-function taskQuery(userId: string, f: StartTaskFilters): Record<string, unknown> {
-  const query: Record<string, unknown> = { userId };
-  if (f.conversation_id__eq) query.app_conversation_id = f.conversation_id__eq.replace(/-/g, '').toLowerCase();
-  if (f.created_at__gte) query.createdAt = { $gte: new Date(f.created_at__gte) };
-  return query;
-}
-
-function escapeRegex(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}

@@ -1,6 +1,9 @@
 // Webhooks from agent servers (API.md B.11): authenticated with the sandbox's own session
 // key, they keep a conversation's status, title and metrics current without wiping other
-// fields; and the secrets lookup serves GIT_TOKEN to a holder of a signed access token.
+// fields, and its events stored; the secrets lookup serves GIT_TOKEN to a holder of a signed
+// access token. A sandbox's key reaches only its own conversations: an id that belongs to
+// another user or another sandbox (or to a start that has not chosen its sandbox yet) answers
+// 401 and nothing changes.
 import type { ProviderType } from '../../contract/common.schema.js';
 import type { AccessTokens } from '../access-token.js';
 import { secretsEqual } from '../crypto.js';
@@ -8,6 +11,7 @@ import { AppError } from '../errors.js';
 import type { GitProvidersService } from '../services/git-providers.service.js';
 import type { SandboxesService } from '../services/sandboxes.service.js';
 import type { AppConversationRecord } from '../../models/index.js';
+import type { EventsService } from './events.service.js';
 import type { ConversationStore } from './store.js';
 
 const unauthorized = () => new AppError('UNAUTHORIZED', 'Unauthorized');
@@ -29,6 +33,7 @@ export class WebhooksService {
     private readonly sandboxes: SandboxesService,
     private readonly gitProviders: GitProvidersService,
     private readonly accessTokens: AccessTokens,
+    private readonly eventLog: EventsService,
   ) {}
 
   /** The sandbox's owner, if the presented key is that sandbox's session key. */
@@ -43,22 +48,25 @@ export class WebhooksService {
   async conversation(sandboxId: string, userId: string, info: Record<string, unknown>): Promise<void> {
     const id = normaliseId(info.id);
     if (!id) throw new AppError('BAD_REQUEST', 'Conversation info without an id');
-    const existing = await this.store.conversationById(id);
-    if (existing && existing.userId !== userId) throw unauthorized();
+    // The agent server reports a conversation it deletes: it must not come back here.
+    if (info.execution_status === 'deleting') return;
     const set: ReportedFields = {};
     if (typeof info.execution_status === 'string') set.execution_status = info.execution_status;
     if (typeof info.title === 'string' && info.title.trim()) set.title = info.title.trim();
     const metrics = metricsOf(info);
     if (metrics) set.metrics = metrics;
     const llm = (info.agent as { llm?: { model?: string } } | undefined)?.llm;
-    await this.store.saveReportedConversation(id, { userId, sandboxId }, set, llm?.model ?? null);
+    if (!(await this.store.saveReportedConversation(id, { userId, sandboxId }, set, llm?.model ?? null))) throw unauthorized();
   }
 
-  /** A batch of agent events: execution status, title and metrics changes. */
-  async events(userId: string, conversationId: string, events: AgentEvent[]): Promise<void> {
+  /** A batch of agent events: stored, and their execution status, title and metrics changes applied. */
+  async events(sandboxId: string, userId: string, conversationId: string, events: AgentEvent[]): Promise<void> {
     const id = normaliseId(conversationId);
-    const conversation = id ? await this.store.conversation(userId, id) : null;
-    if (!conversation) return; // not (yet) ours to track; the agent server retries nothing for a 200
+    const conversation = id ? await this.store.conversationById(id) : null;
+    // Unknown here (e.g. deleted): acknowledged, or the agent server would resend it forever.
+    if (!conversation) return;
+    if (conversation.userId !== userId || conversation.sandboxId !== sandboxId) throw unauthorized();
+    await this.eventLog.record(userId, conversation._id, events as Record<string, unknown>[]);
     const set: ReportedFields = {};
     let title = conversation.title;
     for (const event of events) {

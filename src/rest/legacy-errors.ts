@@ -41,10 +41,10 @@ const STATUS: Record<string, number> = {
 
 const REASON_PHRASE: Record<number, string> = { 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 500: 'Internal Server Error' };
 
-/** A legacy answer: the body built from the error's message, and a status when not the code's own. */
+/** A legacy answer: the body built from the error's message (and the ids it names), and a status when not the code's own. */
 export interface LegacyAnswer {
   status?: number;
-  body: (message: string) => unknown;
+  body: (message: string, fields: Record<string, string>) => unknown;
 }
 
 const errorKey = (message: string) => ({ error: message });
@@ -55,10 +55,35 @@ const v0Status = (msgId: string) => (message: string) => ({ status: 'error', mes
 const bareString = (message: string) => message;
 /** Legacy: the reference hides which thing was missing. */
 const plainNotFound = () => ({ detail: REASON_PHRASE[404] });
+/** The V0 start/stop error body: the conversation id, and the message unless the conversation is unknown. */
+const v0Action = (message: string, fields: Record<string, string>) => ({
+  status: 'error',
+  conversation_id: fields.conversation_id ?? null,
+  message,
+});
+const v0ActionNotFound = (_message: string, fields: Record<string, string>) => ({
+  status: 'error',
+  conversation_id: fields.conversation_id ?? null,
+});
+/** Why the conversation page cannot have something now, as {"error": …} (the web UI shows that text). */
+const sandboxRefusals: Partial<Record<ErrorReason, LegacyAnswer>> = {
+  conversation_not_running: { body: errorKey },
+  sandbox_gone: { body: errorKey },
+  agent_server_unavailable: { body: errorKey },
+  agent_server_failed: { body: errorKey },
+  workspace_path_not_found: { body: errorKey },
+  event_not_found: { body: errorKey },
+};
+const v0Actions: Partial<Record<ErrorReason, LegacyAnswer>> = {
+  conversation_not_found: { body: v0ActionNotFound },
+  sandbox_gone: { body: v0Action },
+  conversation_not_running: { body: v0Action },
+};
 
 /**
- * Legacy answers by router (the first segment of the procedure path), then by the error's
- * reason. Reasons under '*' answer the same on every router. A router's own row wins over '*'.
+ * Legacy answers by procedure path or router (its first segment), then by the error's reason.
+ * Reasons under '*' answer the same everywhere. A procedure's row wins over its router's,
+ * which wins over '*'.
  */
 export const LEGACY_ANSWERS: Record<string, Partial<Record<ErrorReason, LegacyAnswer>>> = {
   settings: {
@@ -79,6 +104,10 @@ export const LEGACY_ANSWERS: Record<string, Partial<Record<ErrorReason, LegacyAn
     conversation_not_found: { body: v0Status('CONVERSATION$NOT_FOUND') },
     repository_access_denied: { body: bareString },
   },
+  conversationRuntime: sandboxRefusals,
+  conversationWorkspace: sandboxRefusals,
+  'conversationRuntime.start': v0Actions,
+  'conversationRuntime.stop': v0Actions,
   '*': {
     sandbox_not_found: { body: plainNotFound },
     sandbox_spec_not_found: { body: plainNotFound },
@@ -90,7 +119,11 @@ export const LEGACY_ANSWERS: Record<string, Partial<Record<ErrorReason, LegacyAn
 export function legacyAnswerFor(procedurePath: string | undefined, reason: ErrorReason | undefined): LegacyAnswer | undefined {
   if (!reason) return undefined;
   const router = procedurePath?.split('.')[0] ?? '';
-  return LEGACY_ANSWERS[router]?.[reason] ?? LEGACY_ANSWERS['*']?.[reason];
+  return (
+    (procedurePath ? LEGACY_ANSWERS[procedurePath]?.[reason] : undefined) ??
+    LEGACY_ANSWERS[router]?.[reason] ??
+    LEGACY_ANSWERS['*']?.[reason]
+  );
 }
 
 export function toRestError(error: unknown, procedurePath: string | undefined): RestError {
@@ -105,7 +138,7 @@ export function toRestError(error: unknown, procedurePath: string | undefined): 
     const answer = legacyAnswerFor(procedurePath, appError.reason);
     const status = answer?.status ?? STATUS[appError.code] ?? 500;
     const body = answer
-      ? answer.body(appError.message)
+      ? answer.body(appError.message, appError.fields)
       : { detail: status >= 500 && status !== 502 && status !== 503 ? REASON_PHRASE[500] : appError.message };
     const headers = appError.retryAfterSeconds === undefined ? undefined : { 'retry-after': String(appError.retryAfterSeconds) };
     return { status, body, ...(headers ? { headers } : {}) };

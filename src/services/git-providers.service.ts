@@ -91,6 +91,35 @@ export class GitProvidersService {
     return null;
   }
 
+  /**
+   * Whether a pull (merge) request is still open, per the conversation's provider. Anything
+   * that cannot be determined (no token, an error, unreachable) counts as open (reference).
+   */
+  async pullRequestOpen(userId: string, provider: ProviderType | null, repository: string, number: number): Promise<boolean> {
+    const tokens = await this.resolve(userId);
+    const chosen = provider ?? (Object.keys(tokens)[0] as ProviderType | undefined);
+    const stored = chosen ? tokens[chosen] : undefined;
+    const base = chosen && stored ? providerApiBase(chosen, stored.host, this.providers) : null;
+    if (!chosen || !stored || !base) return true;
+    const path = {
+      github: `/repos/${repository}/pulls/${number}`,
+      enterprise_sso: `/repos/${repository}/pulls/${number}`,
+      gitlab: `/projects/${encodeURIComponent(repository)}/merge_requests/${number}`,
+      bitbucket: `/repositories/${repository}/pullrequests/${number}`,
+    }[chosen];
+    try {
+      const response = await fetch(base + path, {
+        headers: { authorization: authorizationFor(chosen, stored.token), accept: 'application/json', 'user-agent': 'agent-control-plane' },
+        signal: AbortSignal.timeout(this.providers.timeoutMs),
+      });
+      if (!response.ok) return true;
+      const state = String(((await response.json()) as { state?: unknown }).state ?? '').toLowerCase();
+      return !['closed', 'merged', 'declined', 'superseded'].includes(state);
+    } catch {
+      return true;
+    }
+  }
+
   private async loadStored(userId: string): Promise<StoredTokens> {
     const doc = await this.models.GitProviderTokens.findOne({ userId }).lean();
     const tokens: Partial<Record<string, StoredToken | null>> = doc?.tokens ?? {};

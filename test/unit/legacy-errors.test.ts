@@ -50,6 +50,47 @@ describe('legacy REST answers of domain errors', () => {
     expect(toRestError(failed(code, message, reason), path)).toEqual({ status, body });
   });
 
+  const refusals = [
+    ['conversation_not_running', 'CONFLICT', 409],
+    ['sandbox_gone', 'CONFLICT', 409],
+    ['agent_server_unavailable', 'SERVICE_UNAVAILABLE', 503],
+    ['agent_server_failed', 'BAD_GATEWAY', 502],
+    ['workspace_path_not_found', 'NOT_FOUND', 404],
+    ['event_not_found', 'NOT_FOUND', 404],
+  ] as const;
+  it.each(
+    ['conversationRuntime.webHosts', 'conversationWorkspace.gitChanges'].flatMap((path) => refusals.map((row) => [path, ...row] as const)),
+  )('%s %s → {"error": message} (the text the web UI shows)', (path, reason, code, status) => {
+    expect(toRestError(failed(code, 'Why not', reason), path)).toEqual({ status, body: { error: 'Why not' } });
+  });
+
+  const withConversation = (code: AppErrorCode, message: string, reason: ErrorReason) =>
+    toTRPCError(new AppError(code, message, { reason, fields: { conversation_id: 'c1' } }));
+  it.each([
+    ['conversationRuntime.start', 'sandbox_gone', 409],
+    ['conversationRuntime.start', 'conversation_not_running', 409],
+    ['conversationRuntime.stop', 'sandbox_gone', 409],
+    ['conversationRuntime.stop', 'conversation_not_running', 409],
+  ] as const)('%s %s → the V0 action error with the conversation id', (path, reason, status) => {
+    expect(toRestError(withConversation('CONFLICT', 'Failed to start conversation: x', reason), path)).toEqual({
+      status,
+      body: { status: 'error', conversation_id: 'c1', message: 'Failed to start conversation: x' },
+    });
+  });
+  it.each(['conversationRuntime.start', 'conversationRuntime.stop'])('%s of an unknown conversation → 404 with its id only', (path) => {
+    expect(toRestError(withConversation('NOT_FOUND', 'Conversation c1 not found', 'conversation_not_found'), path)).toEqual({
+      status: 404,
+      body: { status: 'error', conversation_id: 'c1' },
+    });
+    // The other conversation-page routes answer the reference's {"detail": …}.
+    expect(
+      toRestError(withConversation('NOT_FOUND', 'Conversation c1 not found', 'conversation_not_found'), 'conversationRuntime.config'),
+    ).toEqual({
+      status: 404,
+      body: { detail: 'Conversation c1 not found' },
+    });
+  });
+
   it('has a test row above for every row of the table', () => {
     const rows = Object.entries(LEGACY_ANSWERS).flatMap(([router, reasons]) => Object.keys(reasons).map((r) => `${router}:${r}`));
     expect(rows.sort()).toEqual(
@@ -68,6 +109,10 @@ describe('legacy REST answers of domain errors', () => {
         '*:sandbox_spec_not_found',
         '*:sandbox_workspace_gone',
         '*:start_task_not_found',
+        ...['conversationRuntime', 'conversationWorkspace'].flatMap((router) => refusals.map(([reason]) => `${router}:${reason}`)),
+        ...['conversationRuntime.start', 'conversationRuntime.stop'].flatMap((path) =>
+          ['conversation_not_found', 'sandbox_gone', 'conversation_not_running'].map((reason) => `${path}:${reason}`),
+        ),
       ].sort(),
     );
   });

@@ -1,0 +1,61 @@
+// The query documents of the conversation store (store.ts), built from the API's filters.
+// Pure functions: no database access here.
+import type { ConversationFilters, StartTaskFilters } from '../../contract/app-conversations.schema.js';
+import type { StartTask } from './store.js';
+
+/** Which conversations a search returns: the V1 filters, the V0 filters, and sub-conversations or not. */
+export interface ConversationSearch extends ConversationFilters {
+  selected_repository?: string | undefined;
+  trigger?: string | undefined;
+  topLevelOnly: boolean;
+}
+
+export const TASK_SORT = {
+  CREATED_AT: { createdAt: 1 },
+  CREATED_AT_DESC: { createdAt: -1 },
+  UPDATED_AT: { updatedAt: 1 },
+  UPDATED_AT_DESC: { updatedAt: -1 },
+} as const;
+export type TaskSortOrder = keyof typeof TASK_SORT;
+
+/** What a conversation record takes from its start task's request. */
+export function conversationFields(task: Pick<StartTask, 'request'>) {
+  const request = task.request;
+  return {
+    selected_repository: request.selected_repository ?? null,
+    selected_branch: request.selected_branch ?? null,
+    git_provider: request.git_provider ?? null,
+    trigger: request.trigger ?? null,
+    pr_number: request.pr_number ?? [],
+    parent_conversation_id: request.parent_conversation_id ?? null,
+  };
+}
+
+function dateRange(gte?: string, lt?: string) {
+  if (!gte && !lt) return undefined;
+  return { ...(gte ? { $gte: new Date(gte) } : {}), ...(lt ? { $lt: new Date(lt) } : {}) };
+}
+
+export function conversationQuery(userId: string, s: ConversationSearch): Record<string, unknown> {
+  const query: Record<string, unknown> = { userId };
+  if (s.title__contains) query.title = { $regex: escapeRegex(s.title__contains), $options: 'i' };
+  const created = dateRange(s.created_at__gte, s.created_at__lt);
+  if (created) query.createdAt = created;
+  const updated = dateRange(s.updated_at__gte, s.updated_at__lt);
+  if (updated) query.updatedAt = updated;
+  if (s.selected_repository) query.selected_repository = s.selected_repository;
+  if (s.trigger) query.trigger = s.trigger;
+  if (s.topLevelOnly) query.parent_conversation_id = null;
+  return query;
+}
+
+export function taskQuery(userId: string, f: StartTaskFilters): Record<string, unknown> {
+  const query: Record<string, unknown> = { userId };
+  if (f.conversation_id__eq) query.app_conversation_id = f.conversation_id__eq.replace(/-/g, '').toLowerCase();
+  if (f.created_at__gte) query.createdAt = { $gte: new Date(f.created_at__gte) };
+  return query;
+}
+
+function escapeRegex(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
