@@ -14,5 +14,24 @@ export function openApiDocument(): OpenAPIObject {
     baseUrl: '/',
     securitySchemes: { SessionApiKey: { type: 'apiKey', in: 'header', name: 'X-Session-API-Key' } },
   });
+  describeUploadBody(cached);
   return cached;
+}
+
+/** The upload route reads multipart parts (upload-route.ts), not the procedure's JSON input: document those. */
+function describeUploadBody(document: OpenAPIObject): void {
+  const operation = document.paths?.['/api/conversations/{conversation_id}/upload-files']?.post;
+  if (!operation) return;
+  const schema = {
+    type: 'object' as const,
+    properties: {
+      files: {
+        type: 'array' as const,
+        items: { type: 'string' as const, format: 'binary' },
+        description: 'One part per file; its file name names it',
+      },
+    },
+    required: ['files'],
+  };
+  operation.requestBody = { required: true, content: { 'multipart/form-data': { schema } } };
 }

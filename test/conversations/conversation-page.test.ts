@@ -4,7 +4,10 @@
 // unknown conversations.
 import fs from 'node:fs';
 import path from 'node:path';
+import { createTRPCClient, httpBatchLink } from '@trpc/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AppRouter } from '../../routers/index.js';
+import { transformer } from '../../src/transformer.js';
 import { call } from '../helpers/app.js';
 import { startConversationApp, v0, waitForStatus, type ConversationApp } from '../helpers/conversation-app.js';
 import { eventually } from '../helpers/eventually.js';
@@ -165,6 +168,10 @@ describe('a running conversation', () => {
   });
 
   it('keeps feedback owner-scoped, with the reference answer shape', async () => {
+    await eventually(
+      'the events webhook',
+      async () => (await call(app, 'GET', `/api/v1/events/count?conversation_id__eq=${id}`, { key: alice })).body === 4,
+    );
     const body = { version: '1.0', email: 'a@example.com', token: '', polarity: 'positive', permissions: 'private', trajectory: [] };
     const given = await call(app, 'POST', page('submit-feedback'), { key: alice, body });
     expect(given).toMatchObject({
@@ -174,6 +181,15 @@ describe('a running conversation', () => {
     const stored = await app.rawCollection('feedback').findOne({ _id: given.body.body.feedback_id });
     expect(stored).toMatchObject({ conversationId: id, polarity: 'positive', eventCount: 4 });
     expect((await call(app, 'POST', page('submit-feedback'), { key: bob, body })).status).toBe(404);
+    // Served back to its author only (tRPC).
+    const trpc = (key: string) =>
+      createTRPCClient<AppRouter>({
+        links: [httpBatchLink({ url: `${app.url}/trpc`, transformer, headers: { 'x-session-api-key': key } })],
+      });
+    expect(await trpc(alice).conversationWorkspace.feedback.query({ conversation_id: id })).toEqual([
+      expect.objectContaining({ feedback_id: given.body.body.feedback_id, polarity: 'positive', permissions: 'private' }),
+    ]);
+    expect(await trpc(bob).conversationWorkspace.feedback.query({ conversation_id: id })).toEqual([]);
     expect((await call(app, 'POST', page('submit-feedback'), { key: alice, body: { ...body, polarity: 'meh' } })).status).toBe(422);
   });
 });
