@@ -4,9 +4,10 @@ import { Schema, type Connection, type InferSchemaType } from 'mongoose';
 // every read is a lookup by _id (FerretDB sorts and limits in memory after loading every
 // matching document, so no read here sorts or filters on another field):
 //
-// - one log document per conversation (_id = conversation id): the owner, the sequence
-//   number the next event gets, the first one still kept, and the ids of the latest events
-//   (retried webhook batches are recognised and written to the same place again);
+// - one small log document per conversation (_id = conversation id): the owner, the sequence
+//   number the next event gets and the first one still kept (a count reads only this);
+// - one document per conversation with the ids and positions of its latest events (a retried
+//   webhook batch is recognised and written to the same place again), read only by writes;
 // - bucket documents (_id = "<conversation id>:<bucket number>") holding the events with
 //   sequence numbers bucket*SIZE … bucket*SIZE+SIZE-1 under keys "s<offset>", each as
 //   {k: kind, t: timestamp, j: the event's JSON text}. The text form keeps any key an event
@@ -17,7 +18,6 @@ export const EventLogSchema = new Schema(
     userId: { type: String, required: true },
     next: { type: Number, required: true, default: 0 },
     first: { type: Number, required: true, default: 0 },
-    recent: { type: [{ _id: false, id: String, seq: Number }], default: [] },
     createdAt: { type: Date, required: true, default: () => new Date() },
     updatedAt: { type: Date, required: true, default: () => new Date() },
   },
@@ -25,6 +25,14 @@ export const EventLogSchema = new Schema(
 );
 // The retention sweep looks for logs not written to for a while.
 EventLogSchema.index({ updatedAt: 1 });
+
+export const EventRecentSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    ids: { type: [{ _id: false, id: String, seq: Number }], default: [] },
+  },
+  { versionKey: false, strict: true, collection: 'event_recent_ids', minimize: false },
+);
 
 export const EventBucketSchema = new Schema(
   {
@@ -36,4 +44,5 @@ export const EventBucketSchema = new Schema(
 
 export const eventLogModel = (conn: Connection) => conn.model('EventLog', EventLogSchema);
 export const eventBucketModel = (conn: Connection) => conn.model('EventBucket', EventBucketSchema);
+export const eventRecentModel = (conn: Connection) => conn.model('EventRecent', EventRecentSchema);
 export type EventLogRecord = InferSchemaType<typeof EventLogSchema>;

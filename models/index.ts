@@ -3,7 +3,7 @@ import { apiKeyModel } from './api-key.model.js';
 import { appConversationModel } from './app-conversation.model.js';
 import { startTaskModel } from './start-task.model.js';
 import { customSecretModel } from './custom-secret.model.js';
-import { eventBucketModel, eventLogModel } from './conversation-event.model.js';
+import { eventBucketModel, eventLogModel, eventRecentModel } from './conversation-event.model.js';
 import { feedbackModel } from './feedback.model.js';
 import { gitProviderTokensModel } from './git-provider-tokens.model.js';
 import { sandboxModel } from './sandbox.model.js';
@@ -34,6 +34,7 @@ export function createModels(conn: Connection) {
     StartTask: startTaskModel(conn),
     EventLog: eventLogModel(conn),
     EventBucket: eventBucketModel(conn),
+    EventRecent: eventRecentModel(conn),
     Feedback: feedbackModel(conn),
   };
 }

@@ -47,7 +47,7 @@ export class EventStore {
   ) {}
 
   async log(conversationId: string): Promise<EventLog | null> {
-    return this.models.EventLog.findOne({ _id: conversationId }, { recent: 0 }).lean();
+    return this.models.EventLog.findOne({ _id: conversationId }).lean();
   }
 
   /**
@@ -72,7 +72,8 @@ export class EventStore {
   private async appendNow(userId: string, conversationId: string, events: Record<string, unknown>[]): Promise<number> {
     for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
       const log = await this.openLog(userId, conversationId);
-      const known = new Map((log.recent ?? []).flatMap((r) => (r.id && typeof r.seq === 'number' ? [[r.id, r.seq] as const] : [])));
+      const recent = (await this.models.EventRecent.findOne({ _id: conversationId }).lean())?.ids ?? [];
+      const known = new Map(recent.flatMap((r) => (r.id && typeof r.seq === 'number' ? [[r.id, r.seq] as const] : [])));
       const writes: { seq: number; slot: Slot }[] = [];
       let next = log.next;
       for (const event of events) {
@@ -87,9 +88,11 @@ export class EventStore {
       const first = Math.max(log.first, next - this.maxPerConversation);
       const claimed = await this.models.EventLog.findOneAndUpdate(
         { _id: conversationId, next: log.next },
-        { $set: { next, first, recent: [...known].map(([id, seq]) => ({ id, seq })).slice(-RECENT_IDS), updatedAt: new Date() } },
+        { $set: { next, first, updatedAt: new Date() } },
       );
       if (!claimed) continue; // another batch claimed numbers first: redo with the new log
+      const ids = [...known].map(([id, seq]) => ({ id, seq })).slice(-RECENT_IDS);
+      await this.models.EventRecent.updateOne({ _id: conversationId }, { $set: { ids } }, { upsert: true });
       await this.writeSlots(
         conversationId,
         writes.filter((w) => w.seq >= first),
@@ -152,6 +155,7 @@ export class EventStore {
     const log = await this.log(conversationId);
     if (!log) return;
     await this.dropBuckets(conversationId, bucketOf(log.first), bucketOf(log.next - 1) + 1);
+    await this.models.EventRecent.deleteOne({ _id: conversationId });
     await this.models.EventLog.deleteOne({ _id: conversationId });
   }
 
@@ -163,10 +167,7 @@ export class EventStore {
     return logs.map((l) => l._id);
   }
 
-  private async openLog(
-    userId: string,
-    conversationId: string,
-  ): Promise<EventLog & { recent?: { id?: string | null; seq?: number | null }[] }> {
+  private async openLog(userId: string, conversationId: string): Promise<EventLog> {
     const existing = await this.models.EventLog.findOne({ _id: conversationId }).lean();
     if (existing) {
       if (existing.userId !== userId) throw new Error(`event log ${conversationId} belongs to another user`);
@@ -174,7 +175,7 @@ export class EventStore {
     }
     const now = new Date();
     try {
-      await this.models.EventLog.create({ _id: conversationId, userId, next: 0, first: 0, recent: [], createdAt: now, updatedAt: now });
+      await this.models.EventLog.create({ _id: conversationId, userId, next: 0, first: 0, createdAt: now, updatedAt: now });
     } catch (error) {
       if (!isDuplicateKeyError(error)) throw error; // a concurrent batch opened it first
     }

@@ -149,6 +149,7 @@ describe('event store', () => {
     expect(JSON.parse((await store.page(await log(id), null, false, {}, 1)).events[0]!.json)).toEqual(odd);
     await store.remove(id);
     expect(await store.log(id)).toBeNull();
+    expect(await db.connection.collection('event_recent_ids').countDocuments({ _id: id as never })).toBe(0);
     expect(await db.connection.collection('event_buckets').countDocuments({ _id: `${id}:0` as never })).toBe(0);
   });
 
