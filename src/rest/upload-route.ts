@@ -25,7 +25,7 @@ export function uploadRoute(deps: Deps): Router {
 
   routes.post('/api/conversations/:conversation_id/upload-files', async (req, res) => {
     try {
-      const ctx = await context({ req });
+      const ctx = await context({ req, res }); // res: a browser session cookie authenticates too
       if (!ctx.user) {
         req.resume();
         return writeRestError(res, { status: 401, body: { detail: 'Unauthorized' } });

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppRouter } from '../../routers/index.js';
 import { transformer } from '../../src/transformer.js';
 import { call } from '../helpers/app.js';
+import { signIn } from '../helpers/session.js';
 import { startConversationApp, v0, waitForStatus, type ConversationApp } from '../helpers/conversation-app.js';
 import { eventually } from '../helpers/eventually.js';
 
@@ -85,6 +86,19 @@ describe('a running conversation', () => {
     // A name with a path keeps only its last segment; ".." is refused per file.
     const odd = await upload(alice, id, { '../../escape.txt': 'x', '..': 'y' });
     expect(odd.body).toEqual({ uploaded_files: [`${workspace}/escape.txt`], skipped_files: [{ name: '..', reason: 'Invalid file name' }] });
+  });
+
+  it("accepts the web UI's own session cookie on uploads, from its own origin only", async () => {
+    const { cookie } = await signIn(app, alice);
+    const send = (origin: string) => {
+      const form = new FormData();
+      form.append('files', new Blob(['from the browser']), 'browser.txt');
+      return fetch(`${app.url}${page('upload-files')}`, { method: 'POST', headers: { cookie, origin }, body: form });
+    };
+    const own = await send(app.url);
+    expect(own.status).toBe(200);
+    expect(((await own.json()) as any).uploaded_files).toEqual([`${workspace}/browser.txt`]);
+    expect((await send('https://evil.example.com')).status).toBe(403);
   });
 
   it('refuses uploads that are not multipart (415), have no files (422) or are too large (413)', async () => {
