@@ -5,6 +5,7 @@
 // full, so they cost at most the conversation's kept events (EVENTS_MAX_PER_CONVERSATION).
 import type { EventLogRecord, Models } from '../../models/index.js';
 import { isDuplicateKeyError } from '../errors.js';
+import { KeyedQueue } from './keyed-queue.js';
 
 /** Events per bucket document; with MAX_EVENT_CHARS a bucket stays far below the 16 MiB document limit. */
 export const BUCKET_SIZE = 32;
@@ -39,7 +40,7 @@ const bucketId = (conversationId: string, bucket: number) => `${conversationId}:
 const bucketOf = (seq: number) => Math.floor(seq / BUCKET_SIZE);
 
 export class EventStore {
-  private readonly appending = new Map<string, Promise<number>>();
+  private readonly appending = new KeyedQueue();
 
   constructor(
     private readonly models: Models,
@@ -56,17 +57,9 @@ export class EventStore {
    * Returns how many events were new. The oldest events beyond the cap are dropped.
    */
   async append(userId: string, conversationId: string, events: Record<string, unknown>[]): Promise<number> {
-    // One batch of a conversation at a time in this process: FerretDB applies neither a
-    // conditional update nor $inc atomically under concurrency. Across replicas (MongoDB) the
-    // conditional claim below keeps numbers unique.
-    const previous = this.appending.get(conversationId) ?? Promise.resolve();
-    const run = previous.catch(() => {}).then(() => this.appendNow(userId, conversationId, events));
-    this.appending.set(conversationId, run);
-    try {
-      return await run;
-    } finally {
-      if (this.appending.get(conversationId) === run) this.appending.delete(conversationId);
-    }
+    // One batch of a conversation at a time in this process (keyed-queue.ts); across replicas
+    // (MongoDB) the conditional claim below keeps numbers unique.
+    return this.appending.run(conversationId, () => this.appendNow(userId, conversationId, events));
   }
 
   private async appendNow(userId: string, conversationId: string, events: Record<string, unknown>[]): Promise<number> {

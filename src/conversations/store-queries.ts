@@ -31,6 +31,23 @@ export function conversationFields(task: Pick<StartTask, 'request'>) {
   };
 }
 
+/** A new conversation record for a task: its request's fields, no title or status yet, and `fields`. */
+export function newConversation(
+  task: Pick<StartTask, 'request' | 'conversationId' | 'userId' | 'createdAt'>,
+  fields: Record<string, unknown>,
+) {
+  return {
+    ...conversationFields(task),
+    _id: task.conversationId,
+    userId: task.userId,
+    createdAt: task.createdAt,
+    title: null,
+    metrics: null,
+    execution_status: null,
+    ...fields,
+  };
+}
+
 function dateRange(gte?: string, lt?: string) {
   if (!gte && !lt) return undefined;
   return { ...(gte ? { $gte: new Date(gte) } : {}), ...(lt ? { $lt: new Date(lt) } : {}) };

@@ -7,10 +7,12 @@ import type { AppConversationStartRequest, StartTaskFilters, StartTaskStatus } f
 import type { McpConfig, McpConfigInput } from '../../contract/mcp.schema.js';
 import type { SecretBox } from '../crypto.js';
 import { isDuplicateKeyError } from '../errors.js';
+import { KeyedQueue } from './keyed-queue.js';
 import type { LeaseStore } from './lease-queue.js';
 import {
   conversationFields,
   conversationQuery,
+  newConversation,
   TASK_SORT,
   taskQuery,
   type ConversationSearch,
@@ -32,6 +34,8 @@ const asTask = (record: StartTaskRecord) => record as StartTask;
 
 export class ConversationStore {
   private readonly taskChanges = new EventEmitter().setMaxListeners(0);
+  /** Writes to one conversation record, one at a time (keyed-queue.ts says why). */
+  private readonly recordWrites = new KeyedQueue();
 
   constructor(
     private readonly models: Models,
@@ -59,19 +63,9 @@ export class ConversationStore {
     };
     await this.models.StartTask.create(record);
     try {
-      await this.models.AppConversation.create({
-        ...conversationFields(record),
-        _id: task.conversationId,
-        userId: task.userId,
-        sandboxId: null, // set by the start once it has the (checked) sandbox
-        startState: 'starting',
-        llm_model: task.request.llm_model ?? null,
-        title: null,
-        metrics: null,
-        execution_status: null,
-        createdAt: task.createdAt,
-        updatedAt: task.updatedAt,
-      });
+      // No sandbox yet: the start sets it once it has the (checked) sandbox.
+      const fields = { sandboxId: null, llm_model: task.request.llm_model ?? null, startState: 'starting', updatedAt: task.updatedAt };
+      await this.models.AppConversation.create(newConversation(record, fields));
     } catch (error) {
       await this.models.StartTask.deleteOne({ _id: task._id }); // nothing half-written
       throw error;
@@ -220,10 +214,12 @@ export class ConversationStore {
 
   /** The sandbox a task's conversation runs in, once the task knows it. */
   async setConversationSandbox(task: StartTask, sandboxId: string): Promise<void> {
-    await this.models.AppConversation.updateOne(
-      { _id: task.conversationId, userId: task.userId },
-      { $set: { sandboxId, updatedAt: new Date() } },
-    );
+    return this.recordWrites.run(task.conversationId, async () => {
+      await this.models.AppConversation.updateOne(
+        { _id: task.conversationId, userId: task.userId },
+        { $set: { sandboxId, updatedAt: new Date() } },
+      );
+    });
   }
 
   /**
@@ -231,29 +227,25 @@ export class ConversationStore {
    * record). False when the record is gone because its owner deleted the conversation meanwhile.
    */
   async saveStartedConversation(task: StartTask, sandboxId: string, model: string): Promise<boolean> {
-    const set = { ...conversationFields(task), sandboxId, llm_model: model, startState: 'ready', updatedAt: new Date() };
-    const updated = await this.models.AppConversation.updateOne({ _id: task.conversationId, userId: task.userId }, { $set: set });
-    if (updated.matchedCount > 0) return true;
-    // A task from before records were made at task creation has none yet; a deleted task's conversation stays deleted.
-    if (!(await this.models.StartTask.exists({ _id: task._id }))) return false;
-    await this.models.AppConversation.create({
-      ...set,
-      _id: task.conversationId,
-      userId: task.userId,
-      createdAt: task.createdAt,
-      title: null,
-      metrics: null,
-      execution_status: null,
+    return this.recordWrites.run(task.conversationId, async () => {
+      const set = { ...conversationFields(task), sandboxId, llm_model: model, startState: 'ready', updatedAt: new Date() };
+      const updated = await this.models.AppConversation.updateOne({ _id: task.conversationId, userId: task.userId }, { $set: set });
+      if (updated.matchedCount > 0) return true;
+      // A task from before records were made at task creation has none yet; a deleted task's conversation stays deleted.
+      if (!(await this.models.StartTask.exists({ _id: task._id }))) return false;
+      await this.models.AppConversation.create(newConversation(task, set));
+      return true;
     });
-    return true;
   }
 
   /** A start that ended in ERROR leaves its conversation failed (listed, deletable). */
   async markStartFailed(task: StartTask): Promise<void> {
-    await this.models.AppConversation.updateOne(
-      { _id: task.conversationId, userId: task.userId, startState: 'starting' },
-      { $set: { startState: 'failed', updatedAt: new Date() } },
-    );
+    return this.recordWrites.run(task.conversationId, async () => {
+      await this.models.AppConversation.updateOne(
+        { _id: task.conversationId, userId: task.userId, startState: 'starting' },
+        { $set: { startState: 'failed', updatedAt: new Date() } },
+      );
+    });
   }
 
   /**
@@ -267,28 +259,30 @@ export class ConversationStore {
     set: Partial<Pick<AppConversationRecord, 'execution_status' | 'title' | 'metrics'>>,
     llmModel: string | null,
   ): Promise<boolean> {
-    try {
-      // The filter names owner and sandbox: a record of anyone else makes the upsert collide on _id.
-      await this.models.AppConversation.updateOne(
-        { _id: id, userId: owner.userId, sandboxId: owner.sandboxId },
-        {
-          $set: { updatedAt: new Date(), ...set },
-          $setOnInsert: {
-            createdAt: new Date(),
-            startState: 'ready',
-            llm_model: llmModel,
-            pr_number: [],
-            ...(set.title ? {} : { title: null }),
-            ...(set.metrics ? {} : { metrics: null }),
+    return this.recordWrites.run(id, async () => {
+      try {
+        // The filter names owner and sandbox: a record of anyone else makes the upsert collide on _id.
+        await this.models.AppConversation.updateOne(
+          { _id: id, userId: owner.userId, sandboxId: owner.sandboxId },
+          {
+            $set: { updatedAt: new Date(), ...set },
+            $setOnInsert: {
+              createdAt: new Date(),
+              startState: 'ready',
+              llm_model: llmModel,
+              pr_number: [],
+              ...(set.title ? {} : { title: null }),
+              ...(set.metrics ? {} : { metrics: null }),
+            },
           },
-        },
-        { upsert: true },
-      );
-      return true;
-    } catch (error) {
-      if (isDuplicateKeyError(error)) return false;
-      throw error;
-    }
+          { upsert: true },
+        );
+        return true;
+      } catch (error) {
+        if (isDuplicateKeyError(error)) return false;
+        throw error;
+      }
+    });
   }
 
   /** Updates a user's conversation; false when there is none. */
@@ -297,8 +291,10 @@ export class ConversationStore {
     id: string,
     set: Partial<Pick<AppConversationRecord, 'execution_status' | 'title' | 'metrics'>>,
   ): Promise<boolean> {
-    const result = await this.models.AppConversation.updateOne({ _id: id, userId }, { $set: { ...set, updatedAt: new Date() } });
-    return result.matchedCount > 0;
+    return this.recordWrites.run(id, async () => {
+      const result = await this.models.AppConversation.updateOne({ _id: id, userId }, { $set: { ...set, updatedAt: new Date() } });
+      return result.matchedCount > 0;
+    });
   }
 
   async deleteConversation(userId: string, id: string): Promise<void> {

@@ -169,11 +169,10 @@ describe('which sandbox may report a conversation', () => {
     alice = await app.user('alice');
     bob = await app.user('bob');
     [aliceTask, bobTask] = await Promise.all([app.startConversation(alice), app.startConversation(bob)]);
-    // Let the fake agent servers' own reports of these runs arrive first.
-    await eventually(
-      'the runs reported',
-      async () => (await count(alice, aliceTask.app_conversation_id)) === 4 && (await count(bob, bobTask.app_conversation_id)) === 4,
-    );
+    // Let the fake agent servers' own reports of these runs arrive first (events, then their effect on the record).
+    const reported = async (key: string, task: StartedTask) =>
+      (await count(key, task.app_conversation_id)) === 4 && (await stored(task.app_conversation_id))?.execution_status === 'finished';
+    await eventually('the runs reported', async () => (await reported(alice, aliceTask)) && (await reported(bob, bobTask)), 60_000);
   });
 
   const info = (id: string, title: string) => ({ id, title, execution_status: 'running', agent: { llm: { model: 'openai/x' } } });
