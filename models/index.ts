@@ -6,6 +6,7 @@ import { customSecretModel } from './custom-secret.model.js';
 import { eventBucketModel, eventLogModel, eventRecentModel } from './conversation-event.model.js';
 import { feedbackModel } from './feedback.model.js';
 import { gitProviderTokensModel } from './git-provider-tokens.model.js';
+import { claimModel } from './claim.model.js';
 import { sandboxModel } from './sandbox.model.js';
 import { sessionModel } from './session.model.js';
 import { settingsModel } from './settings.model.js';
@@ -17,6 +18,7 @@ export * from './custom-secret.model.js';
 export * from './conversation-event.model.js';
 export * from './feedback.model.js';
 export * from './git-provider-tokens.model.js';
+export * from './claim.model.js';
 export * from './sandbox.model.js';
 export * from './session.model.js';
 export * from './settings.model.js';
@@ -36,6 +38,7 @@ export function createModels(conn: Connection) {
     EventBucket: eventBucketModel(conn),
     EventRecent: eventRecentModel(conn),
     Feedback: feedbackModel(conn),
+    Claim: claimModel(conn),
   };
 }
 

@@ -5,7 +5,7 @@
 // full, so they cost at most the conversation's kept events (EVENTS_MAX_PER_CONVERSATION).
 import type { EventLogRecord, Models } from '../../models/index.js';
 import { isDuplicateKeyError } from '../errors.js';
-import { KeyedQueue } from './keyed-queue.js';
+import { KeyedQueue } from '../keyed-queue.js';
 
 /** Events per bucket document; with MAX_EVENT_CHARS a bucket stays far below the 16 MiB document limit. */
 export const BUCKET_SIZE = 32;

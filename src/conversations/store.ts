@@ -7,23 +7,28 @@ import type { AppConversationStartRequest, StartTaskFilters, StartTaskStatus } f
 import type { McpConfig, McpConfigInput } from '../../contract/mcp.schema.js';
 import type { SecretBox } from '../crypto.js';
 import { isDuplicateKeyError } from '../errors.js';
-import { KeyedQueue } from './keyed-queue.js';
+import { DecisionClaims } from '../db/claims.js';
+import { KeyedQueue } from '../keyed-queue.js';
 import type { LeaseStore } from './lease-queue.js';
 import {
   conversationFields,
   conversationQuery,
   newConversation,
+  newStartTask,
+  reportedConversationDefaults,
   TASK_SORT,
   taskQuery,
   type ConversationSearch,
   type TaskSortOrder,
-} from './store-queries.js';
+} from './queries.js';
 
-export type { ConversationSearch, TaskSortOrder } from './store-queries.js';
+export type { ConversationSearch, TaskSortOrder } from './queries.js';
 
 export type StartTask = Omit<StartTaskRecord, 'status' | 'request'> & { status: StartTaskStatus; request: AppConversationStartRequest };
 export type NewStartTask = Pick<StartTask, '_id' | 'userId' | 'status' | 'request' | 'conversationId' | 'createdAt' | 'updatedAt'>;
-export type StartTaskUpdate = Partial<Pick<StartTask, 'status' | 'detail' | 'app_conversation_id' | 'sandbox_id' | 'agent_server_url'>> & {
+export type StartTaskUpdate = Partial<
+  Pick<StartTask, 'status' | 'detail' | 'app_conversation_id' | 'sandbox_id' | 'agent_server_url' | 'sandbox_source'>
+> & {
   leaseOwner?: null;
   leaseExpiresAt?: null;
 };
@@ -40,6 +45,7 @@ export class ConversationStore {
   constructor(
     private readonly models: Models,
     private readonly box: SecretBox,
+    private readonly claims = new DecisionClaims(models),
   ) {}
 
   // ---- start tasks ----
@@ -50,17 +56,7 @@ export class ConversationStore {
    * override is stored encrypted: it holds credentials.
    */
   async createTask(task: NewStartTask, mcpOverride: McpConfigInput | null): Promise<StartTask> {
-    const record: StartTask = {
-      ...task,
-      detail: null,
-      app_conversation_id: null,
-      sandbox_id: null,
-      agent_server_url: null,
-      mcpConfig: mcpOverride ? this.box.encrypt(JSON.stringify(mcpOverride), mcpOverrideContext(task._id)) : null,
-      attempts: 0,
-      leaseOwner: null,
-      leaseExpiresAt: null,
-    };
+    const record = newStartTask(task, mcpOverride ? this.box.encrypt(JSON.stringify(mcpOverride), mcpOverrideContext(task._id)) : null);
     await this.models.StartTask.create(record);
     try {
       // No sandbox yet: the start sets it once it has the (checked) sandbox.
@@ -131,15 +127,25 @@ export class ConversationStore {
   // ---- start-task leases (see lease-queue.ts) ----
 
   readonly taskLeases: LeaseStore<StartTask> = {
-    /** The oldest unfinished task whose lease is free or expired; the claim counts as an attempt. */
+    /**
+     * The oldest unfinished task whose lease is free or expired (of the first few, one another
+     * replica has not just taken); the claim counts as an attempt. The attempt's claim key makes
+     * it exclusive: a conditional update alone is not on FerretDB (two replicas could both win).
+     */
     claim: async (owner, leaseMs) => {
       const now = new Date();
-      const record = await this.models.StartTask.findOneAndUpdate(
-        { status: { $nin: TERMINAL }, $or: [{ leaseExpiresAt: null }, { leaseExpiresAt: { $lt: now } }] },
-        { $set: { leaseOwner: owner, leaseExpiresAt: new Date(now.getTime() + leaseMs) }, $inc: { attempts: 1 } },
-        { sort: { createdAt: 1 }, new: true },
-      ).lean();
-      return record ? asTask(record) : null;
+      const due = { status: { $nin: TERMINAL }, $or: [{ leaseExpiresAt: null }, { leaseExpiresAt: { $lt: now } }] };
+      const candidates = await this.models.StartTask.find(due, { _id: 1, attempts: 1 }).sort({ createdAt: 1 }).limit(4).lean();
+      for (const { _id, attempts } of candidates) {
+        if (!(await this.claims.claim(`start-task:${_id}:${attempts ?? 0}`))) continue;
+        const record = await this.models.StartTask.findOneAndUpdate(
+          { _id },
+          { $set: { leaseOwner: owner, leaseExpiresAt: new Date(now.getTime() + leaseMs) }, $inc: { attempts: 1 } },
+          { new: true },
+        ).lean();
+        if (record) return asTask(record);
+      }
+      return null;
     },
     renew: async (taskId, owner, leaseMs) => {
       await this.models.StartTask.updateOne(
@@ -155,11 +161,12 @@ export class ConversationStore {
     },
   };
 
-  /** Updates a task only while `owner` holds its lease; false when the lease was lost. */
+  /** Updates a task only while `owner` holds its lease; false when the lease was lost. A status's first entry time is kept. */
   async updateLeasedTask(taskId: string, owner: string, update: StartTaskUpdate): Promise<boolean> {
+    const now = new Date();
     const result = await this.models.StartTask.updateOne(
       { _id: taskId, leaseOwner: owner },
-      { $set: { updatedAt: new Date(), ...update } },
+      { $set: { updatedAt: now, ...update }, ...(update.status ? { $min: { [`phase_times.${update.status}`]: now } } : {}) },
     );
     if (result.matchedCount === 0) return false;
     this.taskChanges.emit('change', taskId);
@@ -214,12 +221,10 @@ export class ConversationStore {
 
   /** The sandbox a task's conversation runs in, once the task knows it. */
   async setConversationSandbox(task: StartTask, sandboxId: string): Promise<void> {
-    return this.recordWrites.run(task.conversationId, async () => {
-      await this.models.AppConversation.updateOne(
-        { _id: task.conversationId, userId: task.userId },
-        { $set: { sandboxId, updatedAt: new Date() } },
-      );
-    });
+    const update = { $set: { sandboxId, updatedAt: new Date() } };
+    await this.recordWrites.run(task.conversationId, () =>
+      this.models.AppConversation.updateOne({ _id: task.conversationId, userId: task.userId }, update),
+    );
   }
 
   /**
@@ -240,12 +245,9 @@ export class ConversationStore {
 
   /** A start that ended in ERROR leaves its conversation failed (listed, deletable). */
   async markStartFailed(task: StartTask): Promise<void> {
-    return this.recordWrites.run(task.conversationId, async () => {
-      await this.models.AppConversation.updateOne(
-        { _id: task.conversationId, userId: task.userId, startState: 'starting' },
-        { $set: { startState: 'failed', updatedAt: new Date() } },
-      );
-    });
+    const starting = { _id: task.conversationId, userId: task.userId, startState: 'starting' };
+    const update = { $set: { startState: 'failed', updatedAt: new Date() } };
+    await this.recordWrites.run(task.conversationId, () => this.models.AppConversation.updateOne(starting, update));
   }
 
   /**
@@ -266,14 +268,7 @@ export class ConversationStore {
           { _id: id, userId: owner.userId, sandboxId: owner.sandboxId },
           {
             $set: { updatedAt: new Date(), ...set },
-            $setOnInsert: {
-              createdAt: new Date(),
-              startState: 'ready',
-              llm_model: llmModel,
-              pr_number: [],
-              ...(set.title ? {} : { title: null }),
-              ...(set.metrics ? {} : { metrics: null }),
-            },
+            $setOnInsert: reportedConversationDefaults(set, llmModel),
           },
           { upsert: true },
         );
@@ -295,6 +290,11 @@ export class ConversationStore {
       const result = await this.models.AppConversation.updateOne({ _id: id, userId }, { $set: { ...set, updatedAt: new Date() } });
       return result.matchedCount > 0;
     });
+  }
+
+  /** Tells the conversations of a sandbox a lifecycle policy removed why their workspace is gone. */
+  async markSandboxGone(sandboxId: string, reason: string): Promise<void> {
+    await this.models.AppConversation.updateMany({ sandboxId }, { $set: { sandbox_gone_reason: reason } });
   }
 
   async deleteConversation(userId: string, id: string): Promise<void> {

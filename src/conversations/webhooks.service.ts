@@ -10,6 +10,7 @@ import { secretsEqual } from '../crypto.js';
 import { AppError } from '../errors.js';
 import type { GitProvidersService } from '../services/git-providers.service.js';
 import type { SandboxesService } from '../services/sandboxes.service.js';
+import type { SandboxUsage } from '../services/sandbox-lifecycle/usage.js';
 import type { AppConversationRecord } from '../../models/index.js';
 import type { EventsService } from './events.service.js';
 import type { ConversationStore } from './store.js';
@@ -33,13 +34,15 @@ export class WebhooksService {
     private readonly sandboxes: SandboxesService,
     private readonly gitProviders: GitProvidersService,
     private readonly accessTokens: AccessTokens,
+    private readonly usage: SandboxUsage,
     private readonly eventLog: EventsService,
   ) {}
 
-  /** The sandbox's owner, if the presented key is that sandbox's session key. */
+  /** The sandbox's owner, if the presented key is that sandbox's session key. A webhook is a use of the sandbox. */
   async authenticate(sandboxId: string, presentedKey: string | undefined): Promise<string> {
     const credentials = presentedKey ? await this.sandboxes.credentials(sandboxId) : null;
     if (!credentials || !secretsEqual(presentedKey!, credentials.sessionKey)) throw unauthorized();
+    await this.usage.touch(sandboxId);
     return credentials.userId;
   }
 
@@ -57,6 +60,7 @@ export class WebhooksService {
     if (metrics) set.metrics = metrics;
     const llm = (info.agent as { llm?: { model?: string } } | undefined)?.llm;
     if (!(await this.store.saveReportedConversation(id, { userId, sandboxId }, set, llm?.model ?? null))) throw unauthorized();
+    if (set.execution_status) await this.usage.noteExecutionStatus(sandboxId, id, set.execution_status);
   }
 
   /** A batch of agent events: stored, and their execution status, title and metrics changes applied. */
@@ -89,6 +93,7 @@ export class WebhooksService {
     }
     if (Object.keys(set).length === 0) return;
     await this.store.updateConversation(userId, conversation._id, set);
+    if (set.execution_status) await this.usage.noteExecutionStatus(conversation.sandboxId, conversation._id, set.execution_status);
   }
 
   /** The user's current token for the provider named in a valid access token. */

@@ -98,6 +98,16 @@ export const LEGACY_ANSWERS: Record<string, Partial<Record<ErrorReason, LegacyAn
     invalid_provider_token: { body: errorKey },
     provider_unreachable: { body: errorKey },
   },
+  user: {
+    git_token_required: { body: bareString },
+    invalid_provider_token: { body: bareString },
+    provider_unsupported: { body: bareString },
+    provider_unreachable: { body: errorKey },
+    provider_refused: { body: errorKey },
+    provider_not_found: { body: errorKey },
+    provider_rate_limited: { body: errorKey },
+    provider_busy: { body: errorKey },
+  },
   conversations: {
     settings_not_found: { body: v0Status('CONFIGURATION$SETTINGS_NOT_FOUND') },
     llm_key_missing: { body: v0Status('STATUS$ERROR_LLM_AUTHENTICATION') },

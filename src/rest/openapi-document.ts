@@ -8,7 +8,8 @@ export function openApiDocument(): OpenAPIObject {
   cached ??= generateOpenApiDocument(appRouter, {
     title: 'Agent control plane',
     description:
-      'OpenHands-compatible REST API. Every operation requires the X-Session-API-Key header; ' +
+      'OpenHands-compatible REST API. Every operation requires the X-Session-API-Key header ' +
+      '(browsers: the acp_session cookie from POST /api/auth/session, except on the webhooks); ' +
       'the same operations are available as typed tRPC procedures at /trpc.',
     version: '0.1.0',
     baseUrl: '/',

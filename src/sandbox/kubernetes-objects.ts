@@ -2,7 +2,7 @@
 // Every object is named sandbox-<id>, carries the managed-by and sandbox-id labels (to find
 // them) and the owner in an annotation (user ids need not be valid label values).
 import type { V1Ingress, V1PersistentVolumeClaim, V1Pod, V1Secret, V1Service, V1Toleration } from '@kubernetes/client-node';
-import type { ExposedUrl, SandboxLaunch, SandboxSpec } from './runtime.js';
+import { corsEnv, type ExposedUrl, type SandboxLaunch, type SandboxSpec } from './runtime.js';
 import { AGENT_SERVER, exposedUrls, exposureEnv, VSCODE, vscodeEnabled, WORKERS, type SandboxPorts } from './sandbox-ports.js';
 
 export const MANAGED_BY = 'agent-control-plane';
@@ -172,10 +172,11 @@ export function buildPod(launch: SandboxLaunch, options: KubernetesSandboxOption
           ports: namedPorts(sandboxPorts(launch.spec)).map(({ name, port }) => ({ name, containerPort: port })),
           env: [
             ...Object.entries(launch.spec.initial_env).map(([name, value]) => ({ name, value })),
-            ...Object.entries(exposureEnv(sandboxPorts(launch.spec), launch.browserOrigins)).map(([name, value]) => ({ name, value })),
+            ...Object.entries(exposureEnv(sandboxPorts(launch.spec))).map(([name, value]) => ({ name, value })),
             fromSecret('OH_SESSION_API_KEYS_0'),
             fromSecret('OH_SECRET_KEY'),
             fromSecret('OH_WEBHOOKS_0_BASE_URL'),
+            ...Object.entries(corsEnv(launch.corsOrigins)).map(([name, value]) => ({ name, value })),
           ],
           readinessProbe: {
             httpGet: { path: '/alive', port: 'agent-server' as never },

@@ -1,6 +1,7 @@
 // Low-level control of a sandbox process for the process runtime: liveness, health and the
 // VS Code check over loopback, stopping its process group, and the tail of its log.
 import fs from 'node:fs';
+import { isProcessAlive as isAlive } from '../processes.js';
 
 const STOP_GRACE_MS = 5_000;
 
@@ -42,18 +43,6 @@ export async function stopProcessGroup(pid: number): Promise<void> {
   const deadline = Date.now() + STOP_GRACE_MS;
   while (isAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
   if (isAlive(pid)) signalGroup('SIGKILL');
-}
-
-export function isAlive(pid: number): boolean {
-  if (pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    // A zombie (exited, not yet reaped) still answers kill(0); check its state.
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return !/^\d+ \(.*\) Z/.test(stat);
-  } catch {
-    return false;
-  }
 }
 
 export function tail(file: string, bytes = 600): string {

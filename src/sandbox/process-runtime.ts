@@ -13,12 +13,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { freePorts } from '../processes.js';
+import { KeyedQueue } from '../keyed-queue.js';
+import { freePorts, isProcessAlive } from '../processes.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { installAgentServer } from './agent-server-setup.js';
-import { isAlive, isHealthy, stopProcessGroup, tail, vscodeRunning } from './process-control.js';
-import type { SandboxLaunch, SandboxRuntime, SandboxSpec, SandboxState } from './runtime.js';
+import { isHealthy, stopProcessGroup, tail, vscodeRunning } from './process-control.js';
+import { corsEnv, type SandboxLaunch, type SandboxRuntime, type SandboxSpec, type SandboxState } from './runtime.js';
 import { exposedUrls, exposureEnv, vscodeEnabled, WORKERS, type SandboxPorts } from './sandbox-ports.js';
 
 interface Handle {
@@ -52,12 +53,13 @@ export interface ProcessRuntimeOptions {
 }
 
 const HEALTH_INTERVAL_MS = 250;
+const SANDBOX_ID = /^[a-z0-9-]+$/;
 
 export class ProcessSandboxRuntime implements SandboxRuntime {
   readonly kind = 'process' as const;
   private readonly handles = new Map<string, Handle>();
   /** Per-sandbox operation queue: a resume racing a delete must not bring a process back. */
-  private readonly locks = new Map<string, Promise<unknown>>();
+  private readonly locks = new KeyedQueue();
   private agentServerPython: Promise<string> | undefined;
 
   constructor(private readonly options: ProcessRuntimeOptions) {
@@ -65,7 +67,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
   }
 
   sandboxDir(sandboxId: string): string {
-    if (!/^[a-z0-9-]+$/.test(sandboxId)) throw new Error(`invalid sandbox id ${sandboxId}`);
+    if (!SANDBOX_ID.test(sandboxId)) throw new Error(`invalid sandbox id ${sandboxId}`);
     return path.join(this.options.rootDir, sandboxId);
   }
 
@@ -73,20 +75,8 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
     return fill(spec.working_dir, { sandbox_dir: this.sandboxDir(sandboxId) });
   }
 
-  private serialised<T>(sandboxId: string, operation: () => Promise<T>): Promise<T> {
-    const previous = this.locks.get(sandboxId) ?? Promise.resolve();
-    const next = previous.catch(() => {}).then(operation);
-    this.locks.set(sandboxId, next);
-    void next
-      .finally(() => {
-        if (this.locks.get(sandboxId) === next) this.locks.delete(sandboxId);
-      })
-      .catch(() => {});
-    return next;
-  }
-
   start(launch: SandboxLaunch): Promise<void> {
-    return this.serialised(launch.sandboxId, () => this.startNow(launch));
+    return this.locks.run(launch.sandboxId, () => this.startNow(launch));
   }
 
   private async startNow(launch: SandboxLaunch): Promise<void> {
@@ -101,7 +91,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
   }
 
   resume(launch: SandboxLaunch): Promise<void> {
-    return this.serialised(launch.sandboxId, () => this.resumeNow(launch));
+    return this.locks.run(launch.sandboxId, () => this.resumeNow(launch));
   }
 
   private async resumeNow(launch: SandboxLaunch): Promise<void> {
@@ -114,7 +104,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
   }
 
   async state(sandboxId: string, desired: 'running' | 'paused'): Promise<SandboxState> {
-    const handle = this.handles.get(sandboxId) ?? (await this.adopt(sandboxId));
+    const handle = this.currentHandle(sandboxId) ?? (await this.adopt(sandboxId));
     if (!handle) {
       const exists = fs.existsSync(this.sandboxDir(sandboxId));
       if (!exists) return { status: 'MISSING', exposedUrls: null, reason: 'The sandbox directory no longer exists' };
@@ -130,11 +120,11 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
   }
 
   pause(sandboxId: string): Promise<void> {
-    return this.serialised(sandboxId, () => this.pauseNow(sandboxId));
+    return this.locks.run(sandboxId, () => this.pauseNow(sandboxId));
   }
 
   remove(sandboxId: string): Promise<void> {
-    return this.serialised(sandboxId, () => this.removeNow(sandboxId));
+    return this.locks.run(sandboxId, () => this.removeNow(sandboxId));
   }
 
   private async pauseNow(sandboxId: string): Promise<void> {
@@ -150,6 +140,11 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
   private async removeNow(sandboxId: string): Promise<void> {
     await this.pauseNow(sandboxId);
     fs.rmSync(this.sandboxDir(sandboxId), { recursive: true, force: true });
+  }
+
+  async list(): Promise<string[]> {
+    const entries = await fs.promises.readdir(this.options.rootDir, { withFileTypes: true });
+    return entries.filter((e) => e.isDirectory() && SANDBOX_ID.test(e.name)).map((e) => e.name);
   }
 
   async close(): Promise<void> {
@@ -185,8 +180,9 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
       OH_SESSION_API_KEYS_0: launch.sessionApiKey,
       OH_SECRET_KEY: launch.sessionApiKey,
       OH_WEBHOOKS_0_BASE_URL: launch.webhookBaseUrl,
+      ...corsEnv(launch.corsOrigins),
       SANDBOX_PORT: String(port),
-      ...exposureEnv(ports, launch.browserOrigins),
+      ...exposureEnv(ports),
     };
     const logFile = fs.openSync(path.join(dir, 'sandbox.log'), 'a', 0o600);
     let child: ChildProcess;
@@ -252,6 +248,20 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
     handle.healthTimer = setTimeout(check, 0);
   }
 
+  /**
+   * The cached handle, unless it is stale: another instance sharing DATA_DIR (a replica) paused
+   * or removed the sandbox (runtime.json is gone), or an adopted process has died.
+   */
+  private currentHandle(sandboxId: string): Handle | undefined {
+    const handle = this.handles.get(sandboxId);
+    if (!handle) return undefined;
+    const paused = !fs.existsSync(path.join(this.sandboxDir(sandboxId), 'runtime.json'));
+    if (!paused && (handle.child || isProcessAlive(handle.pid))) return handle;
+    clearTimeout(handle.healthTimer);
+    this.handles.delete(sandboxId);
+    return undefined;
+  }
+
   /** Finds a sandbox process started by an earlier service instance. */
   private async adopt(sandboxId: string): Promise<Handle | undefined> {
     let record: RuntimeRecord;
@@ -260,7 +270,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
     } catch {
       return undefined;
     }
-    if (!isAlive(record.pid)) return undefined;
+    if (!isProcessAlive(record.pid)) return undefined;
     const healthy = await isHealthy(record.port);
     // A live process that is not healthy yet is still ours: adopt it as STARTING and keep
     // checking it (its start-up deadline restarts from now), so it can be stopped and removed.

@@ -2,7 +2,7 @@
 // (when the spec leaves it enabled) and two worker ports for web apps the agent runs. The
 // agent server learns them from its environment, as the reference's Docker sandboxes do:
 // one variable per exposed name holding the port (WORKER_1, WORKER_2, VSCODE), plus the
-// agent server's own OH_VSCODE_PORT, and the browser origins it must allow.
+// agent server's own OH_VSCODE_PORT.
 import type { SandboxSpec } from './runtime.js';
 
 export const AGENT_SERVER = 'AGENT_SERVER';
@@ -22,8 +22,8 @@ export function vscodeEnabled(spec: SandboxSpec): boolean {
   return !(value === 'false' || value === '0' || value === 'no');
 }
 
-/** Environment naming the extra ports and the browser origins (OH_ALLOW_CORS_ORIGINS_n). */
-export function exposureEnv(ports: SandboxPorts, browserOrigins: readonly string[]): Record<string, string> {
+/** Environment naming the extra ports. */
+export function exposureEnv(ports: SandboxPorts): Record<string, string> {
   const env: Record<string, string> = {};
   WORKERS.forEach((name, i) => {
     if (ports.workers[i] !== undefined) env[name] = String(ports.workers[i]);
@@ -32,9 +32,6 @@ export function exposureEnv(ports: SandboxPorts, browserOrigins: readonly string
     env[VSCODE] = String(ports.vscode);
     env.OH_VSCODE_PORT = String(ports.vscode);
   }
-  // An agent server with an origin list allows only those (localhost stops being implicit),
-  // which is also how this service treats PERMITTED_CORS_ORIGINS.
-  browserOrigins.forEach((origin, i) => (env[`OH_ALLOW_CORS_ORIGINS_${i}`] = origin));
   return env;
 }
 

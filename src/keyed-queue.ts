@@ -1,7 +1,8 @@
-// Runs operations on the same key one after another (in this process), others in parallel.
-// The embedded FerretDB applies an update by reading the document and writing it back whole,
-// so two updates of one document at once can lose one of them (and a conditional update or
-// $inc is not atomic either); MongoDB needs none of this.
+// Runs operations on the same key one after another (in this process), others in parallel:
+// a sandbox's runtime operations (a resume racing a delete must not bring a process back), and
+// writes to one stored document (the embedded FerretDB applies an update by reading the
+// document and writing it back whole, so two at once can lose one, and neither a conditional
+// update nor $inc is atomic there; MongoDB needs none of this for documents).
 export class KeyedQueue {
   private readonly tails = new Map<string, Promise<unknown>>();
 
