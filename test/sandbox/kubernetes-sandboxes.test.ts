@@ -56,7 +56,6 @@ beforeAll(async () => {
     SANDBOX_DOMAIN: 'sandboxes.example.com',
     SANDBOX_MAX_RUNNING_PER_USER: '3',
     SANDBOX_STARTUP_TIMEOUT_MS: '4000',
-    PERMITTED_CORS_ORIGINS: 'https://app.example.com',
   };
   app = await startTestApp('k8s', env);
   key = await app.keyFor('kate');
@@ -99,13 +98,11 @@ describe('Kubernetes runtime', () => {
     expect(container.args).toEqual(['--port', '8000']);
     expect(container.env).toEqual([
       { name: 'LOG_JSON', value: 'true' },
-      // The worker and VS Code ports, named as the reference's Docker sandboxes name them,
-      // and the UI origin the agent server must allow.
+      // The worker and VS Code ports, named as the reference's Docker sandboxes name them.
       { name: 'WORKER_1', value: '8011' },
       { name: 'WORKER_2', value: '8012' },
       { name: 'VSCODE', value: '8001' },
       { name: 'OH_VSCODE_PORT', value: '8001' },
-      { name: 'OH_ALLOW_CORS_ORIGINS_0', value: 'https://app.example.com' },
       { name: 'OH_SESSION_API_KEYS_0', valueFrom: { secretKeyRef: { name, key: 'OH_SESSION_API_KEYS_0' } } },
       { name: 'OH_SECRET_KEY', valueFrom: { secretKeyRef: { name, key: 'OH_SECRET_KEY' } } },
       { name: 'OH_WEBHOOKS_0_BASE_URL', valueFrom: { secretKeyRef: { name, key: 'OH_WEBHOOKS_0_BASE_URL' } } },
