@@ -1,19 +1,20 @@
 // createApp(deps): the express application, without listening (tests start it on port 0).
 //
 // Order matters:
-//   request log/metrics → CORS → health and metrics (open) → /trpc (tRPC parses its own body)
+//   request log/metrics → CORS → health and metrics (open, unlimited) → /trpc (src/trpc-edge.ts)
 //   → the REST edge (src/rest/) → JSON 404 → error handler.
 import crypto from 'node:crypto';
-import { createExpressMiddleware } from '@trpc/server/adapters/express';
 import express, { type Request, type RequestHandler } from 'express';
-import { appRouter } from '../routers/index.js';
-import { createContextFactory, type Deps } from './context.js';
+import type { Deps } from './context.js';
 import { errorHandler, notFound, restApi } from './rest/index.js';
+import { trpcApi } from './trpc-edge.js';
 
 export function createApp(deps: Deps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  // Which proxies may name the client address (X-Forwarded-For) for the per-IP rate limit.
+  app.set('trust proxy', deps.config.http.trustProxy);
 
   app.use(requestLog(deps));
   app.use(cors(deps.config.http.corsOrigins));
@@ -32,14 +33,7 @@ export function createApp(deps: Deps): express.Express {
     res.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
   });
 
-  app.use(
-    '/trpc',
-    createExpressMiddleware({
-      router: appRouter,
-      createContext: createContextFactory(deps, 'trpc'),
-      maxBodySize: parseSize(deps.config.http.maxBodySize),
-    }),
-  );
+  app.use('/trpc', trpcApi(deps));
 
   app.use(restApi(deps));
   app.use(notFound);
@@ -86,11 +80,4 @@ function cors(permitted: string[]): RequestHandler {
     }
     next();
   };
-}
-
-function parseSize(size: string): number {
-  const match = /^(\d+)(b|kb|mb)?$/i.exec(size);
-  const n = Number(match?.[1] ?? 1_000_000);
-  const unit = (match?.[2] ?? 'b').toLowerCase();
-  return n * (unit === 'mb' ? 1024 * 1024 : unit === 'kb' ? 1024 : 1);
 }

@@ -3,8 +3,10 @@
 import type { IncomingMessage } from 'node:http';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
+import { toTRPCError } from './errors.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
+import type { RateLimits } from './rate-limit.js';
 import type { SandboxRuntime } from './sandbox/runtime.js';
 import type { Services } from './domain.js';
 
@@ -15,6 +17,7 @@ export interface Deps {
   services: Services;
   metrics: Metrics;
   runtime: SandboxRuntime;
+  limits: RateLimits;
 }
 
 export interface User {
@@ -63,7 +66,8 @@ export const SESSION_HEADER = 'x-session-api-key';
 export function createContextFactory(deps: Deps, transport: Transport, adaptInput?: InputAdapter) {
   return async ({ req }: { req: IncomingMessage }): Promise<Context> => {
     const key = headerValue(req, SESSION_HEADER);
-    const user = key ? await deps.services.apiKeys.authenticate(key) : null;
+    // A failed lookup (the database is down) must reach clients as its own code, not a 500.
+    const user = key ? await deps.services.apiKeys.authenticate(key).catch((error: unknown) => Promise.reject(toTRPCError(error))) : null;
     const log = (req as { log?: Logger }).log ?? deps.log;
     const inner = createContextInner(deps, user, transport, { sessionKey: key, accessToken: headerValue(req, 'x-access-token') });
     return { ...inner, log, adaptInput };

@@ -32,7 +32,10 @@ export type ErrorReason =
   | 'start_task_not_found'
   | 'sandbox_not_found'
   | 'sandbox_spec_not_found'
-  | 'sandbox_workspace_gone';
+  | 'sandbox_workspace_gone'
+  | 'database_unavailable'
+  | 'rate_limited'
+  | 'json_too_deep';
 
 export interface AppErrorOptions {
   reason?: ErrorReason;

@@ -1,6 +1,7 @@
 // Base procedures. Every procedure converts domain errors (AppError) to tRPC errors in one
 // place, logs and times itself; authedProcedure also narrows ctx.user to non-null.
 import { TRPCError } from '@trpc/server';
+import { databaseUnavailable, isDatabaseUnavailable } from './db/unavailable.js';
 import { appErrorOf, InputIssuesError, toTRPCError } from './errors.js';
 import { middleware, publicProcedure as basePublic } from './trpc.js';
 
@@ -8,27 +9,47 @@ const observed = middleware(async ({ ctx, path, type, next }) => {
   const started = performance.now();
   const result = await next();
   const durationMs = performance.now() - started;
-  let outcome = 'ok';
+  const done = (outcome: string) => {
+    ctx.deps.metrics.procedureDuration.observe({ procedure: path, outcome }, durationMs / 1000);
+    ctx.log.debug({ path, type, transport: ctx.transport, durationMs, outcome }, 'procedure');
+  };
   if (!result.ok) {
-    const appError = appErrorOf(result.error);
-    const error = appError
-      ? toTRPCError(appError)
-      : result.error.code === 'INTERNAL_SERVER_ERROR'
-        ? // Never show an unexpected failure's own message (it may name internals) to clients.
-          new TRPCError({ code: 'INTERNAL_SERVER_ERROR', message: 'Internal Server Error', cause: result.error.cause ?? result.error })
-        : result.error;
-    outcome = error.code;
+    const error = clientError(result.error);
     if (error.code === 'INTERNAL_SERVER_ERROR') {
       ctx.log.error({ err: result.error.cause ?? result.error, path, transport: ctx.transport }, 'procedure failed');
     }
-    ctx.deps.metrics.procedureDuration.observe({ procedure: path, outcome }, durationMs / 1000);
-    ctx.log.debug({ path, type, transport: ctx.transport, durationMs, outcome }, 'procedure');
+    done(error.code);
     throw error;
   }
-  ctx.deps.metrics.procedureDuration.observe({ procedure: path, outcome }, durationMs / 1000);
-  ctx.log.debug({ path, type, transport: ctx.transport, durationMs, outcome }, 'procedure');
+  done('ok');
+  // A subscription fails while it streams, after this middleware returned: map those errors too.
+  if (type === 'subscription' && isAsyncIterable(result.data)) {
+    return { ...result, data: mappedErrors(result.data, (error) => ctx.log.error({ err: error, path }, 'subscription failed')) };
+  }
   return result;
 });
+
+/** What a client may see of a failure: domain errors by their code, anything unexpected as a bare 500. */
+function clientError(error: TRPCError): TRPCError {
+  const appError = appErrorOf(error) ?? (isDatabaseUnavailable(error.cause) ? databaseUnavailable(error.cause) : undefined);
+  if (appError) return toTRPCError(appError);
+  if (error.code !== 'INTERNAL_SERVER_ERROR') return error;
+  // Never show an unexpected failure's own message (it may name internals) to clients.
+  return new TRPCError({ code: 'INTERNAL_SERVER_ERROR', message: 'Internal Server Error', cause: error.cause ?? error });
+}
+
+async function* mappedErrors<T>(source: AsyncIterable<T>, logUnexpected: (error: unknown) => void): AsyncGenerator<T> {
+  try {
+    yield* source;
+  } catch (cause) {
+    const error = clientError(cause instanceof TRPCError ? cause : toTRPCError(cause));
+    if (error.code === 'INTERNAL_SERVER_ERROR') logUnexpected(cause);
+    throw error;
+  }
+}
+
+const isAsyncIterable = (value: unknown): value is AsyncIterable<unknown> =>
+  typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
 
 /**
  * MongoDB-wire servers may refuse strings with NUL characters (FerretDB does); reject them
@@ -66,9 +87,15 @@ const transportInput = middleware(async ({ ctx, meta, getRawInput, next }) => {
 
 export const publicProcedure = basePublic.use(observed).use(transportInput);
 
+/**
+ * A user key is required. Each call counts against the user's rate limit, whichever
+ * transport and whichever way the user authenticated, so switching transports or batching
+ * calls does not get around it (the per-IP limit is checked earlier, at each transport's edge).
+ */
 export const authedProcedure = publicProcedure
   .use(({ ctx, next }) => {
     if (!ctx.user) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'Unauthorized' });
+    if (ctx.transport !== 'internal') ctx.deps.limits.user(ctx.user.id);
     return next({ ctx: { ...ctx, user: ctx.user } });
   })
   .use(rejectNulStrings);

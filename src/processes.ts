@@ -41,3 +41,15 @@ function findPackageRoot(start: string): string {
   }
   return dir;
 }
+
+/** True while the process exists and is not a zombie (exited, not yet reaped). */
+export function isAlive(pid: number): boolean {
+  if (pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !/^\d+ \(.*\) Z/.test(stat);
+  } catch {
+    return false;
+  }
+}

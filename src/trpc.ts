@@ -7,7 +7,7 @@
 import { initTRPC } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { Context } from './context.js';
-import { inputIssuesOf } from './errors.js';
+import { appErrorOf, inputIssuesOf } from './errors.js';
 import { transformer } from './transformer.js';
 
 export interface FieldError {
@@ -33,7 +33,9 @@ const t = initTRPC
       const fieldErrors: FieldError[] | null = issues
         ? issues.map((i) => ({ path: (i.path ?? []) as (string | number)[], message: i.message, code: i.code ?? 'custom' }))
         : null;
-      return { ...shape, data: { ...data, fieldErrors } };
+      // When a retry may succeed (rate limits, outages, full capacity): seconds to wait.
+      const retryAfterSeconds = appErrorOf(error)?.retryAfterSeconds ?? null;
+      return { ...shape, data: { ...data, fieldErrors, retryAfterSeconds } };
     },
   });
 

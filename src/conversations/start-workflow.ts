@@ -63,6 +63,9 @@ export class StartWorkflow {
       await this.execute(task, step, log);
     } catch (error) {
       if (error instanceof LeaseLost) throw error;
+      // An outage is no verdict on the task: its lease lapses and the task is redone from the
+      // top (its steps are idempotent) once the database is back.
+      if (error instanceof AppError && error.reason === 'database_unavailable') throw new LeaseLost('database unavailable');
       const detail = error instanceof AppError ? error.message : 'Unexpected error while starting the conversation';
       if (!(error instanceof AppError)) log.error({ err: error }, 'start task failed');
       else log.info({ detail }, 'start task failed');

@@ -11,7 +11,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { freePort } from '../processes.js';
+import { freePort, isAlive } from '../processes.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { installAgentServer } from './agent-server-setup.js';
@@ -272,18 +272,6 @@ async function stopHandle(handle: Handle): Promise<void> {
   const deadline = Date.now() + STOP_GRACE_MS;
   while (isAlive(handle.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
   if (isAlive(handle.pid)) signalGroup('SIGKILL');
-}
-
-function isAlive(pid: number): boolean {
-  if (pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    // A zombie (exited, not yet reaped) still answers kill(0); check its state.
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return !/^\d+ \(.*\) Z/.test(stat);
-  } catch {
-    return false;
-  }
 }
 
 function fill(template: string, values: Record<string, string>): string {
