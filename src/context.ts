@@ -63,14 +63,14 @@ export function createContextInner(
 
 export const SESSION_HEADER = 'x-session-api-key';
 
-export function createContextFactory(deps: Deps, transport: Transport, adaptInput?: InputAdapter) {
+export function createContextFactory(deps: Deps, transport: Transport) {
   return async ({ req }: { req: IncomingMessage }): Promise<Context> => {
     const key = headerValue(req, SESSION_HEADER);
     // A failed lookup (the database is down) must reach clients as its own code, not a 500.
     const user = key ? await deps.services.apiKeys.authenticate(key).catch((error: unknown) => Promise.reject(toTRPCError(error))) : null;
     const log = (req as { log?: Logger }).log ?? deps.log;
     const inner = createContextInner(deps, user, transport, { sessionKey: key, accessToken: headerValue(req, 'x-access-token') });
-    return { ...inner, log, adaptInput };
+    return { ...inner, log };
   };
 }
 

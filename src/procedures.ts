@@ -1,6 +1,7 @@
 // Base procedures. Every procedure converts domain errors (AppError) to tRPC errors in one
 // place, logs and times itself; authedProcedure also narrows ctx.user to non-null.
 import { TRPCError } from '@trpc/server';
+import { unsafeInputIssue } from '../contract/common.schema.js';
 import { databaseUnavailable, isDatabaseUnavailable } from './db/unavailable.js';
 import { appErrorOf, InputIssuesError, toTRPCError } from './errors.js';
 import { middleware, publicProcedure as basePublic } from './trpc.js';
@@ -52,30 +53,21 @@ const isAsyncIterable = (value: unknown): value is AsyncIterable<unknown> =>
   typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
 
 /**
- * MongoDB-wire servers may refuse strings with NUL characters (FerretDB does); reject them
- * as a validation error with the field's path rather than failing inside the database.
+ * Anywhere in the input: strings or keys with NUL characters (MongoDB-wire servers such as
+ * FerretDB refuse them) and reserved keys such as "__proto__" (validation would drop them
+ * silently) are a validation error with the field's path, not a failure inside the database.
  */
-const rejectNulStrings = middleware(async ({ getRawInput, next }) => {
-  const path = findNulString(await getRawInput());
-  if (path) {
+const rejectUnsafeInput = middleware(async ({ getRawInput, next }) => {
+  const issue = unsafeInputIssue(await getRawInput());
+  if (issue) {
     throw new TRPCError({
       code: 'BAD_REQUEST',
       message: 'Input validation failed',
-      cause: new InputIssuesError([{ code: 'custom', path, message: 'String should not contain NUL characters' }]),
+      cause: new InputIssuesError([{ code: 'custom', path: issue.path, message: issue.message }]),
     });
   }
   return next();
 });
-
-function findNulString(value: unknown, path: (string | number)[] = [], depth = 0): (string | number)[] | null {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
-  if (depth > 32 || typeof value !== 'object' || value === null) return null;
-  for (const [key, child] of Object.entries(value)) {
-    const found = findNulString(child, [...path, Array.isArray(value) ? Number(key) : key], depth + 1);
-    if (found) return found;
-  }
-  return null;
-}
 
 /** The transport's own fix-up of the raw input, if it has one (REST decodes path parameters). */
 const transportInput = middleware(async ({ ctx, meta, getRawInput, next }) => {
@@ -98,7 +90,7 @@ export const authedProcedure = publicProcedure
     if (ctx.transport !== 'internal') ctx.deps.limits.user(ctx.user.id);
     return next({ ctx: { ...ctx, user: ctx.user } });
   })
-  .use(rejectNulStrings);
+  .use(rejectUnsafeInput);
 
 /**
  * For agent-server webhooks: the X-Session-API-Key must be the session key of the sandbox

@@ -14,7 +14,8 @@ import { getErrorShape, getHTTPStatusCodeFromError, transformTRPCResponse } from
 import type { Request, RequestHandler } from 'express';
 import { appRouter, PROCEDURES } from '../routers/index.js';
 import { createContextFactory, type Deps } from './context.js';
-import { AppError, appErrorOf, toTRPCError } from './errors.js';
+import { unsafeInputIssue } from '../contract/common.schema.js';
+import { AppError, appErrorOf, InputIssuesError, toTRPCError } from './errors.js';
 import { jsonNestsDeeperThan } from './json-depth.js';
 
 export function trpcApi(deps: Deps): RequestHandler {
@@ -49,12 +50,12 @@ async function edgeChecks(
 
   const maxDepth = deps.config.http.maxJsonDepth;
   const input = new URL(req.originalUrl, 'http://localhost').searchParams.get('input');
-  if (input && jsonNestsDeeperThan(input, maxDepth)) throw tooDeep(maxDepth);
+  if (input) checkInputText(input, maxDepth);
   if (req.method === 'POST') {
-    const body = await readBody(req, maxBodySize);
-    if (jsonNestsDeeperThan(body, maxDepth)) throw tooDeep(maxDepth);
+    const text = (await readBody(req, maxBodySize)).toString('utf8');
+    checkInputText(text, maxDepth);
     // tRPC takes a string body as the request's text instead of reading the stream again.
-    (req as Request & { body: string }).body = body.toString('utf8');
+    (req as Request & { body: string }).body = text;
   }
 
   if (paths.length === 1 && PROCEDURES.get(safeDecode(paths[0]!))?.type === 'subscription') {
@@ -69,6 +70,26 @@ function safeDecode(text: string): string {
   } catch {
     return text; // tRPC answers NOT_FOUND for it
   }
+}
+
+/**
+ * Depth, and "__proto__" keys: superjson drops those while deserialising, before the
+ * procedures' own check (src/procedures.ts) could refuse them.
+ */
+function checkInputText(text: string, maxDepth: number): void {
+  if (jsonNestsDeeperThan(text, maxDepth)) throw tooDeep(maxDepth);
+  if (!text.includes('__proto__')) return;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return; // tRPC answers the parse error itself
+  }
+  const issue = unsafeInputIssue(parsed);
+  if (!issue) return;
+  // The path inside the envelope ({"json": …} or {"0": {"json": …}}) → the path inside the input.
+  const path = issue.path.slice(issue.path.indexOf('json') + 1);
+  throw new TRPCError({ code: 'BAD_REQUEST', message: 'Input validation failed', cause: new InputIssuesError([{ code: 'custom', path, message: issue.message }]) });
 }
 
 const tooDeep = (max: number) =>

@@ -1,7 +1,7 @@
 // Webhooks from agent servers (API.md B.11): authenticated with the sandbox's own session
 // key, they keep a conversation's status, title and metrics current without wiping other
 // fields; and the secrets lookup serves GIT_TOKEN to a holder of a signed access token.
-import type { ProviderType } from '../../contract/common.schema.js';
+import { storageIssues, type ProviderType } from '../../contract/common.schema.js';
 import type { AccessTokens } from '../access-token.js';
 import { secretsEqual } from '../crypto.js';
 import { AppError } from '../errors.js';
@@ -97,11 +97,13 @@ function normaliseId(id: unknown): string | null {
   return typeof id === 'string' && id ? id.replace(/-/g, '').toLowerCase() : null;
 }
 
-/** MetricsSnapshot (B.7.1) from the agent's stats, when present. */
+/**
+ * MetricsSnapshot (B.7.1) from the agent's stats, when present. Stored as sent, so a snapshot
+ * the database cannot hold (e.g. "$" keys, nested arrays) is left out.
+ */
 function metricsOf(source: Record<string, unknown>): Record<string, unknown> | null {
   const metrics = source.metrics;
-  if (metrics && typeof metrics === 'object') return metrics as Record<string, unknown>;
   const usage = (source.stats as { usage_to_metrics?: Record<string, Record<string, unknown>> } | undefined)?.usage_to_metrics;
-  const agent = usage?.agent;
-  return agent ? agent : null;
+  const found = metrics && typeof metrics === 'object' && !Array.isArray(metrics) ? (metrics as Record<string, unknown>) : usage?.agent;
+  return found && storageIssues(found, 1).length === 0 ? found : null;
 }

@@ -39,11 +39,15 @@ export function defaultJsonContentType(req: Request, _res: Response, next: NextF
 
 /** A body in any other media type (including look-alikes such as application/jsonx) is refused. */
 export function requireJsonContentType(req: Request, res: Response, next: NextFunction): void {
-  if (BODY_METHODS.has(req.method) && req.is(JSON_TYPES) === false) {
+  if (!BODY_METHODS.has(req.method)) return next();
+  const matched = req.is(JSON_TYPES);
+  if (matched === false) {
     const type = String(req.headers['content-type']).split(';')[0]!.trim().slice(0, 100);
     writeRestError(res, { status: 415, body: { detail: `Unsupported content-type "${type}": send application/json` } });
     return;
   }
+  // The adapter reads only application/json; a +json type (FastAPI reads those too) is JSON here.
+  if (matched && matched !== 'application/json') req.headers['content-type'] = 'application/json';
   next();
 }
 
