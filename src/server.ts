@@ -29,7 +29,15 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     const runtime = createSandboxRuntime(config, log);
     let listeningUrl = '';
     const services = createServices({ db: opened.db, box, config, runtime, webUrl: () => config.webUrl ?? listeningUrl, log });
-    const deps: Deps = { config, log, db: opened.db, services, metrics: createMetrics(), runtime, limits: createRateLimits(config.rateLimits) };
+    const deps: Deps = {
+      config,
+      log,
+      db: opened.db,
+      services,
+      metrics: createMetrics(),
+      runtime,
+      limits: createRateLimits(config.rateLimits),
+    };
     const bootstrapKey = await ensureBootstrapKey(config, services);
     const server = http.createServer(createApp(deps));
     server.keepAliveTimeout = 65_000; // above common load-balancer idle timeouts

@@ -89,7 +89,11 @@ function checkInputText(text: string, maxDepth: number): void {
   if (!issue) return;
   // The path inside the envelope ({"json": …} or {"0": {"json": …}}) → the path inside the input.
   const path = issue.path.slice(issue.path.indexOf('json') + 1);
-  throw new TRPCError({ code: 'BAD_REQUEST', message: 'Input validation failed', cause: new InputIssuesError([{ code: 'custom', path, message: issue.message }]) });
+  throw new TRPCError({
+    code: 'BAD_REQUEST',
+    message: 'Input validation failed',
+    cause: new InputIssuesError([{ code: 'custom', path, message: issue.message }]),
+  });
 }
 
 const tooDeep = (max: number) =>

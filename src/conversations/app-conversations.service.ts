@@ -43,7 +43,10 @@ export class AppConversationsService {
     if (request.parent_conversation_id) {
       // Sub-conversation: inherit what the request leaves out from the parent (reference).
       const parent = await this.store.conversation(userId, request.parent_conversation_id);
-      if (!parent) throw new AppError('NOT_FOUND', `Parent conversation not found: ${request.parent_conversation_id}`);
+      if (!parent) {
+        const message = `Parent conversation not found: ${request.parent_conversation_id}`;
+        throw new AppError('NOT_FOUND', message, { reason: 'parent_conversation_not_found' });
+      }
       request.sandbox_id ??= parent.sandboxId;
       request.selected_repository ??= parent.selected_repository;
       request.selected_branch ??= parent.selected_branch;

@@ -23,6 +23,7 @@ import * as scripts from './workspace-scripts.js';
 export const CONCURRENT_STARTS = 4;
 const SANDBOX_POLL_MS = 500;
 const SETUP_SCRIPT_TIMEOUT_S = 600;
+const CAPACITY_RETRY_MS = 1_000;
 
 export interface StartWorkflowDeps {
   store: ConversationStore;
@@ -84,11 +85,13 @@ export class StartWorkflow {
     // 1. Sandbox: reuse the one recorded by an earlier attempt or given in the request.
     await step('WAITING_FOR_SANDBOX');
     let sandboxId = task.sandbox_id ?? request.sandbox_id ?? null;
+    const deadline = task.createdAt.getTime() + this.deps.config.conversations.deadlineMs;
     if (!sandboxId) {
-      sandboxId = (await this.deps.sandboxes.start(task.userId)).id;
+      sandboxId = (await whenCapacity(() => this.deps.sandboxes.start(task.userId), deadline)).id;
     } else {
-      await this.deps.sandboxes.resume(task.userId, sandboxId).catch((error: unknown) => {
-        if (error instanceof AppError && error.code === 'NOT_FOUND') throw new AppError('NOT_FOUND', `Sandbox not found: ${sandboxId}`);
+      const existing = sandboxId;
+      await whenCapacity(() => this.deps.sandboxes.resume(task.userId, existing), deadline).catch((error: unknown) => {
+        if (error instanceof AppError && error.code === 'NOT_FOUND') throw new AppError('NOT_FOUND', `Sandbox not found: ${existing}`);
         throw error;
       });
     }
@@ -142,7 +145,11 @@ export class StartWorkflow {
       return workingDir;
     }
     const repository = request.selected_repository;
-    const access = await this.deps.gitProviders.repositoryAccess(task.userId, repository, request.git_provider ?? null);
+    const deadline = task.createdAt.getTime() + this.deps.config.conversations.deadlineMs;
+    const access = await whenCapacity(
+      () => this.deps.gitProviders.repositoryAccess(task.userId, repository, request.git_provider ?? null),
+      deadline,
+    );
     if (!access) {
       throw new AppError('UNAUTHORIZED', `Git provider authentication issue when getting remote URL: cannot access ${repository}`, {
         reason: 'repository_access_denied',
@@ -183,6 +190,19 @@ export class StartWorkflow {
         ? { url: `${this.deps.webUrl()}/api/v1/webhooks/secrets`, accessToken: this.deps.accessTokens.sign(task.userId, provider) }
         : null,
     });
+  }
+}
+
+/** A start waits for capacity (sandbox starts, provider checks) where a request would get a 503. */
+async function whenCapacity<T>(operation: () => Promise<T>, deadline: number): Promise<T> {
+  for (;;) {
+    try {
+      return await operation();
+    } catch (error) {
+      const busy = error instanceof AppError && (error.reason === 'sandbox_starts_busy' || error.reason === 'provider_checks_busy');
+      if (!busy || Date.now() > deadline) throw error;
+      await new Promise((r) => setTimeout(r, CAPACITY_RETRY_MS));
+    }
   }
 }
 

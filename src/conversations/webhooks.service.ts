@@ -42,7 +42,7 @@ export class WebhooksService {
   /** userId: the sandbox's owner, as authenticated by sandboxProcedure. */
   async conversation(sandboxId: string, userId: string, info: Record<string, unknown>): Promise<void> {
     const id = normaliseId(info.id);
-    if (!id) throw new AppError('BAD_REQUEST', 'Conversation info without an id');
+    if (!id) throw new AppError('BAD_REQUEST', 'Conversation info without an id', { reason: 'webhook_conversation_id_missing' });
     const existing = await this.store.conversationById(id);
     if (existing && existing.userId !== userId) throw unauthorized();
     const set: ReportedFields = {};
@@ -88,7 +88,7 @@ export class WebhooksService {
     const claims = accessToken ? this.accessTokens.verify(accessToken) : null;
     if (!claims) throw unauthorized();
     const token = (await this.gitProviders.resolve(claims.sub))[claims.provider as ProviderType]?.token;
-    if (!token) throw new AppError('NOT_FOUND', 'No such provider');
+    if (!token) throw new AppError('NOT_FOUND', 'No such provider', { reason: 'provider_token_not_found' });
     return token;
   }
 }

@@ -35,7 +35,16 @@ const UNAVAILABLE_NAMES = new Set([
 ]);
 
 // A socket error the driver passed on as is (e.g. EPIPE writing to a server that just died).
-const SOCKET_ERROR_CODES = new Set(['EPIPE', 'ECONNRESET', 'ECONNREFUSED', 'ECONNABORTED', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTCONN']);
+const SOCKET_ERROR_CODES = new Set([
+  'EPIPE',
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTCONN',
+]);
 
 // Server-side time limit hit, or the server shutting down / restarting under the operation.
 const UNAVAILABLE_CODES = new Set([50, 91, 11600, 11602, 189]);

@@ -16,7 +16,10 @@ export function errorHandler(deps: Deps): ErrorRequestHandler {
       return;
     }
     if (err.type === 'entity.too.deep') {
-      writeRestError(res, { status: 422, body: { detail: [{ type: 'json_invalid', loc: ['body'], msg: err.message ?? 'JSON nested too deeply' }] } });
+      writeRestError(res, {
+        status: 422,
+        body: { detail: [{ type: 'json_invalid', loc: ['body'], msg: err.message ?? 'JSON nested too deeply' }] },
+      });
       return;
     }
     if (err.type === 'entity.parse.failed') {

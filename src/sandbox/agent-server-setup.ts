@@ -39,7 +39,7 @@ export function installAgentServer(options: AgentServerSetupOptions): Promise<st
         ? 'The local sandbox runtime needs Python >= 3.12 to run the OpenHands agent server, and none was found ' +
           '(looked for python3.13/python3.12 on PATH and ~/.pyenv/versions/3.12+). Install one or set AGENT_SERVER_PYTHON.'
         : `Installing the OpenHands agent server failed (exit ${code}): ${stderr.trim().split('\n').slice(-3).join(' ')}`;
-      reject(new AppError('SERVICE_UNAVAILABLE', message));
+      reject(new AppError('SERVICE_UNAVAILABLE', message, { reason: 'sandbox_runtime_unavailable' }));
     });
   });
 }

@@ -157,7 +157,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
       ...(needsPython ? { agent_server_python: await this.ensureAgentServer() } : {}),
     };
     const [command, ...args] = (launch.spec.command ?? []).map((part) => fill(part, values));
-    if (!command) throw new AppError('BAD_REQUEST', `Sandbox spec ${launch.spec.id} has no command for the process runtime`);
+    if (!command) throw unavailable(`Sandbox spec ${launch.spec.id} has no command for the process runtime`);
     const workingDir = fill(launch.spec.working_dir, values);
     fs.mkdirSync(workingDir, { recursive: true });
 
@@ -185,7 +185,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
       child.once('error', (error) => resolve(error));
     });
     if (spawnError) {
-      throw new AppError('BAD_REQUEST', `Cannot run the sandbox command "${command}": ${spawnError.message}`);
+      throw unavailable(`Cannot run the sandbox command "${command}": ${spawnError.message}`);
     }
     this.handles.set(launch.sandboxId, handle);
     fs.writeFileSync(path.join(dir, 'runtime.json'), JSON.stringify({ pid: handle.pid, port } satisfies RuntimeRecord));
@@ -273,6 +273,9 @@ async function stopHandle(handle: Handle): Promise<void> {
   while (isAlive(handle.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
   if (isAlive(handle.pid)) signalGroup('SIGKILL');
 }
+
+/** The runtime cannot run a sandbox as configured: an operator's problem, not the request's. */
+const unavailable = (message: string) => new AppError('SERVICE_UNAVAILABLE', message, { reason: 'sandbox_runtime_unavailable' });
 
 function fill(template: string, values: Record<string, string>): string {
   return template.replace(/\{(port|sandbox_dir|agent_server_python)\}/g, (whole, name: string) => values[name] ?? whole);

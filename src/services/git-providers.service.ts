@@ -7,6 +7,7 @@ import type { AddGitProvidersInput } from '../../contract/git-providers.schema.j
 import type { Config } from '../config.js';
 import type { SecretBox } from '../crypto.js';
 import { AppError } from '../errors.js';
+import { ConcurrencyGate } from '../rate-limit.js';
 
 export type ProbeResult = 'valid' | 'invalid' | 'unreachable';
 
@@ -21,11 +22,23 @@ export interface ProviderToken {
 }
 
 export class GitProvidersService {
+  /** Checks against providers in flight at once (PROVIDER_MAX_CONCURRENT_CHECKS); more answer 503. */
+  private readonly checks: ConcurrencyGate;
+
   constructor(
     private readonly models: Models,
     private readonly box: SecretBox,
     private readonly providers: Config['providers'],
-  ) {}
+  ) {
+    this.checks = new ConcurrencyGate(
+      providers.maxConcurrentChecks,
+      () =>
+        new AppError('SERVICE_UNAVAILABLE', 'Too many git provider checks in progress, retry shortly', {
+          reason: 'provider_checks_busy',
+          retryAfterSeconds: 2,
+        }),
+    );
+  }
 
   async add(userId: string, input: AddGitProvidersInput): Promise<void> {
     const stored = await this.loadStored(userId);
@@ -84,7 +97,7 @@ export class GitProvidersService {
     for (const provider of order) {
       const stored = tokens[provider];
       if (!stored) continue;
-      if (await canReadRepository(provider, stored.token, stored.host, repository, this.providers)) {
+      if (await this.checks.run(() => canReadRepository(provider, stored.token, stored.host, repository, this.providers))) {
         return { provider, ...cloneCredentials(provider, stored.token, stored.host, repository) };
       }
     }
@@ -98,7 +111,7 @@ export class GitProvidersService {
   }
 
   private async validate(provider: ProviderType, token: string, host: string | null): Promise<void> {
-    const result = await probeToken(provider, token, host, this.providers);
+    const result = await this.checks.run(() => probeToken(provider, token, host, this.providers));
     if (result === 'invalid') {
       throw new AppError('UNAUTHORIZED', `Invalid token. Please make sure it is a valid ${provider} token.`, {
         reason: 'invalid_provider_token',

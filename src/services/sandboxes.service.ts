@@ -8,6 +8,7 @@ import type { SandboxInfo } from '../../contract/sandboxes.schema.js';
 import type { Config } from '../config.js';
 import { randomBase62, type SecretBox } from '../crypto.js';
 import { AppError } from '../errors.js';
+import { ConcurrencyGate } from '../rate-limit.js';
 import type { SandboxLaunch, SandboxRuntime, SandboxState } from '../sandbox/runtime.js';
 import type { SandboxSpecsService } from './sandbox-specs.service.js';
 
@@ -17,6 +18,9 @@ type SandboxFields = Omit<SandboxRecord, 'updatedAt'>;
 const RETRY_AFTER_SECONDS = 30;
 
 export class SandboxesService {
+  /** Runtime starts and resumes in flight at once (SANDBOX_MAX_CONCURRENT_STARTS); more answer 503. */
+  private readonly starts: ConcurrencyGate;
+
   constructor(
     private readonly models: Models,
     private readonly box: SecretBox,
@@ -25,7 +29,16 @@ export class SandboxesService {
     private readonly settings: Config['sandbox'],
     /** Base URL the agent server calls back (…/api/v1/webhooks/<id>); known once listening. */
     private readonly webUrl: () => string,
-  ) {}
+  ) {
+    this.starts = new ConcurrencyGate(
+      settings.maxConcurrentStarts,
+      () =>
+        new AppError('SERVICE_UNAVAILABLE', 'Too many sandboxes starting at once, retry shortly', {
+          reason: 'sandbox_starts_busy',
+          retryAfterSeconds: 5,
+        }),
+    );
+  }
 
   async start(userId: string, specId?: string | null): Promise<SandboxInfo> {
     const spec = specId ? this.specs.find(specId) : this.specs.default;
@@ -46,7 +59,7 @@ export class SandboxesService {
     // untracked pod; a failed start removes both.
     await this.models.Sandbox.create(record);
     try {
-      await this.runtime.start(this.launch(record, sessionApiKey));
+      await this.starts.run(() => this.runtime.start(this.launch(record, sessionApiKey)));
     } catch (error) {
       await this.models.Sandbox.deleteOne({ _id: sandboxId });
       throw error;
@@ -86,7 +99,7 @@ export class SandboxesService {
     const state = await this.runtime.state(sandboxId, record.desired);
     if (state.status === 'RUNNING' || state.status === 'STARTING') return;
     await this.enforceLimit(userId);
-    await this.runtime.resume(this.launch(record, this.box.decrypt(record.sessionApiKey, keyContext(sandboxId))));
+    await this.starts.run(() => this.runtime.resume(this.launch(record, this.box.decrypt(record.sessionApiKey, keyContext(sandboxId)))));
     await this.models.Sandbox.updateOne({ _id: sandboxId, userId }, { $set: { desired: 'running', updatedAt: new Date() } });
   }
 
@@ -136,7 +149,7 @@ export class SandboxesService {
     const running = states.filter((s) => s.status === 'RUNNING' || s.status === 'STARTING').length;
     if (running >= this.settings.maxRunningPerUser) {
       const detail = `Sandbox limit reached (${running} running)`;
-      throw new AppError('TOO_MANY_REQUESTS', detail, { retryAfterSeconds: RETRY_AFTER_SECONDS });
+      throw new AppError('TOO_MANY_REQUESTS', detail, { reason: 'sandbox_limit_reached', retryAfterSeconds: RETRY_AFTER_SECONDS });
     }
   }
 
@@ -148,7 +161,11 @@ export class SandboxesService {
 
   private launch(record: SandboxFields, sessionApiKey: string): SandboxLaunch {
     const spec = this.specs.find(record.specId);
-    if (!spec) throw new AppError('CONFLICT', `The sandbox's spec ${record.specId} is no longer configured`);
+    if (!spec) {
+      throw new AppError('CONFLICT', `The sandbox's spec ${record.specId} is no longer configured`, {
+        reason: 'sandbox_spec_unconfigured',
+      });
+    }
     return {
       sandboxId: record._id,
       userId: record.userId,

@@ -19,18 +19,23 @@ const OVERHEAD_MS = 1_500;
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-outage-'));
 let service: ServiceProcess;
 let key: string;
-const ferretRecord = () => JSON.parse(fs.readFileSync(path.join(dataDir, 'ferretdb', 'server.json'), 'utf8')) as { pid: number; port: number };
+const ferretRecord = () =>
+  JSON.parse(fs.readFileSync(path.join(dataDir, 'ferretdb', 'server.json'), 'utf8')) as { pid: number; port: number };
 const ferretPid = () => ferretRecord().pid;
 
 /** Listens on the port as soon as the killed server has released it; drops every connection. */
 async function holdPort(port: number): Promise<net.Server> {
-  return eventually(`port ${port} to be free`, async () => {
-    const server = net.createServer((socket) => socket.destroy());
-    return new Promise<net.Server | null>((resolve) => {
-      server.once('error', () => resolve(null));
-      server.listen(port, '127.0.0.1', () => resolve(server));
-    });
-  }, 5_000);
+  return eventually(
+    `port ${port} to be free`,
+    async () => {
+      const server = net.createServer((socket) => socket.destroy());
+      return new Promise<net.Server | null>((resolve) => {
+        server.once('error', () => resolve(null));
+        server.listen(port, '127.0.0.1', () => resolve(server));
+      });
+    },
+    5_000,
+  );
 }
 const signal = (pid: number, name: NodeJS.Signals) => {
   try {

@@ -20,17 +20,72 @@ const stdioEnv = (env: string) => `{"mcp_config":{"stdio_servers":[{"name":"s","
 
 // [case, method, path, raw JSON body (or undefined), expected status, expected loc of the first detail]
 const REST_CASES: [string, string, string, string | undefined, number, unknown[]?][] = [
-  ['processor key with a dot', 'POST', '/api/v1/app-conversations', JSON.stringify(processors({ kind: 'k', 'a.b': 1 })), 422, ['body', 'processors', 0, 'a.b']],
-  ['processor key with $', 'POST', '/api/v1/app-conversations', JSON.stringify(processors({ kind: 'k', $set: { x: 1 } })), 422, ['body', 'processors', 0, '$set']],
+  [
+    'processor key with a dot',
+    'POST',
+    '/api/v1/app-conversations',
+    JSON.stringify(processors({ kind: 'k', 'a.b': 1 })),
+    422,
+    ['body', 'processors', 0, 'a.b'],
+  ],
+  [
+    'processor key with $',
+    'POST',
+    '/api/v1/app-conversations',
+    JSON.stringify(processors({ kind: 'k', $set: { x: 1 } })),
+    422,
+    ['body', 'processors', 0, '$set'],
+  ],
   ['processor key with NUL', 'POST', '/api/v1/app-conversations', JSON.stringify(processors({ kind: 'k', 'a\u0000b': 1 })), 422],
-  ['nested key with $', 'POST', '/api/v1/app-conversations', JSON.stringify(processors({ kind: 'k', x: { y: { $gt: 1 } } })), 422, ['body', 'processors', 0, 'x', 'y', '$gt']],
-  ['nested arrays in a processor', 'POST', '/api/v1/app-conversations', JSON.stringify(processors({ kind: 'k', m: [[1, 2]] })), 422, ['body', 'processors', 0, 'm', 0]],
+  [
+    'nested key with $',
+    'POST',
+    '/api/v1/app-conversations',
+    JSON.stringify(processors({ kind: 'k', x: { y: { $gt: 1 } } })),
+    422,
+    ['body', 'processors', 0, 'x', 'y', '$gt'],
+  ],
+  [
+    'nested arrays in a processor',
+    'POST',
+    '/api/v1/app-conversations',
+    JSON.stringify(processors({ kind: 'k', m: [[1, 2]] })),
+    422,
+    ['body', 'processors', 0, 'm', 0],
+  ],
   ['processor nested 30 levels', 'POST', '/api/v1/app-conversations', JSON.stringify(processors({ kind: 'k', d: deepObject(30) })), 422],
-  ['__proto__ key in a processor', 'POST', '/api/v1/app-conversations', '{"processors":[{"kind":"k","__proto__":{"polluted":true}}]}', 422, ['body', 'processors', 0, '__proto__']],
+  [
+    '__proto__ key in a processor',
+    'POST',
+    '/api/v1/app-conversations',
+    '{"processors":[{"kind":"k","__proto__":{"polluted":true}}]}',
+    422,
+    ['body', 'processors', 0, '__proto__'],
+  ],
   ['constructor key in a processor', 'POST', '/api/v1/app-conversations', '{"processors":[{"kind":"k","constructor":{"name":"x"}}]}', 422],
-  ['bad processors on stream-start', 'POST', '/api/v1/app-conversations/stream-start', JSON.stringify(processors({ kind: 'k', 'a.b': 1 })), 422],
-  ['MCP env key constructor', 'POST', '/api/settings', stdioEnv('{"constructor":"x"}'), 422, ['body', 'mcp_config', 'stdio_servers', 0, 'env', 'constructor']],
-  ['MCP env key __proto__', 'POST', '/api/settings', stdioEnv('{"__proto__":"x"}'), 422, ['body', 'mcp_config', 'stdio_servers', 0, 'env', '__proto__']],
+  [
+    'bad processors on stream-start',
+    'POST',
+    '/api/v1/app-conversations/stream-start',
+    JSON.stringify(processors({ kind: 'k', 'a.b': 1 })),
+    422,
+  ],
+  [
+    'MCP env key constructor',
+    'POST',
+    '/api/settings',
+    stdioEnv('{"constructor":"x"}'),
+    422,
+    ['body', 'mcp_config', 'stdio_servers', 0, 'env', 'constructor'],
+  ],
+  [
+    'MCP env key __proto__',
+    'POST',
+    '/api/settings',
+    stdioEnv('{"__proto__":"x"}'),
+    422,
+    ['body', 'mcp_config', 'stdio_servers', 0, 'env', '__proto__'],
+  ],
   ['MCP env string with __proto__', 'POST', '/api/settings', stdioEnv('"__proto__=x,A=b"'), 422],
   ['__proto__ at the top of a body', 'POST', '/api/secrets', '{"name":"N","value":"v","__proto__":{"x":1}}', 422, ['body', '__proto__']],
   ['V0 create with a constructor key', 'POST', '/api/conversations', '{"constructor":{"x":1}}', 422],
@@ -92,7 +147,7 @@ describe('hostile input: REST', () => {
   it('stored nothing from the refused requests', async () => {
     expect(await app.rawCollection('start_tasks').countDocuments({})).toBe(0);
     expect(await app.rawCollection('custom_secrets').countDocuments({})).toBe(0);
-    expect(({}) as Record<string, unknown>).not.toHaveProperty('polluted');
+    expect({} as Record<string, unknown>).not.toHaveProperty('polluted');
   });
 });
 
@@ -106,15 +161,25 @@ describe('hostile input: tRPC', () => {
     ['constructor env key', 'settings.save', `{"json":${stdioEnv('{"constructor":"x"}')}}`, 'BAD_REQUEST'],
     ['__proto__ env key', 'settings.save', `{"json":${stdioEnv('{"__proto__":"x"}')}}`, 'BAD_REQUEST'],
     ['JSON nested 6000 levels', 'settings.save', `{"json":{"a":${nested(6000)}}}`, 'UNPROCESSABLE_CONTENT'],
-    ['superjson meta naming a bigint', 'secrets.create', '{"json":{"name":"N","value":"v"},"meta":{"values":{"name":["bigint"]}}}', 'BAD_REQUEST'],
-    ['superjson meta polluting a prototype', 'secrets.create', '{"json":{"name":"N","value":"v"},"meta":{"referentialEqualities":{"name":["__proto__.polluted"]}}}', 'BAD_REQUEST'],
+    [
+      'superjson meta naming a bigint',
+      'secrets.create',
+      '{"json":{"name":"N","value":"v"},"meta":{"values":{"name":["bigint"]}}}',
+      'BAD_REQUEST',
+    ],
+    [
+      'superjson meta polluting a prototype',
+      'secrets.create',
+      '{"json":{"name":"N","value":"v"},"meta":{"referentialEqualities":{"name":["__proto__.polluted"]}}}',
+      'BAD_REQUEST',
+    ],
   ])('%s → 4xx with a typed code', async (_name, path, body, code) => {
     const res = await trpc(path, body);
     expect(res.status, res.text.slice(0, 300)).toBeGreaterThanOrEqual(400);
     expect(res.status).toBeLessThan(500);
     expect(res.body.error.json.data.code).toBe(code);
     assertSafe(res.body, res.text);
-    expect(({}) as Record<string, unknown>).not.toHaveProperty('polluted');
+    expect({} as Record<string, unknown>).not.toHaveProperty('polluted');
   });
 
   it('refuses JSON nested too deeply in a GET query input', async () => {
@@ -131,7 +196,10 @@ describe('hostile input: tRPC', () => {
     expect(res.status).toBe(400);
     expect(JSON.stringify(res.body)).toContain('Batch call exceeds maximum size');
     expect(await app.rawCollection('custom_secrets').countDocuments({})).toBe(0);
-    const allowed = await trpc(`${calls.slice(0, 20).join(',')}?batch=1`, JSON.stringify(Object.fromEntries(Object.entries(inputs).slice(0, 20))));
+    const allowed = await trpc(
+      `${calls.slice(0, 20).join(',')}?batch=1`,
+      JSON.stringify(Object.fromEntries(Object.entries(inputs).slice(0, 20))),
+    );
     expect(allowed.status).toBe(200);
     expect(await app.rawCollection('custom_secrets').countDocuments({})).toBe(20);
   });

@@ -3,7 +3,7 @@
 import { TRPCError } from '@trpc/server';
 import { describe, expect, it } from 'vitest';
 import { AppError, InputIssuesError, toTRPCError, type AppErrorCode, type ErrorReason } from '../../src/errors.js';
-import { LEGACY_ANSWERS, toRestError } from '../../src/rest/legacy-errors.js';
+import { FAILURES, toRestError } from '../../src/rest/legacy-errors.js';
 
 const failed = (code: AppErrorCode, message: string, reason?: ErrorReason, retryAfterSeconds?: number) =>
   toTRPCError(new AppError(code, message, { ...(reason ? { reason } : {}), ...(retryAfterSeconds ? { retryAfterSeconds } : {}) }));
@@ -46,44 +46,71 @@ describe('legacy REST answers of domain errors', () => {
     ['sandboxes.start', 'NOT_FOUND', 'Sandbox spec not found: x', 'sandbox_spec_not_found', 404, { detail: 'Not Found' }],
     ['sandboxes.resume', 'NOT_FOUND', 'Sandbox workspace is gone', 'sandbox_workspace_gone', 404, { detail: 'Not Found' }],
     ['appConversations.start', 'NOT_FOUND', 'Start task not found', 'start_task_not_found', 404, { detail: 'Not Found' }],
+    ['gitProviders.add', 'SERVICE_UNAVAILABLE', 'Busy', 'provider_checks_busy', 503, { detail: 'Busy' }],
+    [
+      'conversations.get',
+      'BAD_REQUEST',
+      'Conversation ID is too long',
+      'invalid_conversation_id',
+      400,
+      { detail: 'Conversation ID is too long' },
+    ],
+    [
+      'appConversations.start',
+      'NOT_FOUND',
+      'Parent conversation not found: p',
+      'parent_conversation_not_found',
+      404,
+      { detail: 'Parent conversation not found: p' },
+    ],
+    ['sandboxes.resume', 'CONFLICT', 'Spec gone', 'sandbox_spec_unconfigured', 409, { detail: 'Spec gone' }],
+    [
+      'sandboxes.start',
+      'TOO_MANY_REQUESTS',
+      'Sandbox limit reached (2 running)',
+      'sandbox_limit_reached',
+      429,
+      { detail: 'Sandbox limit reached (2 running)' },
+    ],
+    ['sandboxes.start', 'SERVICE_UNAVAILABLE', 'Busy', 'sandbox_starts_busy', 503, { detail: 'Busy' }],
+    ['sandboxes.start', 'SERVICE_UNAVAILABLE', 'No Python', 'sandbox_runtime_unavailable', 503, { detail: 'No Python' }],
+    ['webhooks.conversation', 'BAD_REQUEST', 'No id', 'webhook_conversation_id_missing', 400, { detail: 'No id' }],
+    ['webhooks.gitToken', 'NOT_FOUND', 'No such provider', 'provider_token_not_found', 404, { detail: 'No such provider' }],
+    ['secrets.list', 'TOO_MANY_REQUESTS', 'Too many requests', 'rate_limited', 429, { message: 'Too many requests' }],
+    ['settings.get', 'SERVICE_UNAVAILABLE', 'Database unavailable', 'database_unavailable', 503, { detail: 'Database unavailable' }],
+    [
+      'settings.save',
+      'UNPROCESSABLE_CONTENT',
+      'Too deep',
+      'json_too_deep',
+      422,
+      { detail: [{ type: 'value_error', loc: ['body'], msg: 'Too deep' }] },
+    ],
   ] as const)('%s %s (%s) → its legacy answer', (path, code, message, reason, status, body) => {
     expect(toRestError(failed(code, message, reason), path)).toEqual({ status, body });
   });
 
   it('has a test row above for every row of the table', () => {
-    const rows = Object.entries(LEGACY_ANSWERS).flatMap(([router, reasons]) => Object.keys(reasons).map((r) => `${router}:${r}`));
-    expect(rows.sort()).toEqual(
-      [
-        'settings:settings_not_found',
-        'settings:settings_reset_removed',
-        'secrets:secret_exists',
-        'secrets:secret_not_found',
-        'gitProviders:invalid_provider_token',
-        'gitProviders:provider_unreachable',
-        'conversations:settings_not_found',
-        'conversations:llm_key_missing',
-        'conversations:conversation_not_found',
-        'conversations:repository_access_denied',
-        '*:sandbox_not_found',
-        '*:sandbox_spec_not_found',
-        '*:sandbox_workspace_gone',
-        '*:start_task_not_found',
-      ].sort(),
-    );
+    const rows = Object.entries(FAILURES).flatMap(([reason, row]) => [
+      `*:${reason}`,
+      ...Object.keys(row.routers ?? {}).map((router) => `${router}:${reason}`),
+    ]);
+    expect(rows.sort()).toEqual([...Object.keys(FAILURES).map((reason) => `*:${reason}`), 'conversations:settings_not_found'].sort());
+    expect(Object.keys(FAILURES)).toHaveLength(25);
   });
 
   it('picks the row by router: the same reason answers differently on another router', () => {
-    expect(toRestError(failed('NOT_FOUND', 'Settings not found', 'settings_not_found'), 'settings.get').body).toEqual({
-      error: 'Settings not found',
+    expect(toRestError(failed('NOT_FOUND', 'Settings not found', 'settings_not_found'), 'settings.get')).toEqual({
+      status: 404,
+      body: { error: 'Settings not found' },
     });
-    // No row for this router and none under '*': the default {"detail": message}.
-    expect(toRestError(failed('BAD_REQUEST', 'Settings not found', 'settings_not_found'), 'appConversations.start')).toEqual({
+    expect(toRestError(failed('BAD_REQUEST', 'Settings not found', 'settings_not_found'), 'conversations.create')).toEqual({
       status: 400,
-      body: { detail: 'Settings not found' },
+      body: { status: 'error', message: 'Settings not found', msg_id: 'CONFIGURATION$SETTINGS_NOT_FOUND' },
     });
   });
 
-  it("applies '*' rows on every router, and without a procedure path", () => {
+  it('answers a reason by its own row on every router, and without a procedure path', () => {
     for (const path of ['sandboxes.delete', 'conversations.delete', undefined]) {
       expect(toRestError(failed('NOT_FOUND', 'Sandbox not found', 'sandbox_not_found'), path)).toEqual({
         status: 404,
