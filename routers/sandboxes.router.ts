@@ -34,7 +34,13 @@ export const sandboxesRouter = router({
 
   start: authedProcedure
     .meta({
-      errors: ['sandbox_spec_not_found', 'sandbox_limit_reached', 'sandbox_starts_busy', 'sandbox_runtime_unavailable'],
+      errors: [
+        'sandbox_spec_not_found',
+        'sandbox_spec_unrunnable',
+        'sandbox_limit_reached',
+        'sandbox_starts_busy',
+        'sandbox_runtime_unavailable',
+      ],
       openapi: { method: 'POST', path: '/api/v1/sandboxes', tags: ['sandboxes'], summary: 'Start a sandbox' },
     })
     .input(StartSandboxInputSchema)
@@ -61,6 +67,7 @@ export const sandboxesRouter = router({
         'sandbox_limit_reached',
         'sandbox_starts_busy',
         'sandbox_spec_unconfigured',
+        'sandbox_spec_unrunnable',
         'sandbox_runtime_unavailable',
       ],
       openapi: { method: 'POST', path: '/api/v1/sandboxes/{sandbox_id}/resume', tags: ['sandboxes'], summary: 'Resume a sandbox' },

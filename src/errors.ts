@@ -40,6 +40,7 @@ export type ErrorReason =
   | 'sandbox_limit_reached'
   | 'sandbox_starts_busy'
   | 'sandbox_runtime_unavailable'
+  | 'sandbox_spec_unrunnable'
   | 'webhook_conversation_id_missing'
   | 'provider_token_not_found'
   | 'rate_limited'

@@ -96,7 +96,7 @@ export class StartWorkflow {
       });
     }
     await step('WAITING_FOR_SANDBOX', { sandbox_id: sandboxId });
-    const sandbox = await this.waitForSandbox(task.userId, sandboxId);
+    const sandbox = await this.waitForSandbox(task.userId, sandboxId, deadline);
     const agent = new AgentServerClient(sandbox.internalUrl ?? sandbox.publicUrl!, sandbox.sessionKey);
 
     // 2. Repository.
@@ -121,8 +121,8 @@ export class StartWorkflow {
     log.info({ conversationId: task.conversationId }, 'conversation ready');
   }
 
-  private async waitForSandbox(userId: string, sandboxId: string) {
-    const deadline = Date.now() + this.deps.config.sandbox.startupTimeoutMs + 5_000;
+  /** The runtime turns a start that fails or times out into ERROR; the task's deadline bounds the rest (e.g. a first-use install). */
+  private async waitForSandbox(userId: string, sandboxId: string, deadline: number) {
     for (;;) {
       const connection = await this.deps.sandboxes.connection(userId, sandboxId);
       const { status, reason } = connection.state;

@@ -82,6 +82,7 @@ export const FAILURES: Record<ErrorReason, LegacyAnswer & { routers?: Record<str
   sandbox_limit_reached: { status: 429, body: detail },
   sandbox_starts_busy: { status: 503, body: detail },
   sandbox_runtime_unavailable: { status: 503, body: detail },
+  sandbox_spec_unrunnable: { status: 400, body: detail },
   webhook_conversation_id_missing: { status: 400, body: detail },
   provider_token_not_found: { status: 404, body: detail },
   // Those every operation can meet; listed by TRANSPORT_FAILURES.

@@ -14,7 +14,8 @@ import path from 'node:path';
 import { freePort, isAlive } from '../processes.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { installAgentServer } from './agent-server-setup.js';
+import { AGENT_SERVER_INSTALLING, AgentServerInstall } from './agent-server-setup.js';
+import { fill, isHealthy, tail } from './process-support.js';
 import type { SandboxLaunch, SandboxRuntime, SandboxSpec, SandboxState } from './runtime.js';
 
 interface Handle {
@@ -42,6 +43,8 @@ export interface ProcessRuntimeOptions {
 }
 
 const HEALTH_INTERVAL_MS = 250;
+/** How long a start waits for a first-use install before answering STARTING and going on in the background. */
+const FIRST_USE_WAIT_MS = 2_000;
 const STOP_GRACE_MS = 5_000;
 
 export class ProcessSandboxRuntime implements SandboxRuntime {
@@ -49,10 +52,11 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
   private readonly handles = new Map<string, Handle>();
   /** Per-sandbox operation queue: a resume racing a delete must not bring a process back. */
   private readonly locks = new Map<string, Promise<unknown>>();
-  private agentServerPython: Promise<string> | undefined;
+  private readonly agentServer: AgentServerInstall;
 
   constructor(private readonly options: ProcessRuntimeOptions) {
     fs.mkdirSync(options.rootDir, { recursive: true, mode: 0o700 });
+    this.agentServer = new AgentServerInstall(options);
   }
 
   sandboxDir(sandboxId: string): string {
@@ -145,19 +149,44 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
     this.handles.clear();
   }
 
+  /**
+   * Starts the spec's process. A spec that runs the agent server installs it on first use;
+   * an install that fails at once (no Python) fails the start, and one that takes longer
+   * goes on in the background with the sandbox STARTING (then launched, or ERROR with why).
+   */
   private async launch(launch: SandboxLaunch): Promise<void> {
-    const dir = this.sandboxDir(launch.sandboxId);
-    const port = await freePort();
     const needsPython = [...(launch.spec.command ?? []), ...Object.values(launch.spec.initial_env)].some((s) =>
       s.includes('{agent_server_python}'),
     );
-    const values: Record<string, string> = {
-      port: String(port),
-      sandbox_dir: dir,
-      ...(needsPython ? { agent_server_python: await this.ensureAgentServer() } : {}),
-    };
+    if (!needsPython) return this.spawn(launch, {});
+    const install = this.agentServer.ensure();
+    const python = await this.agentServer.within(install, FIRST_USE_WAIT_MS);
+    if (python !== null) return this.spawn(launch, { agent_server_python: python });
+
+    const pending: Handle = { child: null, pid: -1, port: 0, phase: 'STARTING', reason: AGENT_SERVER_INSTALLING };
+    this.handles.set(launch.sandboxId, pending);
+    const current = () => this.handles.get(launch.sandboxId) === pending; // not paused or removed meanwhile
+    install
+      .then((installed) =>
+        this.serialised(launch.sandboxId, async () => (current() ? this.spawn(launch, { agent_server_python: installed }) : undefined)),
+      )
+      .catch((error: unknown) => {
+        if (!current()) return;
+        pending.phase = 'ERROR';
+        pending.reason = error instanceof AppError ? error.message : 'Starting the sandbox failed';
+        this.options.log.warn(
+          { sandboxId: launch.sandboxId, reason: pending.reason },
+          'sandbox start failed after the agent-server install',
+        );
+      });
+  }
+
+  private async spawn(launch: SandboxLaunch, extra: Record<string, string>): Promise<void> {
+    const dir = this.sandboxDir(launch.sandboxId);
+    const port = await freePort();
+    const values: Record<string, string> = { port: String(port), sandbox_dir: dir, ...extra };
     const [command, ...args] = (launch.spec.command ?? []).map((part) => fill(part, values));
-    if (!command) throw unavailable(`Sandbox spec ${launch.spec.id} has no command for the process runtime`);
+    if (!command) throw unrunnable(`Sandbox spec ${launch.spec.id} has no command for the process runtime`);
     const workingDir = fill(launch.spec.working_dir, values);
     fs.mkdirSync(workingDir, { recursive: true });
 
@@ -185,7 +214,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
       child.once('error', (error) => resolve(error));
     });
     if (spawnError) {
-      throw unavailable(`Cannot run the sandbox command "${command}": ${spawnError.message}`);
+      throw unrunnable(`Cannot run the sandbox command "${command}": ${spawnError.message}`);
     }
     this.handles.set(launch.sandboxId, handle);
     fs.writeFileSync(path.join(dir, 'runtime.json'), JSON.stringify({ pid: handle.pid, port } satisfies RuntimeRecord));
@@ -237,25 +266,6 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
     if (!healthy) this.watchHealth(sandboxId, handle, Date.now() + this.options.startupTimeoutMs);
     return handle;
   }
-
-  /** Installs the agent server venv on first use (scripts/setup-agent-server.sh). */
-  private ensureAgentServer(): Promise<string> {
-    this.agentServerPython ??= installAgentServer(this.options).catch((error: unknown) => {
-      this.agentServerPython = undefined; // let a later start try again (e.g. after installing Python)
-      throw error;
-    });
-    return this.agentServerPython;
-  }
-}
-
-async function isHealthy(port: number): Promise<boolean> {
-  try {
-    const response = await fetch(`http://127.0.0.1:${port}/alive`, { signal: AbortSignal.timeout(1_000) });
-    await response.body?.cancel();
-    return response.ok;
-  } catch {
-    return false;
-  }
 }
 
 async function stopHandle(handle: Handle): Promise<void> {
@@ -274,18 +284,5 @@ async function stopHandle(handle: Handle): Promise<void> {
   if (isAlive(handle.pid)) signalGroup('SIGKILL');
 }
 
-/** The runtime cannot run a sandbox as configured: an operator's problem, not the request's. */
-const unavailable = (message: string) => new AppError('SERVICE_UNAVAILABLE', message, { reason: 'sandbox_runtime_unavailable' });
-
-function fill(template: string, values: Record<string, string>): string {
-  return template.replace(/\{(port|sandbox_dir|agent_server_python)\}/g, (whole, name: string) => values[name] ?? whole);
-}
-
-function tail(file: string, bytes = 600): string {
-  try {
-    const content = fs.readFileSync(file, 'utf8');
-    return content.slice(-bytes).trim() || '(none)';
-  } catch {
-    return '(none)';
-  }
-}
+/** The spec cannot run here (no command, or the command does not start). */
+const unrunnable = (message: string) => new AppError('BAD_REQUEST', message, { reason: 'sandbox_spec_unrunnable' });
