@@ -30,7 +30,12 @@ export function uniqueDbName(label: string): string {
   return `t_${label.replace(/[^A-Za-z0-9]/g, '_').slice(0, 30)}_${crypto.randomBytes(4).toString('hex')}`;
 }
 
-export async function startTestApp(label: string, env: Record<string, string> = {}): Promise<TestApp> {
+/** logs: receives every log line of the service (set LOG_LEVEL in env to see more than nothing). */
+export async function startTestApp(
+  label: string,
+  env: Record<string, string> = {},
+  opts: { logs?: (line: string) => void } = {},
+): Promise<TestApp> {
   const dbName = uniqueDbName(label);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-test-data-'));
   const config = loadConfig({
@@ -41,7 +46,8 @@ export async function startTestApp(label: string, env: Record<string, string> = 
     LOG_LEVEL: 'silent',
     ...env,
   });
-  const server = await startServer(config, createLogger(config.log.level));
+  const sink = opts.logs ? { write: (line: string) => opts.logs!(line) } : undefined;
+  const server = await startServer(config, createLogger(config.log.level, sink));
   return {
     url: server.url,
     server,
