@@ -42,6 +42,7 @@ const EnvSchema = z.object({
   RATE_LIMIT_PER_IP: rateLimit(1200),
   RATE_LIMIT_WINDOW_MS: z.coerce.number().int().min(1000).max(86_400_000).default(60_000),
   TRPC_MAX_BATCH: z.coerce.number().int().min(1).max(10_000).default(50),
+  GIT_PROVIDER_HOSTS: optionalString,
   PROVIDER_MAX_CONCURRENT_CHECKS: z.coerce.number().int().min(1).max(1000).default(8),
   GITHUB_API_URL: z.url().default('https://api.github.com'),
   GITLAB_API_URL: z.url().default('https://gitlab.com/api/v4'),
@@ -169,6 +170,8 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
       bitbucketApiUrl: trimSlash(e.BITBUCKET_API_URL),
       timeoutMs: e.PROVIDER_TIMEOUT_MS,
       maxConcurrentChecks: e.PROVIDER_MAX_CONCURRENT_CHECKS,
+      // Self-hosted provider hosts users may name (host or host:port); empty = any.
+      allowedHosts: splitList(e.GIT_PROVIDER_HOSTS).map((h) => h.toLowerCase()),
     },
   });
 }

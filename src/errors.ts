@@ -28,6 +28,7 @@ export type ErrorReason =
   | 'invalid_provider_token'
   | 'provider_unreachable'
   | 'provider_checks_busy'
+  | 'provider_host_not_allowed'
   | 'repository_access_denied'
   | 'conversation_not_found'
   | 'invalid_conversation_id'

@@ -70,6 +70,7 @@ export const FAILURES: Record<ErrorReason, LegacyAnswer & { routers?: Record<str
   invalid_provider_token: { status: 401, body: errorKey },
   provider_unreachable: { status: 502, body: errorKey },
   provider_checks_busy: { status: 503, body: detail },
+  provider_host_not_allowed: { status: 422, body: BODY_SHAPES.validation },
   repository_access_denied: { status: 401, body: bareString },
   conversation_not_found: { status: 404, body: v0Status('CONVERSATION$NOT_FOUND') },
   invalid_conversation_id: { status: 400, body: detail },

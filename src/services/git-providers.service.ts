@@ -96,7 +96,7 @@ export class GitProvidersService {
     const order = [...new Set([...(preferred ? [preferred] : []), ...(Object.keys(tokens) as ProviderType[])])];
     for (const provider of order) {
       const stored = tokens[provider];
-      if (!stored) continue;
+      if (!stored || (stored.host && !hostAllowed(stored.host, this.providers.allowedHosts))) continue;
       if (await this.checks.run(() => canReadRepository(provider, stored.token, stored.host, repository, this.providers))) {
         return { provider, ...cloneCredentials(provider, stored.token, stored.host, repository) };
       }
@@ -111,6 +111,12 @@ export class GitProvidersService {
   }
 
   private async validate(provider: ProviderType, token: string, host: string | null): Promise<void> {
+    // Users name the host the service sends their token to: only allowed hosts, when configured (SSRF).
+    if (host && !hostAllowed(host, this.providers.allowedHosts)) {
+      throw new AppError('UNPROCESSABLE_CONTENT', `Git provider host ${host} is not allowed here (GIT_PROVIDER_HOSTS)`, {
+        reason: 'provider_host_not_allowed',
+      });
+    }
     const result = await this.checks.run(() => probeToken(provider, token, host, this.providers));
     if (result === 'invalid') {
       throw new AppError('UNAUTHORIZED', `Invalid token. Please make sure it is a valid ${provider} token.`, {
@@ -131,6 +137,17 @@ export interface RepositoryAccess {
   username: string;
   password: string;
   token: string;
+}
+
+/** True when no allow-list is configured, or the host (or host:port) is on it. */
+function hostAllowed(host: string, allowed: readonly string[]): boolean {
+  if (allowed.length === 0) return true;
+  try {
+    const url = new URL(originOf(host));
+    return allowed.includes(url.host.toLowerCase()) || allowed.includes(url.hostname.toLowerCase());
+  } catch {
+    return false;
+  }
 }
 
 const originOf = (host: string) => (/^https?:\/\//i.test(host) ? host.replace(/\/+$/, '') : `https://${host}`);
@@ -192,8 +209,12 @@ export function providerApiBase(provider: ProviderType, host: string | null, pro
     case 'bitbucket': {
       if (!host || host === 'bitbucket.org') return providers.bitbucketApiUrl;
       // Bitbucket Cloud-style hosts serve their API on the "api." subdomain (reference).
-      const url = new URL(originOf(host));
-      return `${url.protocol}//api.${url.host}/2.0`;
+      try {
+        const url = new URL(originOf(host));
+        return `${url.protocol}//api.${url.host}/2.0`;
+      } catch {
+        return null; // not a host (the contract refuses those; stored ones from before read as invalid)
+      }
     }
     case 'enterprise_sso':
       return null; // cannot be validated, as in the reference
@@ -207,7 +228,8 @@ export async function probeToken(
   providers: Config['providers'],
 ): Promise<ProbeResult> {
   const base = providerApiBase(provider, host, providers);
-  if (!base) return 'invalid';
+  // A token that cannot even be sent in a header is not a token.
+  if (!base || !/^[\x21-\x7e]+$/.test(token)) return 'invalid';
   const authorization = authorizationFor(provider, token);
   try {
     const response = await fetch(`${base}/user`, {

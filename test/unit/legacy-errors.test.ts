@@ -47,6 +47,14 @@ const ROWS = [
   ['appConversations.start', 'NOT_FOUND', 'Start task not found', 'start_task_not_found', 404, { detail: 'Not Found' }],
   ['gitProviders.add', 'SERVICE_UNAVAILABLE', 'Busy', 'provider_checks_busy', 503, { detail: 'Busy' }],
   [
+    'gitProviders.add',
+    'UNPROCESSABLE_CONTENT',
+    'Host x not allowed',
+    'provider_host_not_allowed',
+    422,
+    { detail: [{ type: 'value_error', loc: ['body'], msg: 'Host x not allowed' }] },
+  ],
+  [
     'conversations.get',
     'BAD_REQUEST',
     'Conversation ID is too long',
