@@ -187,8 +187,10 @@ export class AppConversationsService {
         .deleteConversation(id)
         .catch(() => {});
     }
-    await this.store.deleteConversation(userId, id);
+    // Tasks first: cut off between the two writes, the conversation is still listed and a
+    // second delete finishes the job (the other order would leave a task that reads STARTING).
     await this.store.deleteTasksOf(userId, id);
+    await this.store.deleteConversation(userId, id);
     if ((await this.store.countConversationsInSandbox(userId, record.sandboxId)) === 0) {
       await this.sandboxes.delete(userId, record.sandboxId).catch((error: unknown) => {
         if (!(error instanceof AppError && error.code === 'NOT_FOUND'))
