@@ -5,6 +5,7 @@ import { startTaskModel } from './start-task.model.js';
 import { customSecretModel } from './custom-secret.model.js';
 import { gitProviderTokensModel } from './git-provider-tokens.model.js';
 import { sandboxModel } from './sandbox.model.js';
+import { sessionModel } from './session.model.js';
 import { settingsModel } from './settings.model.js';
 
 export * from './api-key.model.js';
@@ -13,12 +14,14 @@ export * from './start-task.model.js';
 export * from './custom-secret.model.js';
 export * from './git-provider-tokens.model.js';
 export * from './sandbox.model.js';
+export * from './session.model.js';
 export * from './settings.model.js';
 
 /** Binds every model to one connection, so tests can run several databases in one process. */
 export function createModels(conn: Connection) {
   return {
     ApiKey: apiKeyModel(conn),
+    Session: sessionModel(conn),
     Settings: settingsModel(conn),
     GitProviderTokens: gitProviderTokensModel(conn),
     CustomSecret: customSecretModel(conn),

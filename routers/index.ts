@@ -3,6 +3,7 @@
 // first match); test/rest/openapi-inventory.test.ts enforces it.
 import { createCallerFactory, router, type Meta } from '../src/trpc.js';
 import { appConversationsRouter } from './app-conversations.router.js';
+import { authRouter } from './auth.router.js';
 import { conversationsRouter } from './conversations.router.js';
 import { gitProvidersRouter } from './git-providers.router.js';
 import { webhooksRouter } from './webhooks.router.js';
@@ -12,6 +13,7 @@ import { secretsRouter } from './secrets.router.js';
 import { settingsRouter } from './settings.router.js';
 
 export const appRouter = router({
+  auth: authRouter,
   settings: settingsRouter,
   gitProviders: gitProvidersRouter,
   secrets: secretsRouter,

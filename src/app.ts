@@ -2,18 +2,20 @@
 //
 // Order matters:
 //   request log/metrics → CORS → health and metrics (open, unlimited) → /trpc (src/trpc-edge.ts)
-//   → the REST edge (src/rest/) → JSON 404 → error handler.
+//   → the REST edge (src/rest/) → the sign-in page and web UI (src/web/) → JSON 404 → error handler.
 import crypto from 'node:crypto';
 import express, { type Request, type RequestHandler } from 'express';
 import type { Deps } from './context.js';
 import { errorHandler, notFound, restApi } from './rest/index.js';
 import { trpcApi } from './trpc-edge.js';
+import { webRoutes } from './web/index.js';
 
 export function createApp(deps: Deps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  // Which proxies may name the client address (X-Forwarded-For) for the per-IP rate limit.
+  // Which proxies may name the client address (X-Forwarded-For: the per-IP rate limit) and its
+  // protocol and host (X-Forwarded-Proto/-Host: the session cookie's Secure flag, origin checks).
   app.set('trust proxy', deps.config.http.trustProxy);
 
   app.use(requestLog(deps));
@@ -36,6 +38,7 @@ export function createApp(deps: Deps): express.Express {
   app.use('/trpc', trpcApi(deps));
 
   app.use(restApi(deps));
+  app.use(webRoutes(deps));
   app.use(notFound);
   app.use(errorHandler(deps));
   return app;

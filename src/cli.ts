@@ -12,7 +12,8 @@ import { loadConfig } from './config.js';
 import { generateKeyText } from './crypto.js';
 import { createLogger } from './logger.js';
 import { ApiKeysService } from './services/api-keys.service.js';
-import { reencryptAll } from './services/rotation.service.js';
+import { reencryptServiceSecrets, rewrapper } from './services/rotation.service.js';
+import { ConversationStore } from './conversations/store.js';
 
 const USAGE = `usage:
   cli keys create --user <id> [--label <text>]
@@ -67,8 +68,11 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     if (group === 'encryption' && command === 'rotate') {
-      const result = await reencryptAll(opened.db.models, box);
-      process.stdout.write(`re-encrypted ${result.values} values in ${result.documents} documents under key ${box.currentKeyId}\n`);
+      const { rewrap, values } = rewrapper(box);
+      const documents =
+        (await reencryptServiceSecrets(opened.db.models, rewrap)) +
+        (await new ConversationStore(opened.db.models, box).reencryptSecrets(rewrap));
+      process.stdout.write(`re-encrypted ${values()} values in ${documents} documents under key ${box.currentKeyId}\n`);
       return 0;
     }
     return fail(`unknown command: ${positionals.join(' ')}\n${USAGE}`);

@@ -16,6 +16,8 @@ const rateLimit = (fallback: number) =>
     .default(fallback)
     .transform((v) => (v === 'off' ? null : v));
 
+const optionalHttpUrl = optionalString.pipe(z.url({ protocol: /^https?$/ }).optional());
+
 const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
 
 const EnvSchema = z.object({
@@ -37,7 +39,6 @@ const EnvSchema = z.object({
     .default('1mb'),
   MAX_JSON_DEPTH: z.coerce.number().int().min(2).max(1000).default(64),
   PERMITTED_CORS_ORIGINS: optionalString,
-  TRUST_PROXY: optionalString,
   RATE_LIMIT_PER_USER: rateLimit(600),
   RATE_LIMIT_PER_IP: rateLimit(1200),
   RATE_LIMIT_WINDOW_MS: z.coerce.number().int().min(1000).max(86_400_000).default(60_000),
@@ -49,6 +50,17 @@ const EnvSchema = z.object({
   BITBUCKET_API_URL: z.url().default('https://api.bitbucket.org/2.0'),
   PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
   WEB_URL: optionalString,
+  PUBLIC_URL: optionalHttpUrl,
+  TRUSTED_ORIGINS: optionalString,
+  TRUST_PROXY: optionalString,
+  WEB_UI_DIR: optionalString,
+  SESSION_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(30 * 24 * 3600)
+    .default(12 * 3600),
+  SESSION_COOKIE_SECURE: z.stringbool().default(false),
   SANDBOX_RUNTIME: z.enum(['process', 'kubernetes']).default('process'),
   SANDBOX_SPECS_FILE: optionalString,
   SANDBOX_MAX_RUNNING_PER_USER: z.coerce.number().int().min(1).max(1000).default(5),
@@ -126,6 +138,14 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
     encryption: { key: e.ENCRYPTION_KEY, previousKeys: splitList(e.ENCRYPTION_KEY_PREVIOUS) },
     // Where sandboxes call back (webhooks); unset = this service's own listening URL.
     webUrl: e.WEB_URL ? trimSlash(e.WEB_URL) : undefined,
+    // Where browsers reach this service (its origin is trusted for cookie requests); unset = WEB_URL.
+    publicUrl: e.PUBLIC_URL ? trimSlash(e.PUBLIC_URL) : undefined,
+    webUi: { dir: e.WEB_UI_DIR ? path.resolve(e.WEB_UI_DIR) : undefined },
+    session: {
+      ttlSeconds: e.SESSION_TTL_SECONDS,
+      cookieSecure: e.SESSION_COOKIE_SECURE,
+      trustedOrigins: splitList(e.TRUSTED_ORIGINS).map(parseOrigin),
+    },
     sandbox: {
       runtime: e.SANDBOX_RUNTIME,
       specsFile: e.SANDBOX_SPECS_FILE ? path.resolve(e.SANDBOX_SPECS_FILE) : undefined,
@@ -204,7 +224,21 @@ function parseTolerations(value: string | undefined): { key?: string; operator?:
   return parsed as { key?: string }[];
 }
 
-/** express's "trust proxy": a hop count, true/false, or a list of addresses and subnets. */
+/** An origin (scheme://host[:port]) as browsers send it in the Origin header. */
+function parseOrigin(value: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || trimSlash(value) !== url.origin) {
+    throw new Error(`Invalid configuration: TRUSTED_ORIGINS entries are origins such as https://app.example.com, got "${value}"`);
+  }
+  return url.origin;
+}
+
+/** express's "trust proxy": unset = trust none; true/false; a hop count; or addresses/subnets ("loopback, 10.0.0.0/8"). */
 function parseTrustProxy(value: string | undefined): boolean | number | string {
   if (value === undefined || value === 'false') return false;
   if (value === 'true') return true;

@@ -17,6 +17,7 @@ import { GitProvidersService } from './services/git-providers.service.js';
 import { SandboxSpecsService } from './services/sandbox-specs.service.js';
 import { SandboxesService } from './services/sandboxes.service.js';
 import { SecretsService } from './services/secrets.service.js';
+import { SessionsService } from './services/sessions.service.js';
 import { SettingsService } from './services/settings.service.js';
 
 export interface ServiceOptions {
@@ -50,8 +51,12 @@ export function createServices({ db, box, config, runtime, webUrl, log }: Servic
     log: startLog,
   });
   const appConversations = new AppConversationsService(store, sandboxes, () => startTasks.kick(), log);
+  // Revoking a key ends the browser sessions opened with it.
+  const apiKeys: ApiKeysService = new ApiKeysService(models.ApiKey, config.auth.sessionApiKey, (keyId) => sessions.endForKey(keyId));
+  const sessions = new SessionsService(models.Session, apiKeys, config.session.ttlSeconds);
   return {
-    apiKeys: new ApiKeysService(models.ApiKey, config.auth.sessionApiKey),
+    apiKeys,
+    sessions,
     settings,
     gitProviders,
     secrets,

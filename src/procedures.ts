@@ -79,18 +79,34 @@ const transportInput = middleware(async ({ ctx, meta, getRawInput, next }) => {
 
 export const publicProcedure = basePublic.use(observed).use(transportInput);
 
+const forbidden = () => new TRPCError({ code: 'FORBIDDEN', message: 'Forbidden' });
+
 /**
- * A user key is required. Each call counts against the user's rate limit, whichever
+ * A user key (or the browser session) is required. Each call counts against the user's rate limit, whichever
  * transport and whichever way the user authenticated, so switching transports or batching
  * calls does not get around it (the per-IP limit is checked earlier, at each transport's edge).
  */
 export const authedProcedure = publicProcedure
-  .use(({ ctx, next }) => {
+  .use(({ ctx, type, next }) => {
     if (!ctx.user) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'Unauthorized' });
+    // Cross-site protection of the cookie (the header cannot be sent by another site's page):
+    // no cookie request made by another site, and no state change without one of our origins.
+    const browser = ctx.authVia === 'cookie' ? ctx.browser : undefined;
+    if (browser && (browser.crossSite || ((type === 'mutation' || browser.unsafeMethod) && !browser.originTrusted))) throw forbidden();
     if (ctx.transport !== 'internal') ctx.deps.limits.user(ctx.user.id);
     return next({ ctx: { ...ctx, user: ctx.user } });
   })
   .use(rejectUnsafeInput);
+
+/**
+ * Signing in takes the key itself, not the cookie; a browser request from another site's page
+ * is still refused, so no page can sign a visitor into someone else's account.
+ */
+export const signInProcedure = publicProcedure.use(({ ctx, next }) => {
+  const browser = ctx.browser;
+  if (browser && (browser.crossSite || (browser.originPresent && !browser.originTrusted))) throw forbidden();
+  return next();
+});
 
 /**
  * For agent-server webhooks: the X-Session-API-Key must be the session key of the sandbox

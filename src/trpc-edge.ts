@@ -31,7 +31,7 @@ export function trpcApi(deps: Deps): RequestHandler {
       return retryAfter > 0 ? { headers: { 'retry-after': String(retryAfter) } } : {};
     },
     middleware: (req, res, next) => {
-      edgeChecks(deps, req as Request, maxBodySize, createContext).then(
+      edgeChecks(deps, req as Request, res, maxBodySize, createContext).then(
         () => next(),
         (error: unknown) => writeTrpcError(res, error),
       );
@@ -42,6 +42,7 @@ export function trpcApi(deps: Deps): RequestHandler {
 async function edgeChecks(
   deps: Deps,
   req: Request,
+  res: ServerResponse,
   maxBodySize: number,
   createContext: ReturnType<typeof createContextFactory>,
 ): Promise<void> {
@@ -59,7 +60,7 @@ async function edgeChecks(
   }
 
   if (paths.length === 1 && PROCEDURES.get(safeDecode(paths[0]!))?.type === 'subscription') {
-    const context = await createContext({ req });
+    const context = await createContext({ req, res });
     if (!context.user) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'Unauthorized' });
   }
 }

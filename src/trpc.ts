@@ -3,7 +3,8 @@
 //
 // 1. Meta carries the OpenAPI route (trpc-to-openapi) next to input and output.
 // 2. The transformer is superjson for tRPC clients; REST ignores it (plain JSON).
-// 3. The error formatter gives tRPC clients field-level validation errors and never a stack.
+// 3. The error formatter gives tRPC clients field-level validation errors, the retry hint of
+//    429s and 503s, and never a stack.
 import { initTRPC } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { Context } from './context.js';
@@ -35,9 +36,9 @@ const t = initTRPC
       const fieldErrors: FieldError[] | null = issues
         ? issues.map((i) => ({ path: (i.path ?? []) as (string | number)[], message: i.message, code: i.code ?? 'custom' }))
         : null;
-      // When a retry may succeed (rate limits, outages, full capacity): seconds to wait.
-      const retryAfterSeconds = appErrorOf(error)?.retryAfterSeconds ?? null;
-      return { ...shape, data: { ...data, fieldErrors, retryAfterSeconds } };
+      // tRPC's own message for a validation failure is the issues as JSON; say it in words.
+      const message = fieldErrors ? validationMessage(fieldErrors) : shape.message;
+      return { ...shape, message, data: { ...data, fieldErrors, retryAfterSeconds: appErrorOf(error)?.retryAfterSeconds ?? null } };
     },
   });
 
@@ -45,3 +46,11 @@ export const router = t.router;
 export const middleware = t.middleware;
 export const publicProcedure = t.procedure;
 export const createCallerFactory = t.createCallerFactory;
+
+/** "Invalid input: mcp_config.stdio_servers.0.name: Server name can only… (and 1 more)". */
+function validationMessage(fieldErrors: FieldError[]): string {
+  const [first, ...rest] = fieldErrors;
+  if (!first) return 'Invalid input';
+  const where = first.path.length > 0 ? `${first.path.join('.')}: ` : '';
+  return `Invalid input: ${where}${first.message}${rest.length > 0 ? ` (and ${rest.length} more)` : ''}`;
+}

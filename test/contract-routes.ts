@@ -1,6 +1,9 @@
 // The legacy REST operations this service promises (API.md), as "METHOD /path". The
 // OpenAPI document generated from the routers must list exactly these.
 export const CONTRACT_ROUTES = [
+  'POST /api/auth/session',
+  'GET /api/auth/session',
+  'DELETE /api/auth/session',
   'GET /api/settings',
   'POST /api/settings',
   'POST /api/reset-settings',

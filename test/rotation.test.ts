@@ -1,7 +1,9 @@
 // Key rotation: `cli encryption rotate` re-encrypts every stored secret under the new
 // ENCRYPTION_KEY while the old one is listed in ENCRYPTION_KEY_PREVIOUS.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConversationStore, mcpOverrideContext } from '../src/conversations/store.js';
 import { generateKeyText, SecretBox } from '../src/crypto.js';
+import { keyContext } from '../src/services/sandboxes.service.js';
 import { call, startTestApp, testDatabaseUri, uniqueDbName, type TestApp } from './helpers/app.js';
 import { startFakeGitProvider, type FakeGitProvider } from './helpers/fake-git-provider.js';
 import { runCli } from './helpers/processes.js';
@@ -23,6 +25,33 @@ beforeAll(async () => {
   });
   await call(app, 'POST', '/api/add-git-providers', { key, body: { provider_tokens: { github: { token: 'ghp_rotate' } } } });
   await call(app, 'POST', '/api/secrets', { key, body: { name: 'ROT', value: 'custom-rotate' } });
+  // A live sandbox's session key and a start task's MCP override are secrets too; seeded as the
+  // service writes them (same associated data), since starting a real sandbox is not the point here.
+  const old = SecretBox.fromStrings(oldKey);
+  const now = new Date();
+  await app.rawCollection('sandboxes').insertOne({
+    _id: 'sbxrotate' as never,
+    userId: 'rotor',
+    specId: 'default',
+    runtime: 'process',
+    sessionApiKey: old.encrypt('session-rotate', keyContext('sbxrotate')),
+    desired: 'paused',
+    createdAt: now,
+    updatedAt: now,
+  });
+  await app.rawCollection('start_tasks').insertOne({
+    _id: 'taskrotate' as never,
+    userId: 'rotor',
+    status: 'ERROR',
+    request: {},
+    mcpConfig: old.encrypt(
+      JSON.stringify({ sse_servers: [{ url: 'https://o.example.com', api_key: 'override-rotate' }] }),
+      mcpOverrideContext('taskrotate'),
+    ),
+    conversationId: 'c'.repeat(32),
+    createdAt: now,
+    updatedAt: now,
+  });
   await app.stop();
 });
 afterAll(() => provider.close());
@@ -32,7 +61,7 @@ describe('encryption key rotation', () => {
     const env = { MONGODB_URI: testDatabaseUri(dbName), ENCRYPTION_KEY: newKey, ENCRYPTION_KEY_PREVIOUS: oldKey };
     const rotated = await runCli(['encryption', 'rotate'], env);
     expect(rotated.code, rotated.stderr).toBe(0);
-    expect(rotated.stdout).toMatch(/re-encrypted 4 values in 3 documents/);
+    expect(rotated.stdout).toMatch(/re-encrypted 6 values in 5 documents/);
 
     const after = await startTestApp('rotation-after', { MONGODB_URI: testDatabaseUri(dbName), ENCRYPTION_KEY: newKey });
     try {
@@ -41,9 +70,18 @@ describe('encryption key rotation', () => {
       expect((await services.settings.resolve('rotor'))?.mcp_config?.sse_servers[0]?.api_key).toBe('mcp-rotate');
       expect((await services.gitProviders.resolve('rotor')).github?.token).toBe('ghp_rotate');
       expect(await services.secrets.resolve('rotor')).toEqual([{ name: 'ROT', value: 'custom-rotate', description: '' }]);
+      expect((await services.sandboxes.credentials('sbxrotate'))?.sessionKey).toBe('session-rotate');
+      const store = new ConversationStore(after.server.deps.db.models, SecretBox.fromStrings(newKey));
+      expect(store.mcpOverrideOf((await store.task('rotor', 'taskrotate'))!)?.sse_servers[0]?.api_key).toBe('override-rotate');
+      // Whatever kind of secret exists now or later: no ciphertext under the old key is left anywhere.
       const currentId = SecretBox.fromStrings(newKey).currentKeyId;
-      const raw = JSON.stringify(await after.rawCollection('settings').find({}).toArray());
-      expect(raw.match(/enc:v1:[0-9a-f]{8}/g)?.every((m) => m.endsWith(currentId))).toBe(true);
+      const collections = await after.server.deps.db.connection.db!.listCollections().toArray();
+      const ciphertexts: string[] = [];
+      for (const { name } of collections) {
+        ciphertexts.push(...(JSON.stringify(await after.rawCollection(name).find({}).toArray()).match(/enc:v1:[0-9a-f]{8}/g) ?? []));
+      }
+      expect(ciphertexts.length).toBe(6);
+      expect(ciphertexts.filter((m) => !m.endsWith(currentId))).toEqual([]);
 
       const again = await runCli(['encryption', 'rotate'], env);
       expect(again.stdout).toMatch(/re-encrypted 0 values/);

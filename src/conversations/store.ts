@@ -66,6 +66,21 @@ export class ConversationStore {
     return record;
   }
 
+  /** Key rotation: re-wraps the encrypted MCP overrides of start tasks; returns the documents visited. */
+  async reencryptSecrets(rewrap: <T>(value: T, context: string) => T | string): Promise<number> {
+    let documents = 0;
+    for await (const task of this.models.StartTask.find({ mcpConfig: { $ne: null } }, { mcpConfig: 1 })
+      .lean()
+      .cursor()) {
+      await this.models.StartTask.updateOne(
+        { _id: task._id },
+        { $set: { mcpConfig: rewrap(task.mcpConfig, mcpOverrideContext(task._id)) } },
+      );
+      documents++;
+    }
+    return documents;
+  }
+
   mcpOverrideOf(task: StartTask): McpConfig | null {
     return task.mcpConfig ? (JSON.parse(this.box.decrypt(task.mcpConfig, mcpOverrideContext(task._id))) as McpConfig) : null;
   }

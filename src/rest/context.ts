@@ -1,5 +1,6 @@
 // The request context of REST calls: the shared context plus the REST-only input fix-ups.
 import type { IncomingMessage } from 'node:http';
+import type { HeaderWriter } from '../browser-session.js';
 import { createContextFactory, type Context, type Deps, type InputAdapter } from '../context.js';
 
 /**
@@ -41,7 +42,7 @@ function keepEmptyQueryValues(raw: unknown, req: IncomingMessage): unknown {
 
 export function createRestContext(deps: Deps) {
   const base = createContextFactory(deps, 'rest');
-  return async (opts: { req: IncomingMessage }): Promise<Context> => ({
+  return async (opts: { req: IncomingMessage; res?: HeaderWriter }): Promise<Context> => ({
     ...(await base(opts)),
     adaptInput: (raw, route) => keepEmptyQueryValues(decodePathParams(raw, route), opts.req),
   });

@@ -125,7 +125,7 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
 /**
  * What the REST edge itself may answer on an operation, whatever the procedure does: no or a
- * wrong key, invalid input (any operation: a NUL or reserved key in any parameter), a body
+ * wrong key (or a session cookie sent cross-site), invalid input (any operation: a NUL or reserved key in any parameter), a body
  * too large, not JSON or not parseable, a path parameter that forms no route, the rate
  * limits, and the database being down.
  */
@@ -133,6 +133,7 @@ function transportFailures(procedure: ProcedureInfo): [number, BodyShape][] {
   const route = procedure.meta!.openapi!;
   const failures: [number, BodyShape][] = [
     [401, detail],
+    [403, detail], // a browser-session request from another site or origin
     [422, BODY_SHAPES.validation],
     [legacyAnswerFor(undefined, 'rate_limited').status, legacyAnswerFor(undefined, 'rate_limited').body],
     [legacyAnswerFor(undefined, 'database_unavailable').status, legacyAnswerFor(undefined, 'database_unavailable').body],

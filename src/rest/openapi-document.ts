@@ -14,6 +14,7 @@ const TEXT_SUCCESS = new Set(['GET /api/v1/webhooks/secrets']);
 const DESCRIPTIONS: Record<number, string> = {
   400: 'Bad request',
   401: 'Missing or unknown key',
+  403: 'A browser-session request from another site, or a change from an untrusted origin',
   404: 'Not found',
   409: 'Conflict',
   410: 'Gone',

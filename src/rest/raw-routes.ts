@@ -4,7 +4,7 @@
 //   - POST /api/v1/webhooks/{sandbox_id}/events/{conversation_id}: the body is a JSON array;
 //   - GET /api/v1/webhooks/secrets: the token as text/plain (the SDK's LookupSecret reads the
 //     response text verbatim, so a JSON string would arrive with its quotes).
-import express, { type Request, type Router } from 'express';
+import express, { type Request, type Response, type Router } from 'express';
 import { createCaller } from '../../routers/index.js';
 import type { Deps } from '../context.js';
 import { createRestContext } from './context.js';
@@ -13,13 +13,16 @@ import { writeProcedureError } from './error-writer.js';
 export function rawRoutes(deps: Deps): Router {
   const routes = express.Router();
   const context = createRestContext(deps);
-  const callerFor = async (req: Request, signal?: AbortSignal) => createCaller(await context({ req }), signal ? { signal } : {});
+  // Only user routes pass the response: it carries the browser facts, so the session cookie
+  // authenticates them; the webhooks never accept it.
+  const callerFor = async (req: Request, res?: Response, signal?: AbortSignal) =>
+    createCaller(await context({ req, ...(res ? { res } : {}) }), signal ? { signal } : {});
 
   routes.post('/api/v1/app-conversations/stream-start', async (req, res) => {
     const abort = new AbortController();
     res.on('close', () => abort.abort());
     try {
-      const caller = await callerFor(req, abort.signal);
+      const caller = await callerFor(req, res, abort.signal);
       const task = await caller.appConversations.start(req.body);
       const snapshots = await caller.appConversations.watchStartTask({ task_id: task.id });
       res.status(200).type('application/json');

@@ -8,6 +8,9 @@ import { AppError } from '../errors.js';
 
 export const DEFAULT_USER_ID = 'default';
 const KEY_PATTERN = /^ohk_([0-9A-Za-z]{12})_([0-9A-Za-z]{40})$/;
+const ENV_KEY_PREFIX = 'env:';
+/** Whether a key id (from identify) is SESSION_API_KEY's derived one rather than a stored key's. */
+export const isEnvironmentKeyId = (keyId: string) => keyId.startsWith(ENV_KEY_PREFIX);
 export const USER_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$/;
 
 export interface ApiKeyInfo {
@@ -23,6 +26,8 @@ export class ApiKeysService {
     private readonly ApiKey: ApiKeyModel,
     /** SESSION_API_KEY: single-user mode, the key of user "default". */
     private readonly sessionApiKey: string | undefined,
+    /** Called after a key is revoked (its browser sessions end with it). */
+    private readonly onRevoke: (keyId: string) => Promise<void> = async () => {},
   ) {}
 
   async create(userId: string, label: string | null = null): Promise<{ key: string; info: ApiKeyInfo }> {
@@ -45,6 +50,7 @@ export class ApiKeysService {
   /** Revokes a key by id; false when no active key has that id. */
   async revoke(keyId: string): Promise<boolean> {
     const result = await this.ApiKey.updateOne({ _id: keyId, revokedAt: null }, { $set: { revokedAt: new Date() } });
+    if (result.modifiedCount === 1) await this.onRevoke(keyId);
     return result.modifiedCount === 1;
   }
 
@@ -54,14 +60,32 @@ export class ApiKeysService {
 
   /** Returns the key's user, or null for a missing, malformed, unknown or revoked key. */
   async authenticate(presented: string): Promise<{ id: string } | null> {
-    if (this.sessionApiKey && secretsEqual(presented, this.sessionApiKey)) return { id: DEFAULT_USER_ID };
+    const identity = await this.identify(presented);
+    return identity ? { id: identity.userId } : null;
+  }
+
+  /** The key's user and key id (SESSION_API_KEY has a derived id), or null as authenticate. */
+  async identify(presented: string): Promise<{ userId: string; keyId: string } | null> {
+    if (this.sessionApiKey && secretsEqual(presented, this.sessionApiKey))
+      return { userId: DEFAULT_USER_ID, keyId: this.environmentKeyId()! };
     const match = KEY_PATTERN.exec(presented);
     if (!match) return null;
     const doc = await this.ApiKey.findOne({ _id: match[1] }).lean();
     if (!doc || doc.revokedAt) return null;
     const expected = Buffer.from(doc.secretHash, 'hex');
     const actual = sha256(match[2]!);
-    return expected.length === actual.length && crypto.timingSafeEqual(expected, actual) ? { id: doc.userId } : null;
+    return expected.length === actual.length && crypto.timingSafeEqual(expected, actual) ? { userId: doc.userId, keyId: doc._id } : null;
+  }
+
+  /** True while the key with this id (from identify) can still authenticate. */
+  async isActive(keyId: string): Promise<boolean> {
+    if (isEnvironmentKeyId(keyId)) return keyId === this.environmentKeyId();
+    return (await this.ApiKey.countDocuments({ _id: keyId, revokedAt: null })) === 1;
+  }
+
+  /** SESSION_API_KEY has no record; its id is derived from the key, so changing the key ends its sessions. */
+  private environmentKeyId(): string | undefined {
+    return this.sessionApiKey ? ENV_KEY_PREFIX + sha256(this.sessionApiKey).toString('hex').slice(0, 16) : undefined;
   }
 }
 

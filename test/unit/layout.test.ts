@@ -1,6 +1,7 @@
 // The architecture, checked: every import points downward (README "Layout"), the contract
-// stays free of server code, only the store touches conversation records, and no domain code
-// decides REST bytes. Reads the source files; a new file lands in a layer by its folder.
+// stays free of server code, only the store touches conversation records, no domain code
+// decides REST bytes, and the client package and the example app stay apart from the server.
+// Reads the source files; a new file lands in a layer by its folder.
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -8,40 +9,66 @@ import { PACKAGE_ROOT } from '../../src/processes.js';
 
 const ROOTS = ['contract', 'models', 'routers', 'src'];
 
+/** Generated or installed folders and files inside the example app, not its source. */
+const NOT_SOURCE = new Set(['node_modules', '.next', '.next-test', 'dist', 'next-env.d.ts']);
+
 function sourceFiles(dir: string): string[] {
   return fs.readdirSync(path.join(PACKAGE_ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
     const rel = path.posix.join(dir, entry.name);
+    if (NOT_SOURCE.has(entry.name)) return [];
     if (entry.isDirectory()) return sourceFiles(rel);
-    return entry.name.endsWith('.ts') ? [rel] : [];
+    return /\.tsx?$/.test(entry.name) ? [rel] : [];
   });
 }
 
 const FILES = ROOTS.flatMap(sourceFiles);
+/** The client package, a package of its own that frontends install (README "tRPC and the client package"). */
+const CLIENT_FILES = sourceFiles('client/src');
+/** The example Next.js app: a frontend like any other, outside the service. */
+const EXAMPLE_FILES = sourceFiles('examples/nextjs');
 const text = (file: string) => fs.readFileSync(path.join(PACKAGE_ROOT, file), 'utf8');
 
-/** Module specifiers of static and dynamic imports and re-exports. */
-function specifiers(source: string): string[] {
-  const found = [
-    ...source.matchAll(/(?:^|\n)\s*(?:import|export)\b[^'"`;]*?from\s+'([^']+)'/g),
-    ...source.matchAll(/import\(\s*'([^']+)'\s*\)/g),
-  ];
-  return found.map((m) => m[1]!);
+interface ImportStatement {
+  specifier: string;
+  /** `import type …` / `export type … from`: erased from the JavaScript, types only. */
+  typeOnly: boolean;
 }
 
-/** Repository-relative targets of a file's relative imports ('.js' → '.ts'). */
+/** Static, side-effect and dynamic imports and re-exports of a source text. */
+function imports(source: string): ImportStatement[] {
+  return [
+    ...[...source.matchAll(/(?:^|\n)\s*(?:import|export)\b(\s+type\b)?[^'"`;]*?from\s+'([^']+)'/g)].map((m) => ({
+      specifier: m[2]!,
+      typeOnly: Boolean(m[1]),
+    })),
+    ...[...source.matchAll(/(?:^|\n)\s*import\s+'([^']+)'/g), ...source.matchAll(/import\(\s*'([^']+)'\s*\)/g)].map((m) => ({
+      specifier: m[1]!,
+      typeOnly: false,
+    })),
+  ];
+}
+
+/** Module specifiers of static and dynamic imports and re-exports. */
+const specifiers = (source: string): string[] => imports(source).map((i) => i.specifier);
+
+/** Repository-relative target of a relative import ('.js' → '.ts'). */
+const resolveFrom = (file: string, specifier: string) =>
+  path.posix.normalize(path.posix.join(path.posix.dirname(file), specifier)).replace(/\.js$/, '.ts');
+
+/** Repository-relative targets of a file's relative imports. */
 function localImports(file: string): string[] {
   return specifiers(text(file))
     .filter((s) => s.startsWith('.'))
-    .map((s) => path.posix.normalize(path.posix.join(path.posix.dirname(file), s)).replace(/\.js$/, '.ts'));
+    .map((s) => resolveFrom(file, s));
 }
 
 const packageImports = (file: string) => specifiers(text(file)).filter((s) => !s.startsWith('.'));
 
 // Higher layers may import lower ones and their own; never upward.
 const LAYERS: [number, RegExp][] = [
-  [6, /^src\/(main|server|app|cli|bootstrap|trpc-edge)\.ts$|^src\/rest\//],
+  [6, /^src\/(main|server|app|cli|bootstrap|trpc-edge)\.ts$|^src\/(rest|web)\//],
   [5, /^routers\//],
-  [4, /^src\/(trpc|procedures|context|domain)\.ts$/],
+  [4, /^src\/(trpc|procedures|context|domain|browser-session)\.ts$/],
   [3, /^src\/conversations\//],
   [2, /^src\/services\//],
   [1, /^src\/(sandbox|agent-server|db)\/|^models\/|^src\/(access-token|crypto|processes|logger|metrics|rate-limit|json-depth)\.ts$/],
@@ -120,6 +147,52 @@ describe('layout', () => {
   });
 
   it('keeps source files short (one job each)', () => {
-    expect(FILES.filter((f) => text(f).split('\n').length > 310)).toEqual([]);
+    const all = [...FILES, ...CLIENT_FILES, ...EXAMPLE_FILES];
+    expect(all.filter((f) => text(f).split('\n').length > 310)).toEqual([]);
+  });
+});
+
+// The client's declarations must type-check with its peers only (client/scripts/build.mjs
+// checks the emitted files too): it reads the server for types, never for code.
+describe('layout of the client package and the example app', () => {
+  const CLIENT_PEERS = new Set(['@trpc/client', '@trpc/server', 'superjson']);
+  const SERVER_TYPES = /^routers\/index\.ts$|^contract\//;
+
+  it('finds their files (the checks below can fail)', () => {
+    expect(CLIENT_FILES).toContain('client/src/app-router.ts');
+    expect(EXAMPLE_FILES).toContain('examples/nextjs/lib/service.ts');
+    expect(EXAMPLE_FILES.some((f) => f.endsWith('.tsx'))).toBe(true);
+  });
+
+  it('keeps the client to its peers, itself, and types of routers/index.ts and contract/', () => {
+    const wrong = CLIENT_FILES.flatMap((file) =>
+      imports(text(file)).flatMap(({ specifier, typeOnly }) => {
+        if (!specifier.startsWith('.')) return CLIENT_PEERS.has(specifier) ? [] : [`${file} → ${specifier}`];
+        const target = resolveFrom(file, specifier);
+        if (target.startsWith('client/src/')) return [];
+        return typeOnly && SERVER_TYPES.test(target) ? [] : [`${file} → ${target}${typeOnly ? '' : ' (not type-only)'}`];
+      }),
+    );
+    expect(wrong).toEqual([]);
+    // The view of the router needs the server's AppRouter: proves the type-only rule is exercised.
+    expect(imports(text('client/src/app-router.ts'))).toContainEqual({ specifier: '../../routers/index.js', typeOnly: true });
+  });
+
+  it('keeps the service from importing the client package or the example', () => {
+    expect(importsMatching(FILES, /^(client|examples)\//)).toEqual([]);
+  });
+
+  it('lets the example reach the service only through @agent-control-plane/client', () => {
+    const allowed = /^(@agent-control-plane\/client|react|next|next\/[\w/-]+|server-only|@\/.+)$/;
+    const wrong = EXAMPLE_FILES.flatMap((file) =>
+      imports(text(file)).flatMap(({ specifier }) => {
+        if (specifier.startsWith('.')) {
+          const target = resolveFrom(file, specifier);
+          return target.startsWith('examples/nextjs/') ? [] : [`${file} → ${target}`];
+        }
+        return allowed.test(specifier) ? [] : [`${file} → ${specifier}`];
+      }),
+    );
+    expect(wrong).toEqual([]);
   });
 });

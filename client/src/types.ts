@@ -1,0 +1,27 @@
+// Input and output types of the procedures, by path and under the contract's names.
+import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
+import type { appRouter } from './app-router.js';
+
+/** The service's tRPC router, as a client sees it (procedures only; no server types). */
+export type AppRouter = typeof appRouter;
+
+/** `RouterInputs['settings']['save']` is what `trpc.settings.save.mutate()` takes. */
+export type RouterInputs = inferRouterInputs<AppRouter>;
+/** `RouterOutputs['settings']['get']` is what `trpc.settings.get.query()` resolves to. */
+export type RouterOutputs = inferRouterOutputs<AppRouter>;
+
+export type Settings = RouterOutputs['settings']['get'];
+export type SaveSettingsInput = RouterInputs['settings']['save'];
+export type McpConfig = NonNullable<Settings['mcp_config']>;
+export type AddGitProvidersInput = RouterInputs['gitProviders']['add'];
+export type ProviderType = keyof Settings['provider_tokens_set'];
+export type CustomSecret = RouterOutputs['secrets']['list']['custom_secrets'][number];
+export type SandboxSpecInfo = RouterOutputs['sandboxSpecs']['search']['items'][number];
+export type SandboxInfo = RouterOutputs['sandboxes']['start'];
+export type SandboxStatus = SandboxInfo['status'];
+export type AppConversationStartRequest = RouterInputs['appConversations']['start'];
+export type AppConversationStartTask = RouterOutputs['appConversations']['start'];
+export type StartTaskStatus = AppConversationStartTask['status'];
+export type AppConversation = RouterOutputs['appConversations']['search']['items'][number];
+export type ConversationInfo = RouterOutputs['conversations']['list']['results'][number];
+export type SessionInfo = RouterOutputs['auth']['session'];

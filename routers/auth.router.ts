@@ -1,0 +1,44 @@
+// Browser sign-in (the acp_session cookie). The session id travels only in Set-Cookie, never
+// in a body; the transports write the cookie through ctx.browser.
+import { z } from 'zod';
+import { authedProcedure, signInProcedure } from '../src/procedures.js';
+import { router } from '../src/trpc.js';
+import { SuccessSchema } from '../contract/common.schema.js';
+import { SessionInfoSchema, SignInInputSchema } from '../contract/auth.schema.js';
+
+export const authRouter = router({
+  signIn: signInProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/auth/session',
+        tags: ['auth'],
+        summary: 'Sign a browser in with an API key (sets the acp_session cookie)',
+      },
+    })
+    .input(SignInInputSchema)
+    .output(SessionInfoSchema)
+    .mutation(async ({ ctx, input }) => {
+      const opened = await ctx.services.sessions.open(input.api_key ?? ctx.sessionKey);
+      ctx.browser?.setSessionCookie(opened.sessionId, ctx.services.sessions.ttl);
+      return { user_id: opened.userId, expires_at: opened.expiresAt.toISOString() };
+    }),
+
+  session: authedProcedure
+    .meta({ openapi: { method: 'GET', path: '/api/auth/session', tags: ['auth'], summary: 'The current session (or key) and its user' } })
+    .input(z.object({}))
+    .output(SessionInfoSchema)
+    .query(({ ctx }) => ({ user_id: ctx.user.id, expires_at: ctx.session?.expiresAt.toISOString() ?? null })),
+
+  signOut: authedProcedure
+    .meta({
+      openapi: { method: 'DELETE', path: '/api/auth/session', tags: ['auth'], summary: 'Sign out: ends the session, clears the cookie' },
+    })
+    .input(z.object({}))
+    .output(SuccessSchema)
+    .mutation(async ({ ctx }) => {
+      if (ctx.session) await ctx.services.sessions.close(ctx.session.id);
+      ctx.browser?.clearSessionCookie();
+      return { success: true };
+    }),
+});

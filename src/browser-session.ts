@@ -1,0 +1,77 @@
+// What a browser's HTTP request tells the service: the session cookie it carries, whether it
+// came from one of our origins (cross-site protection), whether it arrived over https (the
+// cookie's Secure flag), and how to set or clear the cookie on the answer. Both transports
+// build it from the request (src/context.ts); procedures decide what it permits.
+import type { IncomingMessage } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+import type { Config } from './config.js';
+
+export const SESSION_COOKIE = 'acp_session';
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+export interface BrowserRequest {
+  /** The acp_session cookie's value, if the request carries one. */
+  sessionId: string | undefined;
+  /** The request's Origin header is ours (own origin, PUBLIC_URL/WEB_URL) or in TRUSTED_ORIGINS. */
+  originTrusted: boolean;
+  /** The request carries an Origin header at all. */
+  originPresent: boolean;
+  /** Sec-Fetch-Site says the request was made by another site's page. */
+  crossSite: boolean;
+  /** POST, PUT, PATCH, DELETE… (the method alone, whatever the procedure). */
+  unsafeMethod: boolean;
+  setSessionCookie(sessionId: string, maxAgeSeconds: number): void;
+  clearSessionCookie(): void;
+}
+
+/** The value of one cookie in a Cookie header (the first one of that name, as browsers order them). */
+export function cookieValue(header: string | undefined, name: string): string | undefined {
+  for (const part of (header ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+/** Origins (scheme://host[:port]) that are this service's own, from configuration. */
+export function configuredOrigins(config: Config): Set<string> {
+  const urls = [config.publicUrl, config.webUrl, ...config.session.trustedOrigins];
+  return new Set(urls.flatMap((url) => (url ? [new URL(url).origin] : [])));
+}
+
+/** The part of an HTTP/1 or HTTP/2 response the cookie writer needs. */
+export interface HeaderWriter {
+  getHeader(name: string): unknown;
+  setHeader(name: string, value: string | string[]): unknown;
+}
+
+function appendSetCookie(res: HeaderWriter, cookie: string): void {
+  const previous = res.getHeader('set-cookie');
+  const list = Array.isArray(previous) ? previous.map(String) : typeof previous === 'string' ? [previous] : [];
+  res.setHeader('set-cookie', [...list, cookie]);
+}
+
+export function browserRequest(req: IncomingMessage, res: HeaderWriter, config: Config, trusted: Set<string>): BrowserRequest {
+  // express's req.protocol and req.host honour X-Forwarded-* only from a trusted proxy (TRUST_PROXY).
+  const viaExpress = req as IncomingMessage & { protocol?: string; host?: string };
+  const protocol = viaExpress.protocol ?? ((req.socket as TLSSocket).encrypted ? 'https' : 'http');
+  const host = viaExpress.host ?? req.headers.host;
+  const origin = single(req.headers.origin);
+  const secure = config.session.cookieSecure || protocol === 'https';
+  const flag = secure ? '; Secure' : '';
+  return {
+    sessionId: cookieValue(req.headers.cookie, SESSION_COOKIE),
+    originPresent: origin !== undefined,
+    originTrusted: origin !== undefined && (trusted.has(origin) || (host !== undefined && origin === `${protocol}://${host}`)),
+    crossSite: single(req.headers['sec-fetch-site']) === 'cross-site',
+    unsafeMethod: !SAFE_METHODS.has(req.method ?? 'GET'),
+    setSessionCookie: (sessionId, maxAgeSeconds) =>
+      appendSetCookie(res, `${SESSION_COOKIE}=${sessionId}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${maxAgeSeconds}${flag}`),
+    clearSessionCookie: () => appendSetCookie(res, `${SESSION_COOKIE}=; Max-Age=0; Path=/; HttpOnly; SameSite=Strict${flag}`),
+  };
+}
+
+function single(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}

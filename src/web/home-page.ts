@@ -1,0 +1,32 @@
+// The page at / when no web UI is configured (WEB_UI_DIR unset): who is signed in, where the
+// API and its docs are, and a sign-out button. No external assets.
+import crypto from 'node:crypto';
+import type { Request, Response } from 'express';
+
+const SCRIPT = `
+  document.getElementById('signout').addEventListener('click', async () => {
+    await fetch('/api/auth/session', { method: 'DELETE', credentials: 'same-origin' });
+    location.assign('/signin');
+  });`;
+
+const CSP = `default-src 'none'; script-src 'sha256-${crypto.createHash('sha256').update(SCRIPT).digest('base64')}'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'`;
+
+const escapeHtml = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+export function homePage(_req: Request, res: Response, userId: string): void {
+  res.setHeader('content-security-policy', CSP);
+  res.setHeader('cache-control', 'no-cache, no-store, must-revalidate');
+  res.type('html').send(`<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><title>Agent control plane</title></head>
+<body>
+  <h1>Agent control plane</h1>
+  <p>Signed in as <strong id="user">${escapeHtml(userId)}</strong>.</p>
+  <p>No web UI is configured on this service (set <code>WEB_UI_DIR</code> to a built OpenHands frontend).
+     The API is documented at <a href="/api/docs">/api/docs</a>.</p>
+  <button id="signout" type="button">Sign out</button>
+  <script>${SCRIPT}</script>
+</body>
+</html>`);
+}

@@ -1,0 +1,75 @@
+// The browser side of the service, next to the API on one origin: a built web UI from
+// WEB_UI_DIR (the OpenHands frontend built from its repository), or without one a small page.
+//   - Files of the build are served as they are: hashed assets cached for a year (immutable),
+//     everything else revalidated.
+//   - Every other GET that is not an API path is the single-page app: index.html, never cached.
+//   - Unauthenticated visitors asking for a page (Accept: text/html) go to /signin?next=<path>;
+//     other unauthenticated requests for a page get 401.
+import fs from 'node:fs';
+import path from 'node:path';
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import { createContextFactory, type Deps } from '../context.js';
+import { homePage } from './home-page.js';
+
+/** Paths the UI never answers (the API, tRPC, operations): they fall through to the JSON 404. */
+const NOT_UI = /^\/(api|trpc|alive|health|ready|metrics|docs)(\/|$)/i;
+/** Vite/React Router file names carry a content hash ("index-B4xk9Qz1.js"). */
+const HASHED_ASSET = /[.-][A-Za-z0-9_-]{8,}\.(js|mjs|css|woff2?|ttf|svg|png|jpe?g|webp|gif|ico|wasm|json)$/;
+const YEAR_SECONDS = 365 * 24 * 3600;
+
+/** The folder holding index.html: WEB_UI_DIR itself, or React Router's build/client inside it. */
+export function resolveUiRoot(dir: string): string {
+  for (const candidate of [dir, path.join(dir, 'client')]) {
+    if (fs.existsSync(path.join(candidate, 'index.html'))) return candidate;
+  }
+  throw new Error(
+    `WEB_UI_DIR ${dir} holds no index.html (nor client/index.html): build the web UI first (README "Using the OpenHands web UI")`,
+  );
+}
+
+export function webUi(deps: Deps): Router {
+  const ui = express.Router();
+  const authenticate = createContextFactory(deps, 'rest');
+  const root = deps.config.webUi.dir ? resolveUiRoot(deps.config.webUi.dir) : null;
+  const isPage = (req: Request) => (req.method === 'GET' || req.method === 'HEAD') && !NOT_UI.test(req.path);
+
+  /** Serves a page to a signed-in user; sends anyone else to the sign-in page. */
+  const page = (serve: (req: Request, res: Response, userId: string) => void) => (req: Request, res: Response, next: NextFunction) => {
+    authenticate({ req, res })
+      .then(({ user }) => {
+        if (user) serve(req, res, user.id);
+        else if (req.accepts(['html', 'json']) === 'html') res.redirect(302, `/signin?next=${encodeURIComponent(req.originalUrl)}`);
+        else res.status(401).json({ detail: 'Unauthorized' });
+      })
+      .catch(next);
+  };
+
+  if (!root) {
+    ui.get('/', page(homePage));
+    return ui;
+  }
+
+  const files = express.static(root, {
+    index: false,
+    dotfiles: 'ignore',
+    setHeaders: (response, file) => {
+      const hashed = HASHED_ASSET.test(path.basename(file));
+      response.setHeader('cache-control', hashed ? `public, max-age=${YEAR_SECONDS}, immutable` : 'no-cache');
+    },
+  });
+  const indexHtml = path.join(root, 'index.html');
+  const spa = page((_req, res) => {
+    res.setHeader('cache-control', 'no-cache, no-store, must-revalidate');
+    res.sendFile(indexHtml, { etag: false, lastModified: false });
+  });
+  ui.use((req, res, next) => {
+    if (!isPage(req)) return next();
+    if (req.path === '/index.html') return spa(req, res, next);
+    files(req, res, () => {
+      // A missing file name with an extension (a stale asset) is a 404, not the app's HTML.
+      if (path.extname(req.path) !== '') return next();
+      spa(req, res, next);
+    });
+  });
+  return ui;
+}
