@@ -47,7 +47,9 @@ async function edgeChecks(
   createContext: ReturnType<typeof createContextFactory>,
 ): Promise<void> {
   const paths = req.path.slice(1).split(',');
-  deps.limits.ip(req.ip ?? req.socket.remoteAddress ?? 'unknown', paths.length);
+  // Each call counts; a batch over TRPC_MAX_BATCH is refused by tRPC and costs one.
+  const cost = paths.length > deps.config.http.trpcMaxBatch ? 1 : paths.length;
+  deps.limits.ip(req.ip ?? req.socket.remoteAddress ?? 'unknown', cost);
 
   const maxDepth = deps.config.http.maxJsonDepth;
   const input = new URL(req.originalUrl, 'http://localhost').searchParams.get('input');
