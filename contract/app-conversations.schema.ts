@@ -66,6 +66,9 @@ export const AppConversationStartRequestSchema = z
   .meta({ id: 'AppConversationStartRequest' });
 export type AppConversationStartRequest = z.output<typeof AppConversationStartRequestSchema>;
 
+export const SandboxSourceSchema = z.enum(['warm_pool', 'cold_start', 'existing']).meta({ id: 'SandboxSource' });
+export type SandboxSource = z.infer<typeof SandboxSourceSchema>;
+
 export const AppConversationStartTaskSchema = z
   .object({
     id: z.string(),
@@ -78,6 +81,10 @@ export const AppConversationStartTaskSchema = z
     request: z.record(z.string(), z.unknown()),
     created_at: z.string(),
     updated_at: z.string(),
+    // Ours, additive: when the task first entered each status (ISO times, keyed by status).
+    phase_times: z.record(z.string(), z.string()),
+    // Ours, additive: where the sandbox came from (null until known).
+    sandbox_source: SandboxSourceSchema.nullable(),
   })
   .meta({ id: 'AppConversationStartTask' });
 export type AppConversationStartTask = z.infer<typeof AppConversationStartTaskSchema>;
@@ -100,6 +107,8 @@ export const AppConversationSchema = z
     created_at: z.string(),
     updated_at: z.string(),
     sandbox_status: z.enum(['STARTING', 'RUNNING', 'PAUSED', 'ERROR', 'MISSING']),
+    // Ours, additive: why the sandbox is PAUSED by policy, in ERROR, or MISSING (e.g. deleted by retention).
+    sandbox_status_reason: z.string().nullable(),
     execution_status: z.string().nullable(),
     conversation_url: z.string().nullable(),
     session_api_key: z.string().nullable(),

@@ -61,6 +61,8 @@ export const ConversationInfoSchema = z
     pr_number: z.array(z.number()),
     conversation_version: z.enum(['V0', 'V1']),
     sub_conversation_ids: z.array(z.string()),
+    // Ours, additive: why the workspace is paused by policy, failed or gone (e.g. ARCHIVED after retention).
+    sandbox_status_reason: z.string().nullable(),
   })
   .meta({ id: 'ConversationInfo' });
 export type ConversationInfo = z.infer<typeof ConversationInfoSchema>;

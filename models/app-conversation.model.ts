@@ -17,12 +17,15 @@ export const AppConversationSchema = new Schema(
     metrics: { type: Schema.Types.Mixed, default: null },
     // Last status the agent server reported through webhooks (live status is asked for on reads).
     execution_status: { type: String, default: null },
+    // Why the sandbox is gone when a lifecycle policy removed it (retention, lost workspace).
+    sandbox_gone_reason: { type: String, default: null },
     createdAt: { type: Date, required: true, default: () => new Date() },
     updatedAt: { type: Date, required: true, default: () => new Date() },
   },
   { versionKey: false, strict: true, collection: 'app_conversations', minimize: false },
 );
 AppConversationSchema.index({ userId: 1, createdAt: -1 });
+AppConversationSchema.index({ sandboxId: 1 }); // a removed sandbox's conversations are marked
 
 export const appConversationModel = (conn: Connection) => conn.model('AppConversation', AppConversationSchema);
 export type AppConversationModel = ReturnType<typeof appConversationModel>;

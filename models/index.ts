@@ -4,6 +4,7 @@ import { appConversationModel } from './app-conversation.model.js';
 import { startTaskModel } from './start-task.model.js';
 import { customSecretModel } from './custom-secret.model.js';
 import { gitProviderTokensModel } from './git-provider-tokens.model.js';
+import { claimModel } from './claim.model.js';
 import { sandboxModel } from './sandbox.model.js';
 import { sessionModel } from './session.model.js';
 import { settingsModel } from './settings.model.js';
@@ -13,6 +14,7 @@ export * from './app-conversation.model.js';
 export * from './start-task.model.js';
 export * from './custom-secret.model.js';
 export * from './git-provider-tokens.model.js';
+export * from './claim.model.js';
 export * from './sandbox.model.js';
 export * from './session.model.js';
 export * from './settings.model.js';
@@ -28,6 +30,7 @@ export function createModels(conn: Connection) {
     Sandbox: sandboxModel(conn),
     AppConversation: appConversationModel(conn),
     StartTask: startTaskModel(conn),
+    Claim: claimModel(conn),
   };
 }
 

@@ -1,21 +1,39 @@
 import { Schema, type Connection, type InferSchemaType } from 'mongoose';
 
 // The service's record of a sandbox; live status comes from the runtime. `desired` is what
-// the owner last asked for, so a stopped sandbox reads PAUSED only when paused on purpose.
+// the owner (or a lifecycle policy) last asked for, so a stopped sandbox reads PAUSED only
+// when paused on purpose; `deleting` marks a sandbox a policy is removing.
 export const SandboxSchema = new Schema(
   {
     _id: { type: String, required: true },
+    // The owner; warm-pool sandboxes belong to no user until claimed (WARM_POOL_OWNER).
     userId: { type: String, required: true },
     specId: { type: String, required: true },
     runtime: { type: String, required: true, enum: ['process', 'kubernetes'] },
     sessionApiKey: { type: String, required: true }, // ciphertext
-    desired: { type: String, required: true, enum: ['running', 'paused'] },
+    desired: { type: String, required: true, enum: ['running', 'paused', 'deleting'] },
+    // When `desired` last changed: retention counts paused time from here.
+    desiredSince: { type: Date, default: null },
+    // Who paused it: the owner, or the idle policy (shown as the status reason).
+    pausedBy: { type: String, enum: ['user', 'idle'], default: null },
+    // Last use through this service (starts, resumes, webhooks, conversation routes); written at most once a minute.
+    lastUsedAt: { type: Date, default: null },
+    // Conversations whose agent last reported execution_status "running": never paused while non-empty.
+    runningConversations: { type: [String], default: [] },
+    // Why a policy is removing it (desired `deleting`), so another replica can finish the job.
+    removalReason: { type: String, default: null },
     createdAt: { type: Date, required: true, default: () => new Date() },
     updatedAt: { type: Date, required: true, default: () => new Date() },
   },
   { versionKey: false, strict: true, collection: 'sandboxes' },
 );
 SandboxSchema.index({ userId: 1, createdAt: -1 });
+// The lifecycle policies' candidate queries: idle running sandboxes, long-paused ones.
+SandboxSchema.index({ desired: 1, lastUsedAt: 1 });
+SandboxSchema.index({ desired: 1, desiredSince: 1 });
+
+/** The owner of warm-pool sandboxes until a start claims one; no user id can take this form (USER_ID_PATTERN). */
+export const WARM_POOL_OWNER = '~warm-pool';
 
 export const sandboxModel = (conn: Connection) => conn.model('Sandbox', SandboxSchema);
 export type SandboxModel = ReturnType<typeof sandboxModel>;

@@ -17,6 +17,10 @@ export const StartTaskSchema = new Schema(
     mcpConfig: { type: String, default: null },
     // Chosen up front so creating the agent-server conversation is idempotent on retry.
     conversationId: { type: String, required: true },
+    // When the task first entered each status ({WORKING: date, WAITING_FOR_SANDBOX: date, …}).
+    phase_times: { type: Schema.Types.Mixed, default: () => ({}) },
+    // Where its sandbox came from: warm_pool, cold_start, or existing (given or reused, resumed if paused).
+    sandbox_source: { type: String, enum: ['warm_pool', 'cold_start', 'existing'], default: null },
     attempts: { type: Number, default: 0 },
     leaseOwner: { type: String, default: null },
     leaseExpiresAt: { type: Date, default: null },

@@ -25,7 +25,7 @@ export const conversationsRouter = router({
 
   create: authedProcedure
     .meta({
-      errors: ['settings_not_found', 'llm_key_missing', 'repository_access_denied', 'provider_checks_busy'],
+      errors: ['settings_not_found', 'llm_key_missing', 'repository_access_denied'],
       openapi: { method: 'POST', path: '/api/conversations', tags, summary: 'Start a new conversation' },
     })
     .input(NewConversationInputSchema)

@@ -11,6 +11,8 @@ import { sandboxSpecsRouter } from './sandbox-specs.router.js';
 import { sandboxesRouter } from './sandboxes.router.js';
 import { secretsRouter } from './secrets.router.js';
 import { settingsRouter } from './settings.router.js';
+import { userRouter } from './user.router.js';
+import { optionsRouter } from './options.router.js';
 
 export const appRouter = router({
   auth: authRouter,
@@ -22,6 +24,8 @@ export const appRouter = router({
   appConversations: appConversationsRouter,
   conversations: conversationsRouter,
   webhooks: webhooksRouter,
+  options: optionsRouter,
+  user: userRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -49,7 +49,7 @@ export const sandboxesRouter = router({
 
   pause: authedProcedure
     .meta({
-      errors: ['sandbox_not_found', 'sandbox_runtime_unavailable'],
+      errors: ['sandbox_not_found', 'sandbox_being_deleted', 'sandbox_runtime_unavailable'],
       openapi: { method: 'POST', path: '/api/v1/sandboxes/{sandbox_id}/pause', tags: ['sandboxes'], summary: 'Pause a sandbox' },
     })
     .input(SandboxIdInputSchema)
@@ -63,6 +63,7 @@ export const sandboxesRouter = router({
     .meta({
       errors: [
         'sandbox_not_found',
+        'sandbox_being_deleted',
         'sandbox_workspace_gone',
         'sandbox_limit_reached',
         'sandbox_starts_busy',

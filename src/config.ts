@@ -44,16 +44,22 @@ const EnvSchema = z.object({
   RATE_LIMIT_WINDOW_MS: z.coerce.number().int().min(1000).max(86_400_000).default(60_000),
   TRPC_MAX_BATCH: z.coerce.number().int().min(1).max(10_000).default(50),
   GIT_PROVIDER_HOSTS: optionalString,
-  PROVIDER_MAX_CONCURRENT_CHECKS: z.coerce.number().int().min(1).max(1000).default(8),
   GITHUB_API_URL: z.url().default('https://api.github.com'),
   GITLAB_API_URL: z.url().default('https://gitlab.com/api/v4'),
   BITBUCKET_API_URL: z.url().default('https://api.bitbucket.org/2.0'),
   PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  PROVIDER_MAX_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(32),
   WEB_URL: optionalString,
   PUBLIC_URL: optionalHttpUrl,
   TRUSTED_ORIGINS: optionalString,
   TRUST_PROXY: optionalString,
   WEB_UI_DIR: optionalString,
+  POSTHOG_CLIENT_KEY: z.string().trim().default(''),
+  GITHUB_APP_CLIENT_ID: z.string().trim().default(''),
+  ENABLE_BILLING: z.stringbool().default(false),
+  HIDE_LLM_SETTINGS: z.stringbool().default(false),
+  MAINTENANCE_START_TIME: optionalString.pipe(z.iso.datetime({ offset: true }).optional()),
+  LLM_MODELS: optionalString,
   SESSION_TTL_SECONDS: z.coerce
     .number()
     .int()
@@ -90,6 +96,16 @@ const EnvSchema = z.object({
   SANDBOX_INGRESS_TLS_SECRET: optionalString,
   SANDBOX_URL_SCHEME: z.enum(['http', 'https']).default('https'),
   KUBERNETES_SERVICE_HOST: optionalString,
+  SANDBOX_IDLE_PAUSE_SECONDS: z.coerce.number().min(0).default(1800),
+  SANDBOX_PAUSED_RETENTION_SECONDS: z.coerce
+    .number()
+    .min(0)
+    .default(30 * 24 * 3600),
+  SANDBOX_WARM_POOL_SIZE: z.coerce.number().int().min(0).max(100).default(0),
+  SANDBOX_LIFECYCLE_INTERVAL_MS: z.coerce.number().int().min(50).default(30_000),
+  SANDBOX_RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(300_000),
+  SANDBOX_RESUME_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(3),
+  SANDBOX_RESUME_BACKOFF_MS: z.coerce.number().int().min(0).default(1_000),
   START_TASK_LEASE_MS: z.coerce.number().int().min(1000).default(30_000),
   START_TASK_MAX_ATTEMPTS: z.coerce.number().int().min(1).default(3),
   START_TASK_DEADLINE_MS: z.coerce
@@ -140,7 +156,15 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
     webUrl: e.WEB_URL ? trimSlash(e.WEB_URL) : undefined,
     // Where browsers reach this service (its origin is trusted for cookie requests); unset = WEB_URL.
     publicUrl: e.PUBLIC_URL ? trimSlash(e.PUBLIC_URL) : undefined,
-    webUi: { dir: e.WEB_UI_DIR ? path.resolve(e.WEB_UI_DIR) : undefined },
+    webUi: {
+      dir: e.WEB_UI_DIR ? path.resolve(e.WEB_UI_DIR) : undefined,
+      posthogClientKey: e.POSTHOG_CLIENT_KEY,
+      githubClientId: e.GITHUB_APP_CLIENT_ID,
+      enableBilling: e.ENABLE_BILLING,
+      hideLlmSettings: e.HIDE_LLM_SETTINGS,
+      maintenanceStart: e.MAINTENANCE_START_TIME,
+      extraModels: splitList(e.LLM_MODELS),
+    },
     session: {
       ttlSeconds: e.SESSION_TTL_SECONDS,
       cookieSecure: e.SESSION_COOKIE_SECURE,
@@ -176,6 +200,16 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
         urlScheme: e.SANDBOX_URL_SCHEME,
       },
     },
+    // Sandbox lifecycle policies (src/services/sandbox-lifecycle/); 0 disables a policy.
+    lifecycle: {
+      idlePauseMs: e.SANDBOX_IDLE_PAUSE_SECONDS * 1000,
+      pausedRetentionMs: e.SANDBOX_PAUSED_RETENTION_SECONDS * 1000,
+      warmPoolSize: e.SANDBOX_WARM_POOL_SIZE,
+      intervalMs: e.SANDBOX_LIFECYCLE_INTERVAL_MS,
+      reconcileIntervalMs: e.SANDBOX_RECONCILE_INTERVAL_MS,
+      resumeAttempts: e.SANDBOX_RESUME_ATTEMPTS,
+      resumeBackoffMs: e.SANDBOX_RESUME_BACKOFF_MS,
+    },
     conversations: {
       leaseMs: e.START_TASK_LEASE_MS,
       maxAttempts: e.START_TASK_MAX_ATTEMPTS,
@@ -189,7 +223,7 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
       gitlabApiUrl: trimSlash(e.GITLAB_API_URL),
       bitbucketApiUrl: trimSlash(e.BITBUCKET_API_URL),
       timeoutMs: e.PROVIDER_TIMEOUT_MS,
-      maxConcurrentChecks: e.PROVIDER_MAX_CONCURRENT_CHECKS,
+      maxConcurrency: e.PROVIDER_MAX_CONCURRENCY,
       // Self-hosted provider hosts users may name (host or host:port); empty = any.
       allowedHosts: splitList(e.GIT_PROVIDER_HOSTS).map((h) => h.toLowerCase()),
     },

@@ -9,16 +9,22 @@ import { CONCURRENT_STARTS, StartWorkflow } from './conversations/start-workflow
 import { ConversationStore, type StartTask } from './conversations/store.js';
 import { WebhooksService } from './conversations/webhooks.service.js';
 import type { SecretBox } from './crypto.js';
+import { DecisionClaims } from './db/claims.js';
 import type { Database } from './db/database.js';
 import type { Logger } from './logger.js';
+import type { Metrics } from './metrics.js';
 import type { SandboxRuntime } from './sandbox/runtime.js';
+import { SandboxLifecycle } from './services/sandbox-lifecycle/index.js';
 import { ApiKeysService } from './services/api-keys.service.js';
+import { ProviderHttp } from './services/git/provider-http.js';
 import { GitProvidersService } from './services/git-providers.service.js';
 import { SandboxSpecsService } from './services/sandbox-specs.service.js';
-import { SandboxesService } from './services/sandboxes.service.js';
+import { browserOrigins, SandboxesService } from './services/sandboxes.service.js';
 import { SecretsService } from './services/secrets.service.js';
 import { SessionsService } from './services/sessions.service.js';
+import { OptionsService } from './services/options.service.js';
 import { SettingsService } from './services/settings.service.js';
+import { UserGitService } from './services/user-git.service.js';
 
 export interface ServiceOptions {
   db: Database;
@@ -27,21 +33,53 @@ export interface ServiceOptions {
   runtime: SandboxRuntime;
   /** This service's base URL as sandboxes reach it (webhooks, secret lookups). */
   webUrl: () => string;
+  metrics: Metrics;
   log: Logger;
 }
 
-export function createServices({ db, box, config, runtime, webUrl, log }: ServiceOptions) {
+export function createServices({ db, box, config, runtime, webUrl, metrics, log }: ServiceOptions) {
   const models = db.models;
-  const gitProviders = new GitProvidersService(models, box, config.providers);
+  const providerHttp = new ProviderHttp({
+    timeoutMs: config.providers.timeoutMs,
+    maxConcurrent: config.providers.maxConcurrency,
+    log: log.child({ component: 'git-providers' }),
+  });
+  const gitProviders = new GitProvidersService(models, box, config.providers, providerHttp);
   const settings = new SettingsService(models, box, gitProviders);
   const secrets = new SecretsService(models, box);
   const sandboxSpecs = new SandboxSpecsService(config.sandbox);
-  const sandboxes = new SandboxesService(models, box, sandboxSpecs, runtime, config.sandbox, webUrl);
+  const corsOrigins = () => browserOrigins(config.publicUrl ?? webUrl(), config.session.trustedOrigins);
+  const sandboxes = new SandboxesService(models, box, sandboxSpecs, runtime, config.sandbox, webUrl, metrics, corsOrigins);
 
   const accessTokens = new AccessTokens(box.deriveKey('git-token-lookup'), config.conversations.gitTokenTtlSeconds);
-  const store = new ConversationStore(models, box);
+  const claims = new DecisionClaims(models);
+  const store = new ConversationStore(models, box, claims);
+  const sandboxLifecycle = new SandboxLifecycle({
+    models,
+    runtime,
+    sandboxes,
+    specs: sandboxSpecs,
+    claims,
+    metrics,
+    log,
+    config: config.lifecycle,
+    startupTimeoutMs: config.sandbox.startupTimeoutMs,
+    onGone: (sandboxId, reason) => store.markSandboxGone(sandboxId, reason),
+  });
   const startLog = log.child({ component: 'start-tasks' });
-  const workflow = new StartWorkflow({ store, settings, gitProviders, secrets, sandboxes, accessTokens, config, webUrl, log: startLog });
+  const workflow = new StartWorkflow({
+    store,
+    settings,
+    gitProviders,
+    secrets,
+    sandboxes,
+    lifecycle: sandboxLifecycle,
+    accessTokens,
+    metrics,
+    config,
+    webUrl,
+    log: startLog,
+  });
   const startTasks = new LeaseQueue<StartTask>({
     store: store.taskLeases,
     worker: (task, owner) => workflow.run(task, owner),
@@ -62,10 +100,13 @@ export function createServices({ db, box, config, runtime, webUrl, log }: Servic
     secrets,
     sandboxSpecs,
     sandboxes,
+    sandboxLifecycle,
     startTasks,
     appConversations,
+    options: new OptionsService(config.webUi),
+    userGit: new UserGitService(gitProviders, providerHttp, config.providers, log.child({ component: 'git-providers' })),
     conversations: new ConversationsService(appConversations, settings, gitProviders),
-    webhooks: new WebhooksService(store, sandboxes, gitProviders, accessTokens),
+    webhooks: new WebhooksService(store, sandboxes, gitProviders, accessTokens, sandboxLifecycle.usage),
   };
 }
 

@@ -27,8 +27,13 @@ export type ErrorReason =
   | 'secret_not_found'
   | 'invalid_provider_token'
   | 'provider_unreachable'
-  | 'provider_checks_busy'
   | 'provider_host_not_allowed'
+  | 'git_token_required'
+  | 'provider_refused'
+  | 'provider_not_found'
+  | 'provider_rate_limited'
+  | 'provider_busy'
+  | 'provider_unsupported'
   | 'repository_access_denied'
   | 'conversation_not_found'
   | 'invalid_conversation_id'
@@ -46,7 +51,9 @@ export type ErrorReason =
   | 'provider_token_not_found'
   | 'rate_limited'
   | 'database_unavailable'
-  | 'json_too_deep';
+  | 'json_too_deep'
+  | 'sandbox_being_deleted'
+  | 'sandbox_resume_failed';
 
 export interface AppErrorOptions {
   reason?: ErrorReason;

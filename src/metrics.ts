@@ -19,7 +19,43 @@ export function createMetrics() {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [registry],
     }),
+    startPhaseDuration: new Histogram({
+      name: 'start_task_phase_duration_seconds',
+      help: 'Time a conversation start spent in each phase (observed when it reaches READY), by sandbox source',
+      labelNames: ['phase', 'sandbox_source'] as const,
+      buckets: START_BUCKETS,
+      registers: [registry],
+    }),
+    startDuration: new Histogram({
+      name: 'start_task_duration_seconds',
+      help: 'Conversation start to READY or ERROR, by sandbox source (warm_pool claim, cold_start, existing)',
+      labelNames: ['outcome', 'sandbox_source'] as const,
+      buckets: START_BUCKETS,
+      registers: [registry],
+    }),
+    sandboxStarts: new Counter({
+      name: 'sandbox_starts_total',
+      help: 'Sandboxes handed to users, by source: warm_pool (claimed) or cold_start',
+      labelNames: ['source'] as const,
+      registers: [registry],
+    }),
+    sandboxResumeDuration: new Histogram({
+      name: 'sandbox_resume_duration_seconds',
+      help: 'Transparent resumes (ensureRunning of a sandbox that was not running) until RUNNING or given up',
+      labelNames: ['outcome'] as const,
+      buckets: START_BUCKETS,
+      registers: [registry],
+    }),
+    lifecycleActions: new Counter({
+      name: 'sandbox_lifecycle_actions_total',
+      help: 'What the lifecycle policies did: idle_pause, retention_delete, orphan_removed, lost_record_removed, warm_started, warm_claimed, warm_discarded, resume_retry',
+      labelNames: ['action'] as const,
+      registers: [registry],
+    }),
   };
 }
+
+// Sandbox and conversation starts take from under a second (warm) to minutes (image pulls).
+const START_BUCKETS = [0.1, 0.25, 0.5, 1, 2, 3, 5, 7.5, 10, 15, 20, 30, 45, 60, 90, 120, 180, 300];
 
 export type Metrics = ReturnType<typeof createMetrics>;

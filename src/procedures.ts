@@ -90,9 +90,11 @@ export const authedProcedure = publicProcedure
   .use(({ ctx, type, next }) => {
     if (!ctx.user) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'Unauthorized' });
     // Cross-site protection of the cookie (the header cannot be sent by another site's page):
-    // no cookie request made by another site, and no state change without one of our origins.
+    // no cookie request made by another site, no state change without one of our origins, and
+    // no read announcing a foreign origin (CORS lets localhost pages read with credentials).
     const browser = ctx.authVia === 'cookie' ? ctx.browser : undefined;
-    if (browser && (browser.crossSite || ((type === 'mutation' || browser.unsafeMethod) && !browser.originTrusted))) throw forbidden();
+    const stateChanging = type === 'mutation' || browser?.unsafeMethod;
+    if (browser && (browser.crossSite || ((stateChanging || browser.originPresent) && !browser.originTrusted))) throw forbidden();
     if (ctx.transport !== 'internal') ctx.deps.limits.user(ctx.user.id);
     return next({ ctx: { ...ctx, user: ctx.user } });
   })

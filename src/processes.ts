@@ -1,5 +1,5 @@
-// General process helpers: the package root, a free loopback port, and stopping a child
-// process (used by the embedded FerretDB, the process sandbox runtime, the bench and tests).
+// General process helpers: the package root, a free loopback port, whether a process runs,
+// and stopping a child process (used by the embedded FerretDB, the process sandbox runtime, the bench and tests).
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -17,6 +17,19 @@ export async function stopChild(child: ChildProcess, graceMs = 5_000): Promise<v
   const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
   await exited;
   clearTimeout(timer);
+}
+
+/** Whether a process runs (a zombie, exited but not yet reaped, does not count). */
+export function isProcessAlive(pid: number): boolean {
+  if (pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    // A zombie (exited, not yet reaped) still answers kill(0); check its state.
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !/^\d+ \(.*\) Z/.test(stat);
+  } catch {
+    return false;
+  }
 }
 
 /** A port free on 127.0.0.1 at the time of asking. */
@@ -40,16 +53,4 @@ function findPackageRoot(start: string): string {
     dir = parent;
   }
   return dir;
-}
-
-/** True while the process exists and is not a zombie (exited, not yet reaped). */
-export function isAlive(pid: number): boolean {
-  if (pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return !/^\d+ \(.*\) Z/.test(stat);
-  } catch {
-    return false;
-  }
 }

@@ -28,16 +28,9 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   try {
     const runtime = createSandboxRuntime(config, log);
     let listeningUrl = '';
-    const services = createServices({ db: opened.db, box, config, runtime, webUrl: () => config.webUrl ?? listeningUrl, log });
-    const deps: Deps = {
-      config,
-      log,
-      db: opened.db,
-      services,
-      metrics: createMetrics(),
-      runtime,
-      limits: createRateLimits(config.rateLimits),
-    };
+    const metrics = createMetrics();
+    const services = createServices({ db: opened.db, box, config, runtime, webUrl: () => config.webUrl ?? listeningUrl, metrics, log });
+    const deps: Deps = { config, log, db: opened.db, services, metrics, runtime, limits: createRateLimits(config.rateLimits) };
     const bootstrapKey = await ensureBootstrapKey(config, services);
     const server = http.createServer(createApp(deps));
     server.keepAliveTimeout = 65_000; // above common load-balancer idle timeouts
@@ -49,6 +42,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     const host = config.http.host === '0.0.0.0' || config.http.host === '::' ? '127.0.0.1' : config.http.host;
     listeningUrl = `http://${host}:${port}`;
     services.startTasks.start();
+    services.sandboxLifecycle.start(); // after listening: warm sandboxes need the webhook URL
     return {
       url: listeningUrl,
       port,
@@ -57,6 +51,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       stop: async () => {
         // Hand unfinished start tasks back first, so another replica takes them over at once.
         await services.startTasks.stop();
+        await services.sandboxLifecycle.stop();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         // Keep-alive connections that finish their in-flight request become idle only then;
         // close them as they do, rather than waiting out the keep-alive timeout.

@@ -235,6 +235,10 @@ export function toTask(task: StartTask): AppConversationStartTask {
     request: task.request as unknown as Record<string, unknown>,
     created_at: task.createdAt.toISOString(),
     updated_at: task.updatedAt.toISOString(),
+    phase_times: Object.fromEntries(
+      Object.entries((task.phase_times ?? {}) as Record<string, Date>).map(([status, at]) => [status, new Date(at).toISOString()]),
+    ),
+    sandbox_source: task.sandbox_source ?? null,
   };
 }
 

@@ -88,6 +88,7 @@ export class ConversationsService {
       pr_number: request.pr_number ?? [],
       conversation_version: 'V1',
       sub_conversation_ids: [],
+      sandbox_status_reason: null,
     };
   }
 
@@ -153,6 +154,7 @@ export function toConversationInfo(c: AppConversation): ConversationInfo {
     pr_number: c.pr_number,
     conversation_version: 'V1',
     sub_conversation_ids: c.sub_conversation_ids,
+    sandbox_status_reason: c.sandbox_status_reason,
   };
 }
 

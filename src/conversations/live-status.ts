@@ -60,6 +60,7 @@ export class LiveStatus {
         created_at: r.createdAt.toISOString(),
         updated_at: r.updatedAt.toISOString(),
         sandbox_status: state?.status ?? 'MISSING',
+        sandbox_status_reason: state ? state.reason : (r.sandbox_gone_reason ?? null),
         execution_status: execution.get(r._id) ?? null,
         conversation_url: publicUrl ? `${publicUrl}/api/conversations/${r._id}` : null,
         session_api_key: state?.sessionKey ?? null,

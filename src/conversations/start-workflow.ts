@@ -4,12 +4,14 @@
 // clone is kept, and the agent-server conversation id was chosen when the task was created.
 // A task that keeps failing that way, or outlives its deadline, ends in ERROR with the
 // reason: none stays in a working state.
-import type { StartTaskStatus } from '../../contract/app-conversations.schema.js';
+import { StartTaskStatusSchema, type SandboxSource, type StartTaskStatus } from '../../contract/app-conversations.schema.js';
 import type { AccessTokens } from '../access-token.js';
 import { AgentServerClient } from '../agent-server/client.js';
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import type { SandboxLifecycle } from '../services/sandbox-lifecycle/index.js';
 import type { GitProvidersService } from '../services/git-providers.service.js';
 import type { SandboxesService } from '../services/sandboxes.service.js';
 import type { SecretsService } from '../services/secrets.service.js';
@@ -21,7 +23,6 @@ import * as scripts from './workspace-scripts.js';
 
 /** Start tasks one replica works at once. */
 export const CONCURRENT_STARTS = 4;
-const SANDBOX_POLL_MS = 500;
 const SETUP_SCRIPT_TIMEOUT_S = 600;
 const CAPACITY_RETRY_MS = 1_000;
 
@@ -31,7 +32,9 @@ export interface StartWorkflowDeps {
   gitProviders: GitProvidersService;
   secrets: SecretsService;
   sandboxes: SandboxesService;
+  lifecycle: SandboxLifecycle;
   accessTokens: AccessTokens;
+  metrics: Metrics;
   config: Config;
   /** This service's base URL as sandboxes reach it (the GIT_TOKEN lookup). */
   webUrl: () => string;
@@ -48,8 +51,14 @@ export class StartWorkflow {
   async run(task: StartTask, owner: string): Promise<void> {
     const { maxAttempts, deadlineMs } = this.deps.config.conversations;
     const log = this.deps.log.child({ taskId: task._id, userId: task.userId });
+    // When each status was first entered (this attempt's and earlier ones'), for the phase metrics.
+    const entered = new Map<string, number>(Object.entries(task.phase_times ?? {}).map(([k, v]) => [k, new Date(v as Date).getTime()]));
+    let source: SandboxSource | null = task.sandbox_source ?? null;
     const step: Step = async (status, extra = {}) => {
       if (!(await this.deps.store.updateLeasedTask(task._id, owner, { status, ...extra }))) throw new LeaseLost();
+      if (!entered.has(status)) entered.set(status, Date.now());
+      if (extra.sandbox_source) source = extra.sandbox_source;
+      if (status === 'READY' || status === 'ERROR') this.observe(entered, status, source);
     };
     try {
       if (Date.now() - task.createdAt.getTime() > deadlineMs) {
@@ -82,57 +91,66 @@ export class StartWorkflow {
     if (!model) throw new AppError('BAD_REQUEST', 'No LLM model configured: set llm_model in your settings');
     if (!hasUsableLlmKey(settings, model)) throw new AppError('BAD_REQUEST', LLM_KEY_MISSING, { reason: 'llm_key_missing' });
 
-    // 1. Sandbox: reuse the one recorded by an earlier attempt or given in the request.
+    // 1. Sandbox: reuse the one recorded by an earlier attempt or given in the request (resumed
+    // if paused), else a warm one from the pool or a cold start.
     await step('WAITING_FOR_SANDBOX');
     let sandboxId = task.sandbox_id ?? request.sandbox_id ?? null;
-    const deadline = task.createdAt.getTime() + this.deps.config.conversations.deadlineMs;
+    let source: SandboxSource = task.sandbox_source ?? 'existing';
     if (!sandboxId) {
-      sandboxId = (await whenCapacity(() => this.deps.sandboxes.start(task.userId), deadline)).id;
-    } else {
-      const existing = sandboxId;
-      await whenCapacity(() => this.deps.sandboxes.resume(task.userId, existing), deadline).catch((error: unknown) => {
-        if (error instanceof AppError && error.code === 'NOT_FOUND') throw new AppError('NOT_FOUND', `Sandbox not found: ${existing}`);
-        throw error;
-      });
+      const deadline = task.createdAt.getTime() + this.deps.config.conversations.deadlineMs;
+      const acquired = await whenCapacity(() => this.deps.sandboxes.acquire(task.userId), deadline);
+      sandboxId = acquired.info.id;
+      source = acquired.source;
     }
-    await step('WAITING_FOR_SANDBOX', { sandbox_id: sandboxId });
-    const sandbox = await this.waitForSandbox(task.userId, sandboxId, deadline);
-    const agent = new AgentServerClient(sandbox.internalUrl ?? sandbox.publicUrl!, sandbox.sessionKey);
+    await step('WAITING_FOR_SANDBOX', { sandbox_id: sandboxId, sandbox_source: source });
+    const sandbox = await this.deps.lifecycle.ensureRunning(task.userId, sandboxId).catch((error: unknown) => {
+      if (error instanceof AppError && error.reason === 'sandbox_not_found')
+        throw new AppError('NOT_FOUND', `Sandbox not found: ${sandboxId}`);
+      throw error;
+    });
+    // The start is a use of the sandbox from here to the end, however long the setup takes.
+    const release = this.deps.lifecycle.usage.hold(sandboxId);
+    try {
+      const agent = new AgentServerClient(sandbox.internalUrl ?? sandbox.publicUrl!, sandbox.sessionKey);
 
-    // 2. Repository.
-    await step('PREPARING_REPOSITORY');
-    const projectDir = await this.prepareRepository(task, settings, agent, sandbox.workingDir);
+      // 2. Repository.
+      await step('PREPARING_REPOSITORY');
+      const projectDir = await this.prepareRepository(task, settings, agent, sandbox.workingDir);
 
-    // 3. Setup script (its failure is reported in the log, not fatal, as in the reference).
-    await step('RUNNING_SETUP_SCRIPT');
-    const setup = await agent.bash(scripts.SETUP_SCRIPT, { cwd: projectDir, timeoutSeconds: SETUP_SCRIPT_TIMEOUT_S });
-    if (setup.exitCode !== 0) log.warn({ exitCode: setup.exitCode }, '.openhands/setup.sh failed');
+      // 3. Setup script (its failure is reported in the log, not fatal, as in the reference).
+      await step('RUNNING_SETUP_SCRIPT');
+      const setup = await agent.bash(scripts.SETUP_SCRIPT, { cwd: projectDir, timeoutSeconds: SETUP_SCRIPT_TIMEOUT_S });
+      if (setup.exitCode !== 0) log.warn({ exitCode: setup.exitCode }, '.openhands/setup.sh failed');
 
-    // 4. Git hooks.
-    await step('SETTING_UP_GIT_HOOKS');
-    await agent.bash(scripts.INSTALL_PRE_COMMIT_HOOK, { cwd: projectDir, timeoutSeconds: 60 });
+      // 4. Git hooks.
+      await step('SETTING_UP_GIT_HOOKS');
+      await agent.bash(scripts.INSTALL_PRE_COMMIT_HOOK, { cwd: projectDir, timeoutSeconds: 60 });
 
-    // 5. The agent-server conversation (idempotent: fixed id; 200 if it already exists).
-    await step('STARTING_CONVERSATION', { agent_server_url: sandbox.publicUrl });
-    await agent.startConversation(await this.conversationRequest(task, settings, model, projectDir));
+      // 5. The agent-server conversation (idempotent: fixed id; 200 if it already exists).
+      await step('STARTING_CONVERSATION', { agent_server_url: sandbox.publicUrl });
+      await agent.startConversation(await this.conversationRequest(task, settings, model, projectDir));
 
-    await this.deps.store.saveStartedConversation(task, sandboxId, model);
-    await step('READY', { app_conversation_id: task.conversationId, leaseOwner: null, leaseExpiresAt: null });
-    log.info({ conversationId: task.conversationId }, 'conversation ready');
+      await this.deps.store.saveStartedConversation(task, sandboxId, model);
+      await step('READY', { app_conversation_id: task.conversationId, leaseOwner: null, leaseExpiresAt: null });
+      log.info({ conversationId: task.conversationId }, 'conversation ready');
+    } finally {
+      release();
+    }
   }
 
-  /** The runtime turns a start that fails or times out into ERROR; the task's deadline bounds the rest (e.g. a first-use install). */
-  private async waitForSandbox(userId: string, sandboxId: string, deadline: number) {
-    for (;;) {
-      const connection = await this.deps.sandboxes.connection(userId, sandboxId);
-      const { status, reason } = connection.state;
-      if (status === 'RUNNING' && (connection.internalUrl || connection.publicUrl)) return connection;
-      if (status === 'ERROR' || status === 'MISSING') {
-        throw new AppError('SERVICE_UNAVAILABLE', `Sandbox ${sandboxId} failed to start: ${reason ?? status}`);
+  /** Phase durations (entry to the next entry) and the whole start, by sandbox source. */
+  private observe(entered: Map<string, number>, outcome: 'READY' | 'ERROR', source: SandboxSource | null): void {
+    const { startPhaseDuration, startDuration } = this.deps.metrics;
+    const sandbox_source = source ?? 'none';
+    const times = StartTaskStatusSchema.options.filter((s) => entered.has(s)).map((s) => [s, entered.get(s)!] as const);
+    if (outcome === 'READY') {
+      for (let i = 0; i + 1 < times.length; i++) {
+        const [phase, at] = times[i]!;
+        startPhaseDuration.observe({ phase, sandbox_source }, Math.max(0, times[i + 1]![1] - at) / 1000);
       }
-      if (Date.now() > deadline) throw new AppError('SERVICE_UNAVAILABLE', `Sandbox ${sandboxId} did not start in time (status ${status})`);
-      await new Promise((r) => setTimeout(r, SANDBOX_POLL_MS));
     }
+    const first = times[0]?.[1];
+    if (first !== undefined) startDuration.observe({ outcome, sandbox_source }, Math.max(0, entered.get(outcome)! - first) / 1000);
   }
 
   /** Clones (or initialises) the project; returns its directory, where the agent works. */
@@ -145,11 +163,7 @@ export class StartWorkflow {
       return workingDir;
     }
     const repository = request.selected_repository;
-    const deadline = task.createdAt.getTime() + this.deps.config.conversations.deadlineMs;
-    const access = await whenCapacity(
-      () => this.deps.gitProviders.repositoryAccess(task.userId, repository, request.git_provider ?? null),
-      deadline,
-    );
+    const access = await this.deps.gitProviders.repositoryAccess(task.userId, repository, request.git_provider ?? null);
     if (!access) {
       throw new AppError('UNAUTHORIZED', `Git provider authentication issue when getting remote URL: cannot access ${repository}`, {
         reason: 'repository_access_denied',
@@ -193,14 +207,13 @@ export class StartWorkflow {
   }
 }
 
-/** A start waits for capacity (sandbox starts, provider checks) where a request would get a 503. */
+/** A start waits for a free sandbox-start slot where a request would get a 503. */
 async function whenCapacity<T>(operation: () => Promise<T>, deadline: number): Promise<T> {
   for (;;) {
     try {
       return await operation();
     } catch (error) {
-      const busy = error instanceof AppError && (error.reason === 'sandbox_starts_busy' || error.reason === 'provider_checks_busy');
-      if (!busy || Date.now() > deadline) throw error;
+      if (!(error instanceof AppError && error.reason === 'sandbox_starts_busy') || Date.now() > deadline) throw error;
       await new Promise((r) => setTimeout(r, CAPACITY_RETRY_MS));
     }
   }

@@ -3,39 +3,25 @@
 // request) get their contract types here, once.
 import { EventEmitter } from 'node:events';
 import type { AppConversationRecord, Models, StartTaskRecord } from '../../models/index.js';
-import type {
-  AppConversationStartRequest,
-  ConversationFilters,
-  StartTaskFilters,
-  StartTaskStatus,
-} from '../../contract/app-conversations.schema.js';
+import type { AppConversationStartRequest, StartTaskFilters, StartTaskStatus } from '../../contract/app-conversations.schema.js';
 import type { McpConfig, McpConfigInput } from '../../contract/mcp.schema.js';
 import type { SecretBox } from '../crypto.js';
+import { DecisionClaims } from '../db/claims.js';
 import type { LeaseStore } from './lease-queue.js';
+import { conversationQuery, TASK_SORT, taskQuery, type ConversationSearch, type TaskSortOrder } from './queries.js';
+
+export type { ConversationSearch, TaskSortOrder } from './queries.js';
 
 export type StartTask = Omit<StartTaskRecord, 'status' | 'request'> & { status: StartTaskStatus; request: AppConversationStartRequest };
 export type NewStartTask = Pick<StartTask, '_id' | 'userId' | 'status' | 'request' | 'conversationId' | 'createdAt' | 'updatedAt'>;
-export type StartTaskUpdate = Partial<Pick<StartTask, 'status' | 'detail' | 'app_conversation_id' | 'sandbox_id' | 'agent_server_url'>> & {
+export type StartTaskUpdate = Partial<
+  Pick<StartTask, 'status' | 'detail' | 'app_conversation_id' | 'sandbox_id' | 'agent_server_url' | 'sandbox_source'>
+> & {
   leaseOwner?: null;
   leaseExpiresAt?: null;
 };
 
 export const TERMINAL: StartTaskStatus[] = ['READY', 'ERROR'];
-
-/** Which conversations a search returns: the V1 filters, the V0 filters, and sub-conversations or not. */
-export interface ConversationSearch extends ConversationFilters {
-  selected_repository?: string | undefined;
-  trigger?: string | undefined;
-  topLevelOnly: boolean;
-}
-
-const TASK_SORT = {
-  CREATED_AT: { createdAt: 1 },
-  CREATED_AT_DESC: { createdAt: -1 },
-  UPDATED_AT: { updatedAt: 1 },
-  UPDATED_AT_DESC: { updatedAt: -1 },
-} as const;
-export type TaskSortOrder = keyof typeof TASK_SORT;
 
 const asTask = (record: StartTaskRecord) => record as StartTask;
 
@@ -45,6 +31,7 @@ export class ConversationStore {
   constructor(
     private readonly models: Models,
     private readonly box: SecretBox,
+    private readonly claims = new DecisionClaims(models),
   ) {}
 
   // ---- start tasks ----
@@ -58,6 +45,8 @@ export class ConversationStore {
       sandbox_id: null,
       agent_server_url: null,
       mcpConfig: mcpOverride ? this.box.encrypt(JSON.stringify(mcpOverride), mcpOverrideContext(task._id)) : null,
+      phase_times: { [task.status]: task.createdAt },
+      sandbox_source: null,
       attempts: 0,
       leaseOwner: null,
       leaseExpiresAt: null,
@@ -124,15 +113,25 @@ export class ConversationStore {
   // ---- start-task leases (see lease-queue.ts) ----
 
   readonly taskLeases: LeaseStore<StartTask> = {
-    /** The oldest unfinished task whose lease is free or expired; the claim counts as an attempt. */
+    /**
+     * The oldest unfinished task whose lease is free or expired (of the first few, one another
+     * replica has not just taken); the claim counts as an attempt. The attempt's claim key makes
+     * it exclusive: a conditional update alone is not on FerretDB (two replicas could both win).
+     */
     claim: async (owner, leaseMs) => {
       const now = new Date();
-      const record = await this.models.StartTask.findOneAndUpdate(
-        { status: { $nin: TERMINAL }, $or: [{ leaseExpiresAt: null }, { leaseExpiresAt: { $lt: now } }] },
-        { $set: { leaseOwner: owner, leaseExpiresAt: new Date(now.getTime() + leaseMs) }, $inc: { attempts: 1 } },
-        { sort: { createdAt: 1 }, new: true },
-      ).lean();
-      return record ? asTask(record) : null;
+      const due = { status: { $nin: TERMINAL }, $or: [{ leaseExpiresAt: null }, { leaseExpiresAt: { $lt: now } }] };
+      const candidates = await this.models.StartTask.find(due, { _id: 1, attempts: 1 }).sort({ createdAt: 1 }).limit(4).lean();
+      for (const { _id, attempts } of candidates) {
+        if (!(await this.claims.claim(`start-task:${_id}:${attempts ?? 0}`))) continue;
+        const record = await this.models.StartTask.findOneAndUpdate(
+          { _id },
+          { $set: { leaseOwner: owner, leaseExpiresAt: new Date(now.getTime() + leaseMs) }, $inc: { attempts: 1 } },
+          { new: true },
+        ).lean();
+        if (record) return asTask(record);
+      }
+      return null;
     },
     renew: async (taskId, owner, leaseMs) => {
       await this.models.StartTask.updateOne(
@@ -148,11 +147,12 @@ export class ConversationStore {
     },
   };
 
-  /** Updates a task only while `owner` holds its lease; false when the lease was lost. */
+  /** Updates a task only while `owner` holds its lease; false when the lease was lost. A status's first entry time is kept. */
   async updateLeasedTask(taskId: string, owner: string, update: StartTaskUpdate): Promise<boolean> {
+    const now = new Date();
     const record = await this.models.StartTask.findOneAndUpdate(
       { _id: taskId, leaseOwner: owner },
-      { $set: { updatedAt: new Date(), ...update } },
+      { $set: { updatedAt: now, ...update }, ...(update.status ? { $min: { [`phase_times.${update.status}`]: now } } : {}) },
       { new: true },
     ).lean();
     if (!record) return false;
@@ -265,38 +265,14 @@ export class ConversationStore {
     return result.matchedCount > 0;
   }
 
+  /** Tells the conversations of a sandbox a lifecycle policy removed why their workspace is gone. */
+  async markSandboxGone(sandboxId: string, reason: string): Promise<void> {
+    await this.models.AppConversation.updateMany({ sandboxId }, { $set: { sandbox_gone_reason: reason } });
+  }
+
   async deleteConversation(userId: string, id: string): Promise<void> {
     await this.models.AppConversation.deleteOne({ _id: id, userId });
   }
 }
 
 export const mcpOverrideContext = (taskId: string) => `task:${taskId}:mcp_config`;
-
-function dateRange(gte?: string, lt?: string) {
-  if (!gte && !lt) return undefined;
-  return { ...(gte ? { $gte: new Date(gte) } : {}), ...(lt ? { $lt: new Date(lt) } : {}) };
-}
-
-function conversationQuery(userId: string, s: ConversationSearch): Record<string, unknown> {
-  const query: Record<string, unknown> = { userId };
-  if (s.title__contains) query.title = { $regex: escapeRegex(s.title__contains), $options: 'i' };
-  const created = dateRange(s.created_at__gte, s.created_at__lt);
-  if (created) query.createdAt = created;
-  const updated = dateRange(s.updated_at__gte, s.updated_at__lt);
-  if (updated) query.updatedAt = updated;
-  if (s.selected_repository) query.selected_repository = s.selected_repository;
-  if (s.trigger) query.trigger = s.trigger;
-  if (s.topLevelOnly) query.parent_conversation_id = null;
-  return query;
-}
-
-function taskQuery(userId: string, f: StartTaskFilters): Record<string, unknown> {
-  const query: Record<string, unknown> = { userId };
-  if (f.conversation_id__eq) query.app_conversation_id = f.conversation_id__eq.replace(/-/g, '').toLowerCase();
-  if (f.created_at__gte) query.createdAt = { $gte: new Date(f.created_at__gte) };
-  return query;
-}
-
-function escapeRegex(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}

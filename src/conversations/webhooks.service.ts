@@ -7,6 +7,7 @@ import { secretsEqual } from '../crypto.js';
 import { AppError } from '../errors.js';
 import type { GitProvidersService } from '../services/git-providers.service.js';
 import type { SandboxesService } from '../services/sandboxes.service.js';
+import type { SandboxUsage } from '../services/sandbox-lifecycle/usage.js';
 import type { AppConversationRecord } from '../../models/index.js';
 import type { ConversationStore } from './store.js';
 
@@ -29,12 +30,14 @@ export class WebhooksService {
     private readonly sandboxes: SandboxesService,
     private readonly gitProviders: GitProvidersService,
     private readonly accessTokens: AccessTokens,
+    private readonly usage: SandboxUsage,
   ) {}
 
-  /** The sandbox's owner, if the presented key is that sandbox's session key. */
+  /** The sandbox's owner, if the presented key is that sandbox's session key. A webhook is a use of the sandbox. */
   async authenticate(sandboxId: string, presentedKey: string | undefined): Promise<string> {
     const credentials = presentedKey ? await this.sandboxes.credentials(sandboxId) : null;
     if (!credentials || !secretsEqual(presentedKey!, credentials.sessionKey)) throw unauthorized();
+    await this.usage.touch(sandboxId);
     return credentials.userId;
   }
 
@@ -52,6 +55,7 @@ export class WebhooksService {
     if (metrics) set.metrics = metrics;
     const llm = (info.agent as { llm?: { model?: string } } | undefined)?.llm;
     await this.store.saveReportedConversation(id, { userId, sandboxId }, set, llm?.model ?? null);
+    if (set.execution_status) await this.usage.noteExecutionStatus(sandboxId, id, set.execution_status);
   }
 
   /** A batch of agent events: execution status, title and metrics changes. */
@@ -81,6 +85,7 @@ export class WebhooksService {
     }
     if (Object.keys(set).length === 0) return;
     await this.store.updateConversation(userId, conversation._id, set);
+    if (set.execution_status) await this.usage.noteExecutionStatus(conversation.sandboxId, conversation._id, set.execution_status);
   }
 
   /** The user's current token for the provider named in a valid access token. */

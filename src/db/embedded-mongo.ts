@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
 import type { Logger } from '../logger.js';
-import { freePort, isAlive, PACKAGE_ROOT, stopChild } from '../processes.js';
+import { freePort, isProcessAlive, PACKAGE_ROOT, stopChild } from '../processes.js';
 import { superviseFerretDb } from './ferretdb-supervisor.js';
 
 export interface EmbeddedMongo {
@@ -121,7 +121,7 @@ export async function startEmbeddedMongo(opts: {
     return started;
   };
 
-  if (existing && isAlive(existing.pid)) {
+  if (existing && isProcessAlive(existing.pid)) {
     const uri = `mongodb://127.0.0.1:${existing.port}/`;
     if (await ping(uri, 2_000)) {
       log.info({ port: existing.port }, 'reusing the running embedded FerretDB');
@@ -139,7 +139,7 @@ export async function startEmbeddedMongo(opts: {
     stop: async () => {
       if (supervisor) await supervisor.stop();
       else await stopChild(child);
-      if (opts.register && !isAlive(readRecord(recordFile)?.pid ?? -1)) fs.rmSync(recordFile, { force: true });
+      if (opts.register && !isProcessAlive(readRecord(recordFile)?.pid ?? -1)) fs.rmSync(recordFile, { force: true });
     },
   };
 }

@@ -5,7 +5,7 @@
 // requests are bounded by the driver's operation timeout until it continues.
 import type { ChildProcess } from 'node:child_process';
 import type { Logger } from '../logger.js';
-import { isAlive, stopChild } from '../processes.js';
+import { isProcessAlive, stopChild } from '../processes.js';
 
 const FIRST_DELAY_MS = 250;
 const MAX_DELAY_MS = 10_000;
@@ -72,7 +72,7 @@ export function superviseFerretDb(
   } else {
     // Started by an earlier instance of the service: not our child, so watch its pid.
     timer = setInterval(() => {
-      if (isAlive(first.orphanPid)) return;
+      if (isProcessAlive(first.orphanPid)) return;
       clearInterval(timer);
       log.warn({ pid: first.orphanPid }, 'the reused embedded FerretDB exited; starting it again');
       scheduleRestart();

@@ -33,7 +33,8 @@ export function openApiDocument(): OpenAPIObject {
     generateOpenApiDocument(appRouter, {
       title: 'Agent control plane',
       description:
-        'OpenHands-compatible REST API. Every operation requires the X-Session-API-Key header; ' +
+        'OpenHands-compatible REST API. Every operation requires the X-Session-API-Key header ' +
+        '(browsers: the acp_session cookie from POST /api/auth/session, except on the webhooks); ' +
         'the same operations are available as typed tRPC procedures at /trpc. Error bodies are the ' +
         "reference server's: {detail}, {error}, {message}, the V0 {status, message, msg_id}, or a bare string.",
       version: '0.1.0',

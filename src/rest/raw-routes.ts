@@ -3,7 +3,8 @@
 //   - POST /api/v1/app-conversations/stream-start: a streamed JSON array of task snapshots;
 //   - POST /api/v1/webhooks/{sandbox_id}/events/{conversation_id}: the body is a JSON array;
 //   - GET /api/v1/webhooks/secrets: the token as text/plain (the SDK's LookupSecret reads the
-//     response text verbatim, so a JSON string would arrive with its quotes).
+//     response text verbatim, so a JSON string would arrive with its quotes);
+//   - GET /api/user/repository/{repository_name:path}/microagents[/content]: names with "/".
 import express, { type Request, type Response, type Router } from 'express';
 import { createCaller } from '../../routers/index.js';
 import type { Deps } from '../context.js';
@@ -61,6 +62,28 @@ export function rawRoutes(deps: Deps): Router {
       res.type('text/plain').send(token);
     } catch (error) {
       writeProcedureError(res, error, 'webhooks.gitToken');
+    }
+  });
+
+  // GET /api/user/repository/{repository_name:path}/microagents[/content]: the name holds "/",
+  // which a {param} of the adapter cannot.
+  const repositoryName = (req: Request) => {
+    const segments = (req.params as { repository_name?: string | string[] }).repository_name ?? [];
+    return Array.isArray(segments) ? segments.join('/') : segments;
+  };
+  routes.get('/api/user/repository/*repository_name/microagents', async (req, res) => {
+    try {
+      res.json(await (await callerFor(req, res)).user.microagents({ repository_name: repositoryName(req) }));
+    } catch (error) {
+      writeProcedureError(res, error, 'user.microagents');
+    }
+  });
+  routes.get('/api/user/repository/*repository_name/microagents/content', async (req, res) => {
+    try {
+      const input = { repository_name: repositoryName(req), file_path: req.query.file_path };
+      res.json(await (await callerFor(req, res)).user.microagentContent(input as { repository_name: string; file_path: string }));
+    } catch (error) {
+      writeProcedureError(res, error, 'user.microagentContent');
     }
   });
 

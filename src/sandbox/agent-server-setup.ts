@@ -44,7 +44,7 @@ export class AgentServerInstall {
   }
 }
 
-function installAgentServer(options: AgentServerSetupOptions): Promise<string> {
+export function installAgentServer(options: AgentServerSetupOptions): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn('bash', [path.join(PACKAGE_ROOT, 'scripts', 'setup-agent-server.sh')], {
       env: {

@@ -2,7 +2,7 @@
 // Every object is named sandbox-<id>, carries the managed-by and sandbox-id labels (to find
 // them) and the owner in an annotation (user ids need not be valid label values).
 import type { V1Ingress, V1PersistentVolumeClaim, V1Pod, V1Secret, V1Service, V1Toleration } from '@kubernetes/client-node';
-import type { SandboxLaunch } from './runtime.js';
+import { corsEnv, type SandboxLaunch } from './runtime.js';
 
 export const MANAGED_BY = 'agent-control-plane';
 export const LABEL_SANDBOX_ID = 'agent-control-plane/sandbox-id';
@@ -151,6 +151,7 @@ export function buildPod(launch: SandboxLaunch, options: KubernetesSandboxOption
             fromSecret('OH_SESSION_API_KEYS_0'),
             fromSecret('OH_SECRET_KEY'),
             fromSecret('OH_WEBHOOKS_0_BASE_URL'),
+            ...Object.entries(corsEnv(launch.corsOrigins)).map(([name, value]) => ({ name, value })),
           ],
           readinessProbe: {
             httpGet: { path: '/alive', port: 'agent-server' as never },

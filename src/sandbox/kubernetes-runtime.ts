@@ -29,6 +29,7 @@ import {
   buildSecret,
   buildService,
   buildWorkspaceClaim,
+  LABEL_SANDBOX_ID,
   managedSelector,
   sandboxName,
   workspaceClaimName,
@@ -156,6 +157,16 @@ export class KubernetesSandboxRuntime implements SandboxRuntime {
       exposedUrls: null,
       reason: workspaceExists ? 'The sandbox pod no longer exists' : 'The sandbox workspace volume no longer exists',
     };
+  }
+
+  /** Sandboxes with a pod or a workspace claim (the objects that cost); remove() deletes the rest by name. */
+  async list(): Promise<string[]> {
+    const query = { namespace: this.options.namespace, labelSelector: managedSelector };
+    const lists = await Promise.all([this.core.listNamespacedPod(query), this.core.listNamespacedPersistentVolumeClaim(query)]).catch(
+      (error: unknown) => Promise.reject(kubernetesError(error, 'list the sandboxes')),
+    );
+    const ids = lists.flatMap((list) => list.items.map((o) => o.metadata?.labels?.[LABEL_SANDBOX_ID] ?? ''));
+    return [...new Set(ids.filter(Boolean))];
   }
 
   async close(): Promise<void> {

@@ -11,12 +11,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { freePort, isAlive } from '../processes.js';
+import { freePort, isProcessAlive } from '../processes.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { AGENT_SERVER_INSTALLING, AgentServerInstall } from './agent-server-setup.js';
 import { fill, isHealthy, tail } from './process-support.js';
-import type { SandboxLaunch, SandboxRuntime, SandboxSpec, SandboxState } from './runtime.js';
+import { corsEnv, type SandboxLaunch, type SandboxRuntime, type SandboxSpec, type SandboxState } from './runtime.js';
 
 interface Handle {
   child: ChildProcess | null; // null when adopted after a service restart
@@ -45,6 +45,7 @@ export interface ProcessRuntimeOptions {
 const HEALTH_INTERVAL_MS = 250;
 /** How long a start waits for a first-use install before answering STARTING and going on in the background. */
 const FIRST_USE_WAIT_MS = 2_000;
+const SANDBOX_ID = /^[a-z0-9-]+$/;
 const STOP_GRACE_MS = 5_000;
 
 export class ProcessSandboxRuntime implements SandboxRuntime {
@@ -60,7 +61,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
   }
 
   sandboxDir(sandboxId: string): string {
-    if (!/^[a-z0-9-]+$/.test(sandboxId)) throw new Error(`invalid sandbox id ${sandboxId}`);
+    if (!SANDBOX_ID.test(sandboxId)) throw new Error(`invalid sandbox id ${sandboxId}`);
     return path.join(this.options.rootDir, sandboxId);
   }
 
@@ -109,7 +110,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
   }
 
   async state(sandboxId: string, desired: 'running' | 'paused'): Promise<SandboxState> {
-    const handle = this.handles.get(sandboxId) ?? (await this.adopt(sandboxId));
+    const handle = this.currentHandle(sandboxId) ?? (await this.adopt(sandboxId));
     if (!handle) {
       const exists = fs.existsSync(this.sandboxDir(sandboxId));
       if (!exists) return { status: 'MISSING', exposedUrls: null, reason: 'The sandbox directory no longer exists' };
@@ -141,6 +142,11 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
   private async removeNow(sandboxId: string): Promise<void> {
     await this.pauseNow(sandboxId);
     fs.rmSync(this.sandboxDir(sandboxId), { recursive: true, force: true });
+  }
+
+  async list(): Promise<string[]> {
+    const entries = await fs.promises.readdir(this.options.rootDir, { withFileTypes: true });
+    return entries.filter((e) => e.isDirectory() && SANDBOX_ID.test(e.name)).map((e) => e.name);
   }
 
   async close(): Promise<void> {
@@ -199,6 +205,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
       OH_SESSION_API_KEYS_0: launch.sessionApiKey,
       OH_SECRET_KEY: launch.sessionApiKey,
       OH_WEBHOOKS_0_BASE_URL: launch.webhookBaseUrl,
+      ...corsEnv(launch.corsOrigins),
       SANDBOX_PORT: String(port),
     };
     const logFile = fs.openSync(path.join(dir, 'sandbox.log'), 'a', 0o600);
@@ -249,6 +256,20 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
     handle.healthTimer = setTimeout(check, 0);
   }
 
+  /**
+   * The cached handle, unless it is stale: another instance sharing DATA_DIR (a replica) paused
+   * or removed the sandbox (runtime.json is gone), or an adopted process has died.
+   */
+  private currentHandle(sandboxId: string): Handle | undefined {
+    const handle = this.handles.get(sandboxId);
+    if (!handle) return undefined;
+    const paused = !fs.existsSync(path.join(this.sandboxDir(sandboxId), 'runtime.json'));
+    if (!paused && (handle.child || isProcessAlive(handle.pid))) return handle;
+    clearTimeout(handle.healthTimer);
+    this.handles.delete(sandboxId);
+    return undefined;
+  }
+
   /** Finds a sandbox process started by an earlier service instance. */
   private async adopt(sandboxId: string): Promise<Handle | undefined> {
     let record: RuntimeRecord;
@@ -257,7 +278,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
     } catch {
       return undefined;
     }
-    if (!isAlive(record.pid)) return undefined;
+    if (!isProcessAlive(record.pid)) return undefined;
     const healthy = await isHealthy(record.port);
     // A live process that is not healthy yet is still ours: adopt it as STARTING and keep
     // checking it (its start-up deadline restarts from now), so it can be stopped and removed.
@@ -277,11 +298,11 @@ async function stopHandle(handle: Handle): Promise<void> {
       /* already gone */
     }
   };
-  if (!isAlive(handle.pid)) return;
+  if (!isProcessAlive(handle.pid)) return;
   signalGroup('SIGTERM');
   const deadline = Date.now() + STOP_GRACE_MS;
-  while (isAlive(handle.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-  if (isAlive(handle.pid)) signalGroup('SIGKILL');
+  while (isProcessAlive(handle.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  if (isProcessAlive(handle.pid)) signalGroup('SIGKILL');
 }
 
 /** The spec cannot run here (no command, or the command does not start). */

@@ -24,6 +24,13 @@ export interface SandboxLaunch {
   sessionApiKey: string;
   /** OH_WEBHOOKS_0_BASE_URL: where the agent server reports conversations and events. */
   webhookBaseUrl: string;
+  /** Origins whose pages call the agent server from a browser (its CORS list); none when unset. */
+  corsOrigins?: string[];
+}
+
+/** OH_ALLOW_CORS_ORIGINS_0…n: the agent server's CORS allowlist. */
+export function corsEnv(origins: string[] = []): Record<string, string> {
+  return Object.fromEntries(origins.map((origin, i) => [`OH_ALLOW_CORS_ORIGINS_${i}`, origin]));
 }
 
 export interface SandboxState {
@@ -48,6 +55,8 @@ export interface SandboxRuntime {
   resume(launch: SandboxLaunch): Promise<void>;
   /** Removes everything. Idempotent. */
   remove(sandboxId: string): Promise<void>;
+  /** Ids of every sandbox that has runtime objects here (processes or directories; pods or claims). The reconciler compares them with the records. */
+  list(): Promise<string[]>;
   /** The working directory the agent should use, as seen inside the sandbox. */
   workingDir(sandboxId: string, spec: SandboxSpec): string;
   close(): Promise<void>;

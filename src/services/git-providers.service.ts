@@ -7,7 +7,8 @@ import type { AddGitProvidersInput } from '../../contract/git-providers.schema.j
 import type { Config } from '../config.js';
 import type { SecretBox } from '../crypto.js';
 import { AppError } from '../errors.js';
-import { ConcurrencyGate } from '../rate-limit.js';
+import { originOf, providerApiBase } from './git/provider-api.js';
+import { ProviderError, type ProviderHttp } from './git/provider-http.js';
 
 export type ProbeResult = 'valid' | 'invalid' | 'unreachable';
 
@@ -22,23 +23,13 @@ export interface ProviderToken {
 }
 
 export class GitProvidersService {
-  /** Checks against providers in flight at once (PROVIDER_MAX_CONCURRENT_CHECKS); more answer 503. */
-  private readonly checks: ConcurrencyGate;
-
   constructor(
     private readonly models: Models,
     private readonly box: SecretBox,
     private readonly providers: Config['providers'],
-  ) {
-    this.checks = new ConcurrencyGate(
-      providers.maxConcurrentChecks,
-      () =>
-        new AppError('SERVICE_UNAVAILABLE', 'Too many git provider checks in progress, retry shortly', {
-          reason: 'provider_checks_busy',
-          retryAfterSeconds: 2,
-        }),
-    );
-  }
+    /** The bounded, timed HTTP path to providers (src/services/git/provider-http.ts). */
+    private readonly http: ProviderHttp,
+  ) {}
 
   async add(userId: string, input: AddGitProvidersInput): Promise<void> {
     const stored = await this.loadStored(userId);
@@ -97,7 +88,7 @@ export class GitProvidersService {
     for (const provider of order) {
       const stored = tokens[provider];
       if (!stored || (stored.host && !hostAllowed(stored.host, this.providers.allowedHosts))) continue;
-      if (await this.checks.run(() => canReadRepository(provider, stored.token, stored.host, repository, this.providers))) {
+      if (await this.canReadRepository(provider, stored.token, stored.host, repository)) {
         return { provider, ...cloneCredentials(provider, stored.token, stored.host, repository) };
       }
     }
@@ -117,7 +108,7 @@ export class GitProvidersService {
         reason: 'provider_host_not_allowed',
       });
     }
-    const result = await this.checks.run(() => probeToken(provider, token, host, this.providers));
+    const result = await this.probeToken(provider, token, host);
     if (result === 'invalid') {
       throw new AppError('UNAUTHORIZED', `Invalid token. Please make sure it is a valid ${provider} token.`, {
         reason: 'invalid_provider_token',
@@ -125,6 +116,37 @@ export class GitProvidersService {
     }
     if (result === 'unreachable') {
       throw new AppError('BAD_GATEWAY', `Could not reach ${provider} to validate the token`, { reason: 'provider_unreachable' });
+    }
+  }
+
+  /** A token check: GET <api>/user. A refusal below 500 means invalid; trouble means unreachable. */
+  private async probeToken(provider: ProviderType, token: string, host: string | null): Promise<ProbeResult> {
+    const base = providerApiBase(provider, host, this.providers);
+    // A token that cannot even be sent in a header is not a token.
+    if (!base || !/^[\x21-\x7e]+$/.test(token)) return 'invalid';
+    try {
+      await this.http.request(`${base}/user`, { provider, token, expect: 'text' });
+      return 'valid';
+    } catch (error) {
+      const status = error instanceof ProviderError ? error.status : undefined;
+      return status !== undefined && status < 500 ? 'invalid' : 'unreachable';
+    }
+  }
+
+  private async canReadRepository(provider: ProviderType, token: string, host: string | null, repository: string): Promise<boolean> {
+    const base = providerApiBase(provider, host, this.providers);
+    if (!base) return false;
+    const path =
+      provider === 'gitlab'
+        ? `/projects/${encodeURIComponent(repository)}`
+        : provider === 'bitbucket'
+          ? `/repositories/${repository}`
+          : `/repos/${repository}`;
+    try {
+      await this.http.request(base + path, { provider, token, expect: 'text' });
+      return true;
+    } catch {
+      return false;
     }
   }
 }
@@ -150,35 +172,6 @@ function hostAllowed(host: string, allowed: readonly string[]): boolean {
   }
 }
 
-const originOf = (host: string) => (/^https?:\/\//i.test(host) ? host.replace(/\/+$/, '') : `https://${host}`);
-
-async function canReadRepository(
-  provider: ProviderType,
-  token: string,
-  host: string | null,
-  repository: string,
-  providers: Config['providers'],
-): Promise<boolean> {
-  const base = providerApiBase(provider, host, providers);
-  if (!base) return false;
-  const path =
-    provider === 'gitlab'
-      ? `/projects/${encodeURIComponent(repository)}`
-      : provider === 'bitbucket'
-        ? `/repositories/${repository}`
-        : `/repos/${repository}`;
-  try {
-    const response = await fetch(base + path, {
-      headers: { authorization: authorizationFor(provider, token), accept: 'application/json', 'user-agent': 'agent-control-plane' },
-      signal: AbortSignal.timeout(providers.timeoutMs),
-    });
-    await response.body?.cancel();
-    return response.ok;
-  } catch {
-    return false;
-  }
-}
-
 /** Clone URL (never carrying the token) and the credentials git should be given. */
 function cloneCredentials(provider: ProviderType, token: string, host: string | null, repository: string) {
   const defaults: Record<ProviderType, string> = {
@@ -192,55 +185,4 @@ function cloneCredentials(provider: ProviderType, token: string, host: string | 
   const username =
     user ?? { github: 'x-access-token', gitlab: 'oauth2', bitbucket: 'x-token-auth', enterprise_sso: 'x-access-token' }[provider];
   return { cloneUrl: `${origin}/${repository}.git`, username, password: appPassword ?? token, token };
-}
-
-function authorizationFor(provider: ProviderType, token: string): string {
-  // Bitbucket "user:app_password" credentials use Basic auth; everything else is a bearer token.
-  return provider === 'bitbucket' && token.includes(':') ? `Basic ${Buffer.from(token).toString('base64')}` : `Bearer ${token}`;
-}
-
-/** The API root used to check a token: the configured default, or the self-hosted host. */
-export function providerApiBase(provider: ProviderType, host: string | null, providers: Config['providers']): string | null {
-  switch (provider) {
-    case 'github':
-      return host && host !== 'github.com' ? `${originOf(host)}/api/v3` : providers.githubApiUrl;
-    case 'gitlab':
-      return host && host !== 'gitlab.com' ? `${originOf(host)}/api/v4` : providers.gitlabApiUrl;
-    case 'bitbucket': {
-      if (!host || host === 'bitbucket.org') return providers.bitbucketApiUrl;
-      // Bitbucket Cloud-style hosts serve their API on the "api." subdomain (reference).
-      try {
-        const url = new URL(originOf(host));
-        return `${url.protocol}//api.${url.host}/2.0`;
-      } catch {
-        return null; // not a host (the contract refuses those; stored ones from before read as invalid)
-      }
-    }
-    case 'enterprise_sso':
-      return null; // cannot be validated, as in the reference
-  }
-}
-
-export async function probeToken(
-  provider: ProviderType,
-  token: string,
-  host: string | null,
-  providers: Config['providers'],
-): Promise<ProbeResult> {
-  const base = providerApiBase(provider, host, providers);
-  // A token that cannot even be sent in a header is not a token.
-  if (!base || !/^[\x21-\x7e]+$/.test(token)) return 'invalid';
-  const authorization = authorizationFor(provider, token);
-  try {
-    const response = await fetch(`${base}/user`, {
-      headers: { authorization, accept: 'application/json', 'user-agent': 'agent-control-plane' },
-      signal: AbortSignal.timeout(providers.timeoutMs),
-      redirect: 'manual',
-    });
-    await response.body?.cancel();
-    if (response.ok) return 'valid';
-    return response.status >= 500 ? 'unreachable' : 'invalid';
-  } catch {
-    return 'unreachable';
-  }
 }

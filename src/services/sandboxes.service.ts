@@ -1,26 +1,33 @@
 // Sandboxes (API.md B.8 with A.2): the service owns the records (owner, spec, desired
 // state, encrypted session key) and asks the runtime for live status. Another user's
-// sandbox behaves exactly as if absent.
+// sandbox behaves exactly as if absent. A start may claim a warm sandbox
+// (sandbox-lifecycle/warm-pool.ts) instead of starting one cold.
 import crypto from 'node:crypto';
-import type { Models, SandboxRecord } from '../../models/index.js';
+import { WARM_POOL_OWNER, type Models, type SandboxRecord } from '../../models/index.js';
+import type { SandboxSource } from '../../contract/app-conversations.schema.js';
 import { pageOf, pageOffset } from '../../contract/common.schema.js';
 import type { SandboxInfo } from '../../contract/sandboxes.schema.js';
 import type { Config } from '../config.js';
 import { randomBase62, type SecretBox } from '../crypto.js';
 import { AppError } from '../errors.js';
 import { ConcurrencyGate } from '../rate-limit.js';
-import type { SandboxLaunch, SandboxRuntime, SandboxState } from '../sandbox/runtime.js';
+import type { Metrics } from '../metrics.js';
+import type { SandboxLaunch, SandboxRuntime, SandboxSpec, SandboxState } from '../sandbox/runtime.js';
 import type { SandboxSpecsService } from './sandbox-specs.service.js';
 
 /** What the service reads of a sandbox record (updatedAt is the database's own). */
-type SandboxFields = Omit<SandboxRecord, 'updatedAt'>;
+export type SandboxFields = Omit<SandboxRecord, 'updatedAt'>;
+
+/** Hands out an already started, unowned sandbox of a spec, or null (the warm pool). */
+export interface WarmSandboxes {
+  claim(userId: string, specId: string): Promise<SandboxFields | null>;
+}
 
 const RETRY_AFTER_SECONDS = 30;
+const IDLE_PAUSED = 'Paused automatically after a period without use; it resumes when used';
+const BEING_DELETED = 'The sandbox is being deleted';
 
 export class SandboxesService {
-  /** Runtime starts and resumes in flight at once (SANDBOX_MAX_CONCURRENT_STARTS); more answer 503. */
-  private readonly starts: ConcurrencyGate;
-
   constructor(
     private readonly models: Models,
     private readonly box: SecretBox,
@@ -29,6 +36,9 @@ export class SandboxesService {
     private readonly settings: Config['sandbox'],
     /** Base URL the agent server calls back (…/api/v1/webhooks/<id>); known once listening. */
     private readonly webUrl: () => string,
+    private readonly metrics: Metrics,
+    /** Origins whose pages call agent servers from a browser (browserOrigins below). */
+    private readonly corsOrigins: () => string[] = () => [],
   ) {
     this.starts = new ConcurrencyGate(
       settings.maxConcurrentStarts,
@@ -40,31 +50,73 @@ export class SandboxesService {
     );
   }
 
+  /** Starts and resumes users ask for, in flight at once (SANDBOX_MAX_CONCURRENT_STARTS); more answer 503. */
+  private readonly starts: ConcurrencyGate;
+
+  private warm: WarmSandboxes | null = null;
+
+  /** Lets starts of the default spec claim warm sandboxes. */
+  useWarmPool(warm: WarmSandboxes): void {
+    this.warm = warm;
+  }
+
   async start(userId: string, specId?: string | null): Promise<SandboxInfo> {
+    return (await this.acquire(userId, specId)).info;
+  }
+
+  /** A new sandbox for the user: a claimed warm one when there is one, else a cold start. */
+  async acquire(userId: string, specId?: string | null): Promise<{ info: SandboxInfo; source: SandboxSource }> {
     const spec = specId ? this.specs.find(specId) : this.specs.default;
     if (!spec) throw new AppError('NOT_FOUND', `Sandbox spec not found: ${specId}`, { reason: 'sandbox_spec_not_found' });
     await this.enforceLimit(userId);
+    const claimed = await this.warm?.claim(userId, spec.id);
+    const source = claimed ? 'warm_pool' : 'cold_start';
+    const record = claimed ?? (await this.starts.run(() => this.launchNew(userId, spec)));
+    this.metrics.sandboxStarts.inc({ source });
+    return { info: this.toInfo(record, await this.stateOf(record)), source };
+  }
+
+  /** Creates the record and starts the sandbox. */
+  async launchNew(ownerId: string, spec: SandboxSpec): Promise<SandboxFields> {
+    const record = await this.insertRecord(ownerId, spec);
+    await this.startRecorded(record);
+    return record;
+  }
+
+  /**
+   * The record of a new sandbox, not started yet (for a user, or unowned for the warm pool).
+   * Record first, so a crash mid-start leaves a record that reads MISSING rather than an
+   * untracked pod.
+   */
+  async insertRecord(ownerId: string, spec: SandboxSpec): Promise<SandboxFields> {
     const sandboxId = crypto.randomBytes(16).toString('hex');
-    const sessionApiKey = randomBase62(43);
+    const now = new Date();
     const record: SandboxFields = {
       _id: sandboxId,
-      userId,
+      userId: ownerId,
       specId: spec.id,
       runtime: this.runtime.kind,
-      sessionApiKey: this.box.encrypt(sessionApiKey, keyContext(sandboxId)),
+      sessionApiKey: this.box.encrypt(randomBase62(43), keyContext(sandboxId)),
       desired: 'running',
-      createdAt: new Date(),
+      desiredSince: now,
+      pausedBy: null,
+      lastUsedAt: now,
+      runningConversations: [],
+      removalReason: null,
+      createdAt: now,
     };
-    // Record first, so a crash mid-start leaves a record that reads MISSING rather than an
-    // untracked pod; a failed start removes both.
     await this.models.Sandbox.create(record);
+    return record;
+  }
+
+  /** Starts a recorded sandbox; a failed start removes the record too. */
+  async startRecorded(record: SandboxFields): Promise<void> {
     try {
-      await this.starts.run(() => this.runtime.start(this.launch(record, sessionApiKey)));
+      await this.runtime.start(this.launch(record, this.box.decrypt(record.sessionApiKey, keyContext(record._id))));
     } catch (error) {
-      await this.models.Sandbox.deleteOne({ _id: sandboxId });
+      await this.models.Sandbox.deleteOne({ _id: record._id });
       throw error;
     }
-    return this.toInfo(record, await this.runtime.state(sandboxId, 'running'));
   }
 
   async search(userId: string, pageId: string | null | undefined, limit: number) {
@@ -88,19 +140,30 @@ export class SandboxesService {
 
   /** Pausing a paused sandbox succeeds (reference). */
   async pause(userId: string, sandboxId: string): Promise<void> {
-    await this.record(userId, sandboxId);
+    notBeingDeleted(await this.record(userId, sandboxId));
     await this.runtime.pause(sandboxId);
-    await this.models.Sandbox.updateOne({ _id: sandboxId, userId }, { $set: { desired: 'paused', updatedAt: new Date() } });
+    await this.models.Sandbox.updateOne(
+      { _id: sandboxId, userId, desired: { $ne: 'deleting' } },
+      { $set: desiredChange('paused', { pausedBy: 'user' }) },
+    );
   }
 
-  /** Resuming a running sandbox succeeds (reference); a resume counts against the limit. */
+  /**
+   * Resuming a running sandbox succeeds (reference); a resume counts against the limit. A
+   * sandbox in ERROR (crashed agent server, failed pod) is restarted on its workspace.
+   */
   async resume(userId: string, sandboxId: string): Promise<void> {
-    const record = await this.record(userId, sandboxId);
-    const state = await this.runtime.state(sandboxId, record.desired);
-    if (state.status === 'RUNNING' || state.status === 'STARTING') return;
+    const record = notBeingDeleted(await this.record(userId, sandboxId));
+    const state = await this.stateOf(record);
+    const now = new Date();
+    if (record.desired === 'running' && (state.status === 'RUNNING' || state.status === 'STARTING')) return;
     await this.enforceLimit(userId);
+    if (state.status === 'ERROR') await this.runtime.pause(sandboxId);
     await this.starts.run(() => this.runtime.resume(this.launch(record, this.box.decrypt(record.sessionApiKey, keyContext(sandboxId)))));
-    await this.models.Sandbox.updateOne({ _id: sandboxId, userId }, { $set: { desired: 'running', updatedAt: new Date() } });
+    await this.models.Sandbox.updateOne(
+      { _id: sandboxId, userId, desired: { $ne: 'deleting' } },
+      { $set: desiredChange('running', { pausedBy: null, lastUsedAt: now }, now) },
+    );
   }
 
   async delete(userId: string, sandboxId: string): Promise<void> {
@@ -109,16 +172,17 @@ export class SandboxesService {
     await this.models.Sandbox.deleteOne({ _id: sandboxId, userId });
   }
 
-  /** Owner and session key of a sandbox, whoever owns it (webhook authentication). */
+  /** Owner and session key of a sandbox, whoever owns it (webhook authentication); none for an unclaimed warm one. */
   async credentials(sandboxId: string): Promise<{ userId: string; sessionKey: string } | null> {
     const record = await this.models.Sandbox.findOne({ _id: sandboxId }).lean();
-    return record ? { userId: record.userId, sessionKey: this.box.decrypt(record.sessionApiKey, keyContext(sandboxId)) } : null;
+    if (!record || record.userId === WARM_POOL_OWNER) return null;
+    return { userId: record.userId, sessionKey: this.box.decrypt(record.sessionApiKey, keyContext(sandboxId)) };
   }
 
   /** Everything the conversation service needs to talk to a user's sandbox. */
   async connection(userId: string, sandboxId: string) {
     const record = await this.record(userId, sandboxId);
-    const state = await this.runtime.state(sandboxId, record.desired);
+    const state = await this.stateOf(record);
     const spec = this.specs.find(record.specId);
     return {
       state,
@@ -136,7 +200,7 @@ export class SandboxesService {
     const result = new Map<string, SandboxState & { sessionKey: string | null }>();
     await Promise.all(
       records.map(async (r) => {
-        const state = await this.runtime.state(r._id, r.desired);
+        const state = await this.stateOf(r);
         result.set(r._id, { ...state, sessionKey: this.box.decrypt(r.sessionApiKey, keyContext(r._id)) });
       }),
     );
@@ -145,7 +209,7 @@ export class SandboxesService {
 
   private async enforceLimit(userId: string): Promise<void> {
     const candidates = await this.models.Sandbox.find({ userId, desired: 'running' }).lean();
-    const states = await Promise.all(candidates.map((r) => this.runtime.state(r._id, r.desired)));
+    const states = await Promise.all(candidates.map((r) => this.stateOf(r)));
     const running = states.filter((s) => s.status === 'RUNNING' || s.status === 'STARTING').length;
     if (running >= this.settings.maxRunningPerUser) {
       const detail = `Sandbox limit reached (${running} running)`;
@@ -172,11 +236,20 @@ export class SandboxesService {
       spec,
       sessionApiKey,
       webhookBaseUrl: `${this.webUrl()}/api/v1/webhooks/${record._id}`,
+      corsOrigins: this.corsOrigins(),
     };
   }
 
   private async withState(record: SandboxRecord): Promise<SandboxInfo> {
-    return this.toInfo(record, await this.runtime.state(record._id, record.desired));
+    return this.toInfo(record, await this.stateOf(record));
+  }
+
+  /** Live state, with the lifecycle's reasons: paused by the idle policy, being deleted. */
+  private async stateOf(record: SandboxFields): Promise<SandboxState> {
+    if (record.desired === 'deleting') return { status: 'MISSING', exposedUrls: null, reason: BEING_DELETED };
+    const state = await this.runtime.state(record._id, record.desired);
+    if (state.status === 'PAUSED' && record.pausedBy === 'idle') return { ...state, reason: IDLE_PAUSED };
+    return state;
   }
 
   private toInfo(record: SandboxFields, state: SandboxState): SandboxInfo {
@@ -194,3 +267,28 @@ export class SandboxesService {
 }
 
 export const keyContext = (sandboxId: string) => `sandbox:${sandboxId}:session_api_key`;
+
+/** The fields that go with a change of `desired`: retention counts paused time from desiredSince. */
+export function desiredChange(desired: 'running' | 'paused' | 'deleting', extra: Partial<SandboxFields> = {}, now = new Date()) {
+  // A restarted agent server runs nothing until told: old "running" reports no longer hold.
+  return { desired, desiredSince: now, runningConversations: [], updatedAt: now, ...extra };
+}
+
+function notBeingDeleted<T extends { desired: string }>(record: T): T {
+  if (record.desired === 'deleting') throw new AppError('CONFLICT', BEING_DELETED, { reason: 'sandbox_being_deleted' });
+  return record;
+}
+
+/**
+ * The origins a browser calls agent servers from: where the web UI is served (the service's
+ * public URL) and TRUSTED_ORIGINS. Once the list is set, agent servers stop allowing localhost
+ * implicitly (the reference's agent server), so a service on localhost names both spellings.
+ */
+export function browserOrigins(publicUrl: string, trusted: string[]): string[] {
+  const url = new URL(publicUrl);
+  const origins = [url.origin, ...trusted];
+  if (url.hostname === 'localhost' || url.hostname === '127.0.0.1') {
+    for (const host of ['localhost', '127.0.0.1']) origins.push(`${url.protocol}//${host}${url.port ? `:${url.port}` : ''}`);
+  }
+  return [...new Set(origins)];
+}

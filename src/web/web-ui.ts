@@ -13,8 +13,8 @@ import { homePage } from './home-page.js';
 
 /** Paths the UI never answers (the API, tRPC, operations): they fall through to the JSON 404. */
 const NOT_UI = /^\/(api|trpc|alive|health|ready|metrics|docs)(\/|$)/i;
-/** Vite/React Router file names carry a content hash ("index-B4xk9Qz1.js"). */
-const HASHED_ASSET = /[.-][A-Za-z0-9_-]{8,}\.(js|mjs|css|woff2?|ttf|svg|png|jpe?g|webp|gif|ico|wasm|json)$/;
+/** Vite/React Router put content-hashed files ("entry.client-B4xk9Qz1.js") under assets/. */
+const HASHED_ASSET = /^assets\/(.+\/)?[^/]*[.-][A-Za-z0-9_-]{8,}\.(js|mjs|css|woff2?|ttf|svg|png|jpe?g|webp|gif|ico|wasm|json)$/;
 const YEAR_SECONDS = 365 * 24 * 3600;
 
 /** The folder holding index.html: WEB_UI_DIR itself, or React Router's build/client inside it. */
@@ -53,7 +53,7 @@ export function webUi(deps: Deps): Router {
     index: false,
     dotfiles: 'ignore',
     setHeaders: (response, file) => {
-      const hashed = HASHED_ASSET.test(path.basename(file));
+      const hashed = HASHED_ASSET.test(path.relative(root, file).split(path.sep).join('/'));
       response.setHeader('cache-control', hashed ? `public, max-age=${YEAR_SECONDS}, immutable` : 'no-cache');
     },
   });

@@ -22,7 +22,7 @@ beforeAll(async () => {
   app = await startTestApp(
     'agent-leak',
     { SANDBOX_SPECS_FILE: writeSpecsFile(tmp, specs), START_TASK_POLL_MS: '100', LOG_LEVEL: 'trace' },
-    { logs: (line) => logLines.push(line) },
+    { logLines },
   );
 });
 

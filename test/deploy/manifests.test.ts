@@ -126,7 +126,7 @@ describe('the Kubernetes runtime as the manifests ServiceAccount', () => {
     expect((JSON.parse(String(refused?.body)) as { message: string }).message).toContain('violates PodSecurity "restricted');
   });
 
-  it('runs a whole sandbox lifecycle, under restricted pod security', async () => {
+  it('runs a whole sandbox lifecycle, reconciler listing included, under restricted pod security', async () => {
     const runtime = new KubernetesSandboxRuntime(sa, options, 60_000, createLogger('silent'));
     const launch = {
       sandboxId: 'aaaabbbbccccddddeeeeffff00001111',
@@ -134,16 +134,19 @@ describe('the Kubernetes runtime as the manifests ServiceAccount', () => {
       spec: { id: 'ghcr.io/openhands/agent-server:test', command: ['--port', '8000'], initial_env: {}, working_dir: '/workspace/project' },
       sessionApiKey: 'session-key-for-rbac-test',
       webhookBaseUrl: 'http://agent-control-plane.agent-control-plane.svc.cluster.local/api/v1/webhooks/x',
+      corsOrigins: ['https://agents.example.com'],
     };
     try {
       await runtime.start(launch);
       await eventually('RUNNING', async () => (await runtime.state(launch.sandboxId, 'running')).status === 'RUNNING');
       await runtime.pause(launch.sandboxId);
       await eventually('PAUSED', async () => (await runtime.state(launch.sandboxId, 'paused')).status === 'PAUSED');
+      expect(await runtime.list()).toEqual([launch.sandboxId]); // the reconciler's listing: the claim is kept
       await runtime.resume(launch);
       await eventually('RUNNING again', async () => (await runtime.state(launch.sandboxId, 'running')).status === 'RUNNING');
       await runtime.remove(launch.sandboxId);
       await eventually('gone', async () => (await runtime.state(launch.sandboxId, 'running')).status === 'MISSING');
+      expect(await runtime.list()).toEqual([]);
     } finally {
       await runtime.close();
     }

@@ -30,12 +30,8 @@ export function uniqueDbName(label: string): string {
   return `t_${label.replace(/[^A-Za-z0-9]/g, '_').slice(0, 30)}_${crypto.randomBytes(4).toString('hex')}`;
 }
 
-/** logs: receives every log line of the service (set LOG_LEVEL in env to see more than nothing). */
-export async function startTestApp(
-  label: string,
-  env: Record<string, string> = {},
-  opts: { logs?: (line: string) => void } = {},
-): Promise<TestApp> {
+/** logLines: collect the service's log lines (JSON text) there, at LOG_LEVEL (default debug then). */
+export async function startTestApp(label: string, env: Record<string, string> = {}, opts: { logLines?: string[] } = {}): Promise<TestApp> {
   const dbName = uniqueDbName(label);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-test-data-'));
   const config = loadConfig({
@@ -43,11 +39,12 @@ export async function startTestApp(
     DATA_DIR: dataDir,
     MONGODB_URI: testDatabaseUri(dbName),
     ENCRYPTION_KEY: generateKeyText(),
-    LOG_LEVEL: 'silent',
+    LOG_LEVEL: opts.logLines ? 'debug' : 'silent',
     ...env,
   });
-  const sink = opts.logs ? { write: (line: string) => opts.logs!(line) } : undefined;
-  const server = await startServer(config, createLogger(config.log.level, sink));
+  const lines = opts.logLines;
+  const destination = lines ? { write: (line: string) => void lines.push(line) } : undefined;
+  const server = await startServer(config, createLogger(config.log.level, destination));
   return {
     url: server.url,
     server,
@@ -55,6 +52,8 @@ export async function startTestApp(
     keyFor: async (userId) => (await server.deps.services.apiKeys.create(userId)).key,
     rawCollection: (name) => server.deps.db.connection.collection(name),
     stop: async (opts = {}) => {
+      // No warm-pool refill may start a sandbox after the list below is taken.
+      await server.deps.services.sandboxLifecycle.stop();
       if (!opts.keepSandboxes) {
         // Sandbox processes outlive the service by design; tests must not leave any behind.
         const sandboxes = await server.deps.db.connection

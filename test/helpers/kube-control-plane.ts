@@ -299,3 +299,14 @@ export function startPodBinder(cp: KubeControlPlane, namespace: string, shouldBi
     stopped = true;
   };
 }
+
+/** Whether an object exists: true when the read succeeds, false on 404, the error otherwise. */
+export async function exists(read: () => Promise<unknown>): Promise<boolean> {
+  return read().then(
+    () => true,
+    (error: { code?: number }) => {
+      if (error.code === 404) return false;
+      throw error;
+    },
+  );
+}

@@ -1,6 +1,6 @@
 // Request limits over real HTTP: per-user and per-IP token buckets shared by REST and tRPC
 // (429, Retry-After, the reference's body / TOO_MANY_REQUESTS with retryAfterSeconds), health
-// endpoints never limited, "off" as a value, and bounded concurrency of provider checks.
+// endpoints never limited, and "off" as a value.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApp, type TestApp } from '../helpers/app.js';
 import { startFakeGitProvider, type FakeGitProvider } from '../helpers/fake-git-provider.js';
@@ -102,29 +102,5 @@ describe('per-IP rate limit (RATE_LIMIT_PER_IP)', () => {
     const key = await app.keyFor('busy');
     const statuses = await Promise.all(Array.from({ length: 60 }, () => call(app, 'GET', '/api/secrets', { key }).then((r) => r.status)));
     expect(new Set(statuses)).toEqual(new Set([200]));
-  });
-});
-
-describe('bounded concurrency (PROVIDER_MAX_CONCURRENT_CHECKS)', () => {
-  it('answers 503 with Retry-After when the provider checks are all in use, and works again after', async () => {
-    const app = await start('limits-checks', { PROVIDER_MAX_CONCURRENT_CHECKS: '2', RATE_LIMIT_PER_IP: 'off' });
-    const keys = await Promise.all(['c1', 'c2', 'c3'].map((u) => app.keyFor(u)));
-    provider.delayMs = 1_500;
-    try {
-      const body = { provider_tokens: { github: { token: 'ghp_limits', host: null } } };
-      const answers = await Promise.all(keys.map((key) => call(app, 'POST', '/api/add-git-providers', { key, body })));
-      const statuses = answers.map((a) => a.status).sort();
-      expect(statuses).toEqual([200, 200, 503]);
-      const busy = answers.find((a) => a.status === 503)!;
-      expect(busy.body).toEqual({ detail: 'Too many git provider checks in progress, retry shortly' });
-      expect(busy.headers.get('retry-after')).toBe('2');
-    } finally {
-      provider.delayMs = 0;
-    }
-    const again = await call(app, 'POST', '/api/add-git-providers', {
-      key: keys[0]!,
-      body: { provider_tokens: { github: { token: 'ghp_limits', host: null } } },
-    });
-    expect(again.status).toBe(200);
   });
 });

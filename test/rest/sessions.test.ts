@@ -188,6 +188,14 @@ describe('cross-site protection of the cookie', () => {
     );
   });
 
+  it('refuses a cookie read that announces a foreign origin (a page on another port of the same host)', async () => {
+    const { cookie } = await signIn(app, aliceKey);
+    const foreign = ownOrigin.replace(/:(\d+)$/, (_m, port) => `:${Number(port) + 1}`);
+    expect(await call(app, 'GET', '/api/settings', { headers: withCookie(cookie, { origin: foreign }) })).toMatchObject({ status: 403 });
+    expect((await call(app, 'GET', '/api/auth/session', { headers: withCookie(cookie, { origin: ownOrigin }) })).status).toBe(200);
+    expect((await call(app, 'GET', '/api/auth/session', { headers: withCookie(cookie, { origin: TRUSTED }) })).status).toBe(200);
+  });
+
   it('leaves header-authenticated requests alone', async () => {
     const res = await call(app, 'POST', '/api/settings', {
       key: aliceKey,

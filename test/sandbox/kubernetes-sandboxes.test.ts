@@ -8,7 +8,7 @@ import { CoreV1Api, NetworkingV1Api, NodeV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApp, testDatabaseUri, uniqueDbName, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/eventually.js';
-import { startKubeControlPlane, startPodBinder, type KubeControlPlane } from '../helpers/kube-control-plane.js';
+import { exists, startKubeControlPlane, startPodBinder, type KubeControlPlane } from '../helpers/kube-control-plane.js';
 import { generateKeyText } from '../../src/crypto.js';
 import { describeSandboxContract } from './contract.js';
 
@@ -74,14 +74,6 @@ const waitForStatus = (id: string, status: string) =>
     const info = await getSandbox(id);
     return info?.status === status ? info : null;
   });
-const exists = async (read: () => Promise<unknown>) =>
-  read().then(
-    () => true,
-    (error: { code?: number }) => {
-      if (error.code === 404) return false;
-      throw error;
-    },
-  );
 
 describe('Kubernetes runtime', () => {
   let sandboxId: string;
@@ -109,6 +101,9 @@ describe('Kubernetes runtime', () => {
       { name: 'OH_SESSION_API_KEYS_0', valueFrom: { secretKeyRef: { name, key: 'OH_SESSION_API_KEYS_0' } } },
       { name: 'OH_SECRET_KEY', valueFrom: { secretKeyRef: { name, key: 'OH_SECRET_KEY' } } },
       { name: 'OH_WEBHOOKS_0_BASE_URL', valueFrom: { secretKeyRef: { name, key: 'OH_WEBHOOKS_0_BASE_URL' } } },
+      // The browser origins (the service on 127.0.0.1: both spellings of localhost), not secret.
+      { name: 'OH_ALLOW_CORS_ORIGINS_0', value: app.url },
+      { name: 'OH_ALLOW_CORS_ORIGINS_1', value: app.url.replace('127.0.0.1', 'localhost') },
     ]);
     expect(JSON.stringify(spec)).not.toContain(sessionKey);
     expect(container.resources).toEqual({ requests: { cpu: '1', memory: '1Gi' }, limits: { memory: '2Gi' } });

@@ -22,4 +22,26 @@ describe('loadConfig', () => {
       /PORT[\s\S]*LOG_LEVEL[\s\S]*MAX_BODY_SIZE|PORT[\s\S]*MAX_BODY_SIZE[\s\S]*LOG_LEVEL/,
     );
   });
+
+  it('reads the browser-session settings', () => {
+    const config = loadConfig({ TRUSTED_ORIGINS: 'https://app.example.com, http://localhost:3001/', TRUST_PROXY: 'loopback, 10.0.0.0/8' });
+    expect(config.session).toEqual({
+      ttlSeconds: 43_200,
+      cookieSecure: false,
+      trustedOrigins: ['https://app.example.com', 'http://localhost:3001'],
+    });
+    expect(config.http.trustProxy).toBe('loopback, 10.0.0.0/8');
+    expect(loadConfig({ TRUST_PROXY: '2' }).http.trustProxy).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: 'true' }).http.trustProxy).toBe(true);
+    expect(loadConfig({}).http.trustProxy).toBe(false);
+  });
+
+  it.each(['https://app.example.com/path', 'app.example.com', 'ftp://x.example'])('refuses TRUSTED_ORIGINS entry %s', (origin) => {
+    expect(() => loadConfig({ TRUSTED_ORIGINS: origin })).toThrow(/TRUSTED_ORIGINS/);
+  });
+
+  it('refuses a session TTL outside 60 s … 30 days and a PUBLIC_URL that is not http(s)', () => {
+    expect(() => loadConfig({ SESSION_TTL_SECONDS: '5' })).toThrow(/SESSION_TTL_SECONDS/);
+    expect(() => loadConfig({ PUBLIC_URL: 'mailto:x@example.com' })).toThrow(/PUBLIC_URL/);
+  });
 });

@@ -11,6 +11,7 @@ const launch: SandboxLaunch = {
   spec: { id: 'img:1', command: null, initial_env: {}, working_dir: '/workspace/project' },
   sessionApiKey: 'session-secret',
   webhookBaseUrl: 'http://svc/api/v1/webhooks/abc123',
+  corsOrigins: ['https://ui.example.com', 'https://next.example.com'],
 };
 const options = kubernetesOptions({ cpuRequest: '500m', memoryRequest: '512Mi', cpuLimit: '2', memoryLimit: '1Gi', runAsUser: 1000 });
 
@@ -24,6 +25,14 @@ describe('sandbox pod', () => {
     expect(pod.spec).not.toHaveProperty('runtimeClassName');
     expect(pod.metadata?.annotations?.['agent-control-plane/owner']).toBe('user@example.com');
     expect(JSON.stringify(pod)).not.toContain('session-secret');
+  });
+
+  it("passes the browser origins as the agent server's CORS list (OH_ALLOW_CORS_ORIGINS_n)", () => {
+    const env = buildPod(launch, options).spec!.containers[0]!.env!;
+    expect(env.filter((e) => e.name.startsWith('OH_ALLOW_CORS_ORIGINS_'))).toEqual([
+      { name: 'OH_ALLOW_CORS_ORIGINS_0', value: 'https://ui.example.com' },
+      { name: 'OH_ALLOW_CORS_ORIGINS_1', value: 'https://next.example.com' },
+    ]);
   });
 
   it('builds an ingress only with a sandbox domain, with TLS when configured', () => {
@@ -84,5 +93,17 @@ describe('podStatus', () => {
       status: 'ERROR',
       reason: 'The agent server did not become ready within 120 s',
     });
+  });
+});
+
+describe('browserOrigins', () => {
+  it('is the public origin and the trusted ones; a service on localhost names both spellings', async () => {
+    const { browserOrigins } = await import('../../src/services/sandboxes.service.js');
+    expect(browserOrigins('https://agents.example.com/base', ['https://next.example.com'])).toEqual([
+      'https://agents.example.com',
+      'https://next.example.com',
+    ]);
+    expect(browserOrigins('http://127.0.0.1:3000', [])).toEqual(['http://127.0.0.1:3000', 'http://localhost:3000']);
+    expect(browserOrigins('http://localhost', [])).toEqual(['http://localhost', 'http://127.0.0.1']);
   });
 });

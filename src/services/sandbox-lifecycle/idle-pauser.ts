@@ -1,0 +1,70 @@
+// Idle auto-pause: a running sandbox with no use through this service for the idle time, and
+// whose agent does not report running, is paused. Candidates come from the index on
+// {desired, lastUsedAt} (running sandboxes idle past the cut-off: a small set by design). Of
+// several replicas exactly one takes each decision (a claim keyed by the sandbox and the use
+// it was idle since), and a conditional update lets a use or a "running" report that landed
+// meanwhile win.
+import { WARM_POOL_OWNER, type Models } from '../../../models/index.js';
+import type { Logger } from '../../logger.js';
+import type { Metrics } from '../../metrics.js';
+import type { SandboxRuntime } from '../../sandbox/runtime.js';
+import { desiredChange } from '../sandboxes.service.js';
+import type { DecisionClaims } from '../../db/claims.js';
+
+export interface IdlePauserDeps {
+  models: Models;
+  runtime: SandboxRuntime;
+  claims: DecisionClaims;
+  metrics: Metrics;
+  log: Logger;
+  idlePauseMs: number;
+  now?: () => number;
+}
+
+export class IdlePauser {
+  constructor(private readonly deps: IdlePauserDeps) {}
+
+  /** One pass; returns the ids it paused. */
+  async pass(): Promise<string[]> {
+    const { models, runtime, idlePauseMs, log } = this.deps;
+    const now = new Date((this.deps.now ?? Date.now)());
+    // Records from before this policy have no lastUsedAt: their idle time starts now.
+    await models.Sandbox.updateMany({ desired: 'running', lastUsedAt: null }, { $set: { lastUsedAt: now } });
+    const cutoff = new Date(now.getTime() - idlePauseMs);
+    const candidates = await models.Sandbox.find(
+      { desired: 'running', lastUsedAt: { $lt: cutoff }, userId: { $ne: WARM_POOL_OWNER } },
+      { _id: 1, runningConversations: 1, lastUsedAt: 1 },
+    ).lean();
+    const paused: string[] = [];
+    for (const candidate of candidates) {
+      if (candidate.runningConversations.length > 0) {
+        // An agent reported running: leave it, unless the sandbox is down and so runs nothing
+        // (a crashed agent server cannot report that it stopped).
+        const { status } = await runtime.state(candidate._id, 'running');
+        if (status === 'RUNNING' || status === 'STARTING') continue;
+      }
+      if (!(await this.deps.claims.claim(`idle:${candidate._id}:${candidate.lastUsedAt!.getTime()}`))) continue;
+      const claimed = await models.Sandbox.findOneAndUpdate(
+        {
+          _id: candidate._id,
+          desired: 'running',
+          lastUsedAt: { $lt: cutoff },
+          runningConversations: { $size: candidate.runningConversations.length },
+        },
+        { $set: desiredChange('paused', { pausedBy: 'idle' }, now) },
+      ).lean();
+      if (!claimed) continue; // used or reported running meanwhile
+      try {
+        await runtime.pause(candidate._id);
+        paused.push(candidate._id);
+        this.deps.metrics.lifecycleActions.inc({ action: 'idle_pause' });
+        log.info({ sandboxId: candidate._id, userId: claimed.userId }, 'paused an idle sandbox');
+      } catch (error) {
+        // Leave it running-as-recorded, so the next pass tries again.
+        await models.Sandbox.updateOne({ _id: candidate._id, desired: 'paused', pausedBy: 'idle' }, { $set: { desired: 'running' } });
+        log.warn({ err: error, sandboxId: candidate._id }, 'pausing an idle sandbox failed');
+      }
+    }
+    return paused;
+  }
+}

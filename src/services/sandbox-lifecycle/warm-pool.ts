@@ -1,0 +1,120 @@
+// The warm pool: SANDBOX_WARM_POOL_SIZE sandboxes of the default spec kept started and
+// unowned (owner WARM_POOL_OWNER), so a start can take one instead of waiting for a cold one.
+// - Nothing user-specific is in a warm sandbox: its session key is generated at warm-up and
+//   becomes the claimant's sandbox key; its webhook URL names only the sandbox, and webhooks
+//   map to whoever owns the record (nobody until the claim). Settings and secrets reach the
+//   agent only with the conversation request, after the claim.
+// - A claim takes the decision `warm:<id>` (src/db/claims.ts), then sets the owner: exactly one user
+//   gets each warm sandbox, across replicas; discarding a warm sandbox takes the same key. The refill keeps the pool at its size; after inserting a record it
+//   checks its rank among the warm records (oldest first), so replicas refilling at once do
+//   not overfill it, and a pass trims any excess.
+import { WARM_POOL_OWNER, type Models } from '../../../models/index.js';
+import type { Logger } from '../../logger.js';
+import type { Metrics } from '../../metrics.js';
+import type { SandboxRuntime } from '../../sandbox/runtime.js';
+import type { SandboxSpecsService } from '../sandbox-specs.service.js';
+import type { SandboxesService, SandboxFields, WarmSandboxes } from '../sandboxes.service.js';
+import type { DecisionClaims } from '../../db/claims.js';
+
+export interface WarmPoolDeps {
+  models: Models;
+  runtime: SandboxRuntime;
+  sandboxes: SandboxesService;
+  specs: SandboxSpecsService;
+  claims: DecisionClaims;
+  metrics: Metrics;
+  log: Logger;
+  size: number;
+  now?: () => number;
+}
+
+interface WarmEntry {
+  _id: string;
+  specId: string;
+  createdAt: Date;
+}
+
+const oldestFirst = (a: WarmEntry, b: WarmEntry) => a.createdAt.getTime() - b.createdAt.getTime() || a._id.localeCompare(b._id);
+const USABLE = new Set(['RUNNING', 'STARTING']);
+const START_GRACE_MS = 30_000;
+
+export class WarmPool implements WarmSandboxes {
+  /** Called after a claim so the pool refills soon (the lifecycle wires it to the refill job). */
+  onClaimed: () => void = () => {};
+
+  constructor(private readonly deps: WarmPoolDeps) {}
+
+  /** Takes a warm sandbox of the spec for the user (running ones first), or null. */
+  async claim(userId: string, specId: string): Promise<SandboxFields | null> {
+    const { models, runtime, size } = this.deps;
+    if (size === 0 || specId !== this.deps.specs.default.id) return null;
+    const warm = await models.Sandbox.find({ userId: WARM_POOL_OWNER, specId }, { _id: 1 }).lean();
+    const states = await Promise.all(warm.map(async (w) => ({ id: w._id, status: (await runtime.state(w._id, 'running')).status })));
+    const order = [...states.filter((s) => s.status === 'RUNNING'), ...states.filter((s) => s.status === 'STARTING')];
+    for (const { id } of order) {
+      if (!(await this.deps.claims.claim(`warm:${id}`))) continue; // another start took it
+      const now = new Date((this.deps.now ?? Date.now)());
+      const claimed = await models.Sandbox.findOneAndUpdate(
+        { _id: id, userId: WARM_POOL_OWNER },
+        { $set: { userId, lastUsedAt: now, desiredSince: now, updatedAt: now } },
+        { new: true },
+      ).lean();
+      if (!claimed) continue; // discarded meanwhile
+      this.deps.metrics.lifecycleActions.inc({ action: 'warm_claimed' });
+      this.onClaimed();
+      return claimed;
+    }
+    return null;
+  }
+
+  /** One refill pass: drops broken, stale-spec and excess warm sandboxes, then starts the missing ones. */
+  async pass(): Promise<{ started: string[]; discarded: string[] }> {
+    const { models, runtime, size } = this.deps;
+    const specId = this.deps.specs.default.id;
+    const warm = (await models.Sandbox.find({ userId: WARM_POOL_OWNER }, { _id: 1, specId: 1, createdAt: 1 }).lean()).sort(oldestFirst);
+    const discarded: string[] = [];
+    const kept: WarmEntry[] = [];
+    const now = (this.deps.now ?? Date.now)();
+    for (const entry of warm) {
+      const { status } = await runtime.state(entry._id, 'running');
+      // MISSING right after the record is written is a start under way (maybe another replica's).
+      const starting = status === 'MISSING' && now - entry.createdAt.getTime() < START_GRACE_MS;
+      const usable = entry.specId === specId && (USABLE.has(status) || starting);
+      if (usable && kept.length < size) kept.push(entry);
+      else if (await this.discard(entry._id)) discarded.push(entry._id);
+    }
+    const started: string[] = [];
+    for (let missing = size - kept.length; missing > 0; missing--) {
+      const id = await this.startOne();
+      if (!id) break;
+      started.push(id);
+    }
+    return { started, discarded };
+  }
+
+  private async startOne(): Promise<string | null> {
+    const { models, sandboxes, specs, size, log } = this.deps;
+    const record = await sandboxes.insertRecord(WARM_POOL_OWNER, specs.default);
+    // Another replica may be refilling too: the oldest records win, the rest step back before starting.
+    const warm = (await models.Sandbox.find({ userId: WARM_POOL_OWNER }, { _id: 1, specId: 1, createdAt: 1 }).lean()).sort(oldestFirst);
+    const rank = warm.findIndex((w) => w._id === record._id);
+    if (rank < 0 || rank >= size) {
+      await this.discard(record._id);
+      return null;
+    }
+    await sandboxes.startRecorded(record);
+    this.deps.metrics.lifecycleActions.inc({ action: 'warm_started' });
+    log.info({ sandboxId: record._id }, 'started a warm sandbox');
+    return record._id;
+  }
+
+  /** Removes an unclaimed warm sandbox; false when a start claimed it first. */
+  private async discard(sandboxId: string): Promise<boolean> {
+    if (!(await this.deps.claims.claim(`warm:${sandboxId}`))) return false;
+    const { deletedCount } = await this.deps.models.Sandbox.deleteOne({ _id: sandboxId, userId: WARM_POOL_OWNER });
+    if (deletedCount === 0) return false;
+    await this.deps.runtime.remove(sandboxId);
+    this.deps.metrics.lifecycleActions.inc({ action: 'warm_discarded' });
+    return true;
+  }
+}
