@@ -15,7 +15,7 @@ import { freePort, isProcessAlive } from '../processes.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { AGENT_SERVER_INSTALLING, AgentServerInstall } from './agent-server-setup.js';
-import { fill, isHealthy, tail } from './process-support.js';
+import { fill, isHealthy, stopHandle, tail } from './process-support.js';
 import { corsEnv, type SandboxLaunch, type SandboxRuntime, type SandboxSpec, type SandboxState } from './runtime.js';
 
 interface Handle {
@@ -25,6 +25,8 @@ interface Handle {
   phase: 'STARTING' | 'RUNNING' | 'ERROR';
   reason: string | null;
   healthTimer?: NodeJS.Timeout;
+  /** A start waiting for the first-use agent-server install: no process yet. */
+  installing?: true;
 }
 
 interface RuntimeRecord {
@@ -46,7 +48,6 @@ const HEALTH_INTERVAL_MS = 250;
 /** How long a start waits for a first-use install before answering STARTING and going on in the background. */
 const FIRST_USE_WAIT_MS = 2_000;
 const SANDBOX_ID = /^[a-z0-9-]+$/;
-const STOP_GRACE_MS = 5_000;
 
 export class ProcessSandboxRuntime implements SandboxRuntime {
   readonly kind = 'process' as const;
@@ -169,7 +170,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
     const python = await this.agentServer.within(install, FIRST_USE_WAIT_MS);
     if (python !== null) return this.spawn(launch, { agent_server_python: python });
 
-    const pending: Handle = { child: null, pid: -1, port: 0, phase: 'STARTING', reason: AGENT_SERVER_INSTALLING };
+    const pending: Handle = { child: null, pid: -1, port: 0, phase: 'STARTING', reason: AGENT_SERVER_INSTALLING, installing: true };
     this.handles.set(launch.sandboxId, pending);
     const current = () => this.handles.get(launch.sandboxId) === pending; // not paused or removed meanwhile
     install
@@ -263,6 +264,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
   private currentHandle(sandboxId: string): Handle | undefined {
     const handle = this.handles.get(sandboxId);
     if (!handle) return undefined;
+    if (handle.installing) return handle; // no process yet: the first-use install runs
     const paused = !fs.existsSync(path.join(this.sandboxDir(sandboxId), 'runtime.json'));
     if (!paused && (handle.child || isProcessAlive(handle.pid))) return handle;
     clearTimeout(handle.healthTimer);
@@ -287,22 +289,6 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
     if (!healthy) this.watchHealth(sandboxId, handle, Date.now() + this.options.startupTimeoutMs);
     return handle;
   }
-}
-
-async function stopHandle(handle: Handle): Promise<void> {
-  clearTimeout(handle.healthTimer);
-  const signalGroup = (signal: NodeJS.Signals) => {
-    try {
-      process.kill(-handle.pid, signal); // the whole process group: the agent server's shells too
-    } catch {
-      /* already gone */
-    }
-  };
-  if (!isProcessAlive(handle.pid)) return;
-  signalGroup('SIGTERM');
-  const deadline = Date.now() + STOP_GRACE_MS;
-  while (isProcessAlive(handle.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-  if (isProcessAlive(handle.pid)) signalGroup('SIGKILL');
 }
 
 /** The spec cannot run here (no command, or the command does not start). */

@@ -1,5 +1,9 @@
-// Small pieces of the process runtime: spec placeholders, the health probe and the log tail.
+// Small pieces of the process runtime: spec placeholders, the health probe, the log tail and
+// stopping a sandbox's process group.
 import fs from 'node:fs';
+import { isProcessAlive } from '../processes.js';
+
+const STOP_GRACE_MS = 5_000;
 
 /** Fills {port}, {sandbox_dir} and {agent_server_python} in a spec's command, env or working_dir. */
 export function fill(template: string, values: Record<string, string>): string {
@@ -25,4 +29,21 @@ export async function isHealthy(port: number): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/** SIGTERM to the sandbox's process group, SIGKILL after the grace time. */
+export async function stopHandle(handle: { pid: number; healthTimer?: NodeJS.Timeout | undefined }): Promise<void> {
+  clearTimeout(handle.healthTimer);
+  const signalGroup = (signal: NodeJS.Signals) => {
+    try {
+      process.kill(-handle.pid, signal); // the whole process group: the agent server's shells too
+    } catch {
+      /* already gone */
+    }
+  };
+  if (!isProcessAlive(handle.pid)) return;
+  signalGroup('SIGTERM');
+  const deadline = Date.now() + STOP_GRACE_MS;
+  while (isProcessAlive(handle.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  if (isProcessAlive(handle.pid)) signalGroup('SIGKILL');
 }
