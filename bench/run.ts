@@ -35,6 +35,9 @@ async function main() {
     MONGODB_URI: `${db.uri}bench`,
     ENCRYPTION_KEY: generateKeyText(),
     LOG_LEVEL: 'silent',
+    // The bench measures the service, not its rate limits (one user, one address, many requests).
+    RATE_LIMIT_PER_USER: 'off',
+    RATE_LIMIT_PER_IP: 'off',
   });
   const server = await startServer(config, createLogger('silent'));
   const key = (await server.deps.services.apiKeys.create('bench')).key;

@@ -9,6 +9,7 @@ import {
   PagingInputSchema,
   ProviderTypeSchema,
   queryBool,
+  storedJson,
 } from './common.schema.js';
 
 const TextContentSchema = z.strictObject({ type: z.literal('text'), text: z.string(), cache_prompt: jsonBool().optional() });
@@ -45,10 +46,8 @@ export const AppConversationStartRequestSchema = z
   .object({
     sandbox_id: z.string().min(1).nullable().optional(),
     initial_message: SendMessageRequestSchema.nullable().optional(),
-    processors: z
-      .array(z.looseObject({ kind: z.string() }))
-      .nullable()
-      .optional(),
+    // Kept as sent (the agent server's processor models), so checked for what cannot be stored.
+    processors: storedJson(z.array(z.looseObject({ kind: z.string() })).nullable()).optional(),
     llm_model: z.string().nullable().optional(),
     selected_repository: z
       .string()

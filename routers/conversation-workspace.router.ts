@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { authedProcedure } from '../src/procedures.js';
 import { router } from '../src/trpc.js';
+import { REACHES_SANDBOX } from './conversation-runtime.router.js';
 import {
   ConversationPathSchema,
   FeedbackInputSchema,
@@ -25,25 +26,37 @@ const path = (suffix: string) => `/api/conversations/{conversation_id}/${suffix}
 
 export const conversationWorkspaceRouter = router({
   microagents: authedProcedure
-    .meta({ openapi: { method: 'GET', path: path('microagents'), tags, summary: "The repository's microagents" } })
+    .meta({
+      errors: [...REACHES_SANDBOX],
+      openapi: { method: 'GET', path: path('microagents'), tags, summary: "The repository's microagents" },
+    })
     .input(ConversationPathSchema)
     .output(MicroagentsSchema)
     .query(({ ctx, input }) => ctx.services.conversationWorkspace.microagents(ctx.user.id, input.conversation_id)),
 
   listFiles: authedProcedure
-    .meta({ openapi: { method: 'GET', path: path('list-files'), tags, summary: 'Entries of a workspace directory' } })
+    .meta({
+      errors: [...REACHES_SANDBOX, 'workspace_path_not_found'],
+      openapi: { method: 'GET', path: path('list-files'), tags, summary: 'Entries of a workspace directory' },
+    })
     .input(ListFilesInputSchema)
     .output(z.array(z.string()))
     .query(({ ctx, input }) => ctx.services.conversationWorkspace.listFiles(ctx.user.id, input.conversation_id, input.path)),
 
   gitChanges: authedProcedure
-    .meta({ openapi: { method: 'GET', path: path('git/changes'), tags, summary: 'Changed files of the workspace repositories' } })
+    .meta({
+      errors: [...REACHES_SANDBOX],
+      openapi: { method: 'GET', path: path('git/changes'), tags, summary: 'Changed files of the workspace repositories' },
+    })
     .input(ConversationPathSchema)
     .output(z.array(GitChangeSchema))
     .query(({ ctx, input }) => ctx.services.conversationWorkspace.gitChanges(ctx.user.id, input.conversation_id)),
 
   gitDiff: authedProcedure
-    .meta({ openapi: { method: 'GET', path: path('git/diff'), tags, summary: 'Both sides of a changed file' } })
+    .meta({
+      errors: [...REACHES_SANDBOX, 'workspace_path_not_found'],
+      openapi: { method: 'GET', path: path('git/diff'), tags, summary: 'Both sides of a changed file' },
+    })
     .input(GitDiffInputSchema)
     .output(GitDiffSchema)
     .query(({ ctx, input }) => ctx.services.conversationWorkspace.gitDiff(ctx.user.id, input.conversation_id, input.path)),
@@ -51,6 +64,7 @@ export const conversationWorkspaceRouter = router({
   // REST: multipart/form-data with repeated `files` parts, served by src/rest/upload-route.ts.
   uploadFiles: authedProcedure
     .meta({
+      errors: [...REACHES_SANDBOX],
       openapi: {
         method: 'POST',
         path: path('upload-files'),
@@ -70,19 +84,28 @@ export const conversationWorkspaceRouter = router({
     ),
 
   trajectory: authedProcedure
-    .meta({ openapi: { method: 'GET', path: path('trajectory'), tags, summary: 'Every event of the conversation' } })
+    .meta({
+      errors: [...REACHES_SANDBOX],
+      openapi: { method: 'GET', path: path('trajectory'), tags, summary: 'Every event of the conversation' },
+    })
     .input(ConversationPathSchema)
     .output(TrajectorySchema)
     .query(({ ctx, input }) => ctx.services.conversationWorkspace.trajectory(ctx.user.id, input.conversation_id)),
 
   rememberPrompt: authedProcedure
-    .meta({ openapi: { method: 'GET', path: path('remember-prompt'), tags, summary: 'A prompt to remember, from the events around one' } })
+    .meta({
+      errors: [...REACHES_SANDBOX, 'event_not_found'],
+      openapi: { method: 'GET', path: path('remember-prompt'), tags, summary: 'A prompt to remember, from the events around one' },
+    })
     .input(RememberPromptInputSchema)
     .output(RememberPromptSchema)
     .query(({ ctx, input }) => ctx.services.conversationWorkspace.rememberPrompt(ctx.user.id, input.conversation_id, input.event_id)),
 
   submitFeedback: authedProcedure
-    .meta({ openapi: { method: 'POST', path: path('submit-feedback'), tags, summary: 'Feedback on the conversation (kept here)' } })
+    .meta({
+      errors: ['conversation_not_found'],
+      openapi: { method: 'POST', path: path('submit-feedback'), tags, summary: 'Feedback on the conversation (kept here)' },
+    })
     .input(FeedbackInputSchema)
     .output(FeedbackResponseSchema)
     .mutation(({ ctx, input }) => ctx.services.feedback.submit(ctx.user.id, input.conversation_id, input)),

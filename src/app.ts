@@ -1,21 +1,21 @@
 // createApp(deps): the express application, without listening (tests start it on port 0).
 //
 // Order matters:
-//   request log/metrics → CORS → health and metrics (open) → /trpc (tRPC parses its own body)
+//   request log/metrics → CORS → health and metrics (open, unlimited) → /trpc (src/trpc-edge.ts)
 //   → the REST edge (src/rest/) → the sign-in page and web UI (src/web/) → JSON 404 → error handler.
 import crypto from 'node:crypto';
-import { createExpressMiddleware } from '@trpc/server/adapters/express';
 import express, { type Request, type RequestHandler } from 'express';
-import { appRouter } from '../routers/index.js';
-import { createContextFactory, type Deps } from './context.js';
-import { errorHandler, notFound, parseSize, restApi } from './rest/index.js';
+import type { Deps } from './context.js';
+import { errorHandler, notFound, restApi } from './rest/index.js';
+import { trpcApi } from './trpc-edge.js';
 import { webRoutes } from './web/index.js';
 
 export function createApp(deps: Deps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  // X-Forwarded-Proto/-Host count only from a trusted proxy (the session cookie's Secure flag, origin checks).
+  // Which proxies may name the client address (X-Forwarded-For: the per-IP rate limit) and its
+  // protocol and host (X-Forwarded-Proto/-Host: the session cookie's Secure flag, origin checks).
   app.set('trust proxy', deps.config.http.trustProxy);
 
   app.use(requestLog(deps));
@@ -35,14 +35,7 @@ export function createApp(deps: Deps): express.Express {
     res.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
   });
 
-  app.use(
-    '/trpc',
-    createExpressMiddleware({
-      router: appRouter,
-      createContext: createContextFactory(deps, 'trpc'),
-      maxBodySize: parseSize(deps.config.http.maxBodySize),
-    }),
-  );
+  app.use('/trpc', trpcApi(deps));
 
   app.use(restApi(deps));
   app.use(webRoutes(deps));

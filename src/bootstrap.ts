@@ -52,7 +52,7 @@ export async function openDatabase(config: Config, log: Logger, opts: { register
         register: opts.registerEmbedded,
       });
   try {
-    const db = await connectDatabase(config.mongo.uri ?? embedded!.uri);
+    const db = await connectDatabase(config.mongo.uri ?? embedded!.uri, { operationTimeoutMs: config.mongo.operationTimeoutMs });
     return {
       db,
       embedded,

@@ -9,6 +9,13 @@ const optionalString = z
   .optional()
   .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
 
+/** A per-window request limit, or "off". */
+const rateLimit = (fallback: number) =>
+  z
+    .union([z.literal('off'), z.coerce.number().int().min(1).max(1_000_000)])
+    .default(fallback)
+    .transform((v) => (v === 'off' ? null : v));
+
 const optionalHttpUrl = optionalString.pipe(z.url({ protocol: /^https?$/ }).optional());
 
 const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
@@ -22,6 +29,7 @@ const EnvSchema = z.object({
   AGENT_CP_CACHE_DIR: optionalString,
   MONGODB_URI: optionalString,
   EMBEDDED_MONGO_PORT: port(0),
+  DB_OPERATION_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(5_000),
   SESSION_API_KEY: optionalString,
   ENCRYPTION_KEY: optionalString,
   ENCRYPTION_KEY_PREVIOUS: optionalString,
@@ -29,7 +37,13 @@ const EnvSchema = z.object({
     .string()
     .regex(/^\d+(b|kb|mb)?$/i, 'a size such as 1mb, 512kb or 100000')
     .default('1mb'),
+  MAX_JSON_DEPTH: z.coerce.number().int().min(2).max(1000).default(64),
   PERMITTED_CORS_ORIGINS: optionalString,
+  RATE_LIMIT_PER_USER: rateLimit(600),
+  RATE_LIMIT_PER_IP: rateLimit(1200),
+  RATE_LIMIT_WINDOW_MS: z.coerce.number().int().min(1000).max(86_400_000).default(60_000),
+  TRPC_MAX_BATCH: z.coerce.number().int().min(1).max(10_000).default(50),
+  GIT_PROVIDER_HOSTS: optionalString,
   GITHUB_API_URL: z.url().default('https://api.github.com'),
   GITLAB_API_URL: z.url().default('https://gitlab.com/api/v4'),
   BITBUCKET_API_URL: z.url().default('https://api.bitbucket.org/2.0'),
@@ -56,6 +70,7 @@ const EnvSchema = z.object({
   SANDBOX_RUNTIME: z.enum(['process', 'kubernetes']).default('process'),
   SANDBOX_SPECS_FILE: optionalString,
   SANDBOX_MAX_RUNNING_PER_USER: z.coerce.number().int().min(1).max(1000).default(5),
+  SANDBOX_MAX_CONCURRENT_STARTS: z.coerce.number().int().min(1).max(1000).default(4),
   SANDBOX_STARTUP_TIMEOUT_MS: z.coerce.number().int().min(1000).default(120_000),
   SANDBOX_IMAGE: z.string().default('ghcr.io/openhands/agent-server:4e2ecd8-python'),
   AGENT_SERVER_VERSION: z.string().default('1.58.0'),
@@ -133,13 +148,16 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
       host: e.HOST,
       maxBodySize: e.MAX_BODY_SIZE,
       maxUploadSize: e.MAX_UPLOAD_SIZE,
+      maxJsonDepth: e.MAX_JSON_DEPTH,
       corsOrigins: splitList(e.PERMITTED_CORS_ORIGINS),
       trustProxy: parseTrustProxy(e.TRUST_PROXY),
+      trpcMaxBatch: e.TRPC_MAX_BATCH,
     },
+    rateLimits: { perUser: e.RATE_LIMIT_PER_USER, perIp: e.RATE_LIMIT_PER_IP, windowMs: e.RATE_LIMIT_WINDOW_MS },
     log: { level: e.LOG_LEVEL },
     dataDir,
     cacheDir,
-    mongo: { uri: e.MONGODB_URI, embeddedPort: e.EMBEDDED_MONGO_PORT },
+    mongo: { uri: e.MONGODB_URI, embeddedPort: e.EMBEDDED_MONGO_PORT, operationTimeoutMs: e.DB_OPERATION_TIMEOUT_MS },
     auth: { sessionApiKey: e.SESSION_API_KEY },
     encryption: { key: e.ENCRYPTION_KEY, previousKeys: splitList(e.ENCRYPTION_KEY_PREVIOUS) },
     // Where sandboxes call back (webhooks); unset = this service's own listening URL.
@@ -164,6 +182,7 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
       runtime: e.SANDBOX_RUNTIME,
       specsFile: e.SANDBOX_SPECS_FILE ? path.resolve(e.SANDBOX_SPECS_FILE) : undefined,
       maxRunningPerUser: e.SANDBOX_MAX_RUNNING_PER_USER,
+      maxConcurrentStarts: e.SANDBOX_MAX_CONCURRENT_STARTS,
       startupTimeoutMs: e.SANDBOX_STARTUP_TIMEOUT_MS,
       image: e.SANDBOX_IMAGE,
       agentServerVersion: e.AGENT_SERVER_VERSION,
@@ -219,6 +238,8 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
       bitbucketApiUrl: trimSlash(e.BITBUCKET_API_URL),
       timeoutMs: e.PROVIDER_TIMEOUT_MS,
       maxConcurrency: e.PROVIDER_MAX_CONCURRENCY,
+      // Self-hosted provider hosts users may name (host or host:port); empty = any.
+      allowedHosts: splitList(e.GIT_PROVIDER_HOSTS).map((h) => h.toLowerCase()),
     },
   });
 }

@@ -8,6 +8,7 @@ import type { Config } from './config.js';
 import type { Deps } from './context.js';
 import type { Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
+import { createRateLimits } from './rate-limit.js';
 import { createSandboxRuntime } from './sandbox/index.js';
 import { createServices } from './domain.js';
 
@@ -29,7 +30,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     let listeningUrl = '';
     const metrics = createMetrics();
     const services = createServices({ db: opened.db, box, config, runtime, webUrl: () => config.webUrl ?? listeningUrl, metrics, log });
-    const deps: Deps = { config, log, db: opened.db, services, metrics, runtime };
+    const deps: Deps = { config, log, db: opened.db, services, metrics, runtime, limits: createRateLimits(config.rateLimits) };
     const bootstrapKey = await ensureBootstrapKey(config, services);
     const server = http.createServer(createApp(deps));
     server.keepAliveTimeout = 65_000; // above common load-balancer idle timeouts

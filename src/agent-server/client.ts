@@ -152,36 +152,60 @@ export class AgentServerClient {
     } catch (error) {
       throw new AgentServerError(null, `Agent server unreachable (${method} ${path.split('?')[0]}): ${(error as Error).message}`);
     }
+    const what = `${method} ${path.split('?')[0]}`;
+    // Only the sanitised summary of the agent server's text goes on: it can echo what we sent.
     if (!response.ok) {
-      const detail = errorSummary(text);
+      const sent = [this.sessionKey, ...(isForm ? [] : stringsOf(body))];
+      const detail = errorSummary(text, sent);
       throw new AgentServerError(
         response.status,
-        `Agent server answered ${response.status} to ${method} ${path.split('?')[0]}${detail}`,
+        `Agent server answered ${response.status} to ${what}${detail}`,
         detail ? detail.slice(2) : null,
       );
     }
     try {
       return (text ? JSON.parse(text) : undefined) as T;
     } catch {
-      throw new AgentServerError(response.status, `Agent server answered ${method} ${path.split('?')[0]} with something other than JSON`);
+      // The parser's message would quote the body.
+      throw new AgentServerError(response.status, `Agent server answered ${what} with a body that is not JSON`);
     }
   }
 }
 
+/** Every string in a request body (the values a failing agent server may echo back). */
+function stringsOf(value: unknown, found: string[] = [], depth = 0): string[] {
+  if (typeof value === 'string') found.push(value);
+  else if (value && typeof value === 'object' && depth < 32) for (const child of Object.values(value)) stringsOf(child, found, depth + 1);
+  return found;
+}
+
+/** Strings this short are words and numbers, not secrets; redacting them would garble the summary. */
+const MIN_REDACTED_LENGTH = 6;
+/** Long unbroken runs of key-like characters: credentials whatever they belong to. */
+const KEY_LIKE = /[A-Za-z0-9_\-+/=.]{24,}/g;
+
 /**
  * The agent server's error without what we sent: FastAPI validation errors echo the
- * offending `input`, which for a conversation start can hold the LLM key and secrets.
+ * offending `input`, and any message may quote the LLM key or secrets of the request. Keeps
+ * the locations and messages (at most 300 characters), with every sent string of some length
+ * and every key-like run of characters replaced by [redacted]; nothing of a non-JSON body.
  */
-export function errorSummary(body: string): string {
+export function errorSummary(body: string, sent: readonly string[] = []): string {
+  let summary: string;
   try {
     const parsed = JSON.parse(body) as { detail?: unknown; exception?: unknown };
     if (Array.isArray(parsed.detail)) {
-      const issues = parsed.detail.map((d: { loc?: unknown[]; msg?: string }) => `${(d.loc ?? []).join('.')}: ${d.msg ?? 'invalid'}`);
-      return `: ${issues.join('; ').slice(0, 300)}`;
+      summary = parsed.detail.map((d: { loc?: unknown[]; msg?: string }) => `${(d.loc ?? []).join('.')}: ${d.msg ?? 'invalid'}`).join('; ');
+    } else {
+      const message = typeof parsed.exception === 'string' ? parsed.exception : typeof parsed.detail === 'string' ? parsed.detail : null;
+      if (!message) return '';
+      summary = message;
     }
-    const message = typeof parsed.exception === 'string' ? parsed.exception : typeof parsed.detail === 'string' ? parsed.detail : null;
-    return message ? `: ${message.slice(0, 300)}` : '';
   } catch {
     return '';
   }
+  for (const secret of [...sent].filter((s) => s.length >= MIN_REDACTED_LENGTH).sort((a, b) => b.length - a.length)) {
+    summary = summary.split(secret).join('[redacted]');
+  }
+  return `: ${summary.replace(KEY_LIKE, '[redacted]').slice(0, 300)}`;
 }

@@ -184,7 +184,7 @@ export function toConversationInfo(c: AppConversation): ConversationInfo {
 /** Reference path checks on conversation ids. */
 function validateConversationId(id: string): void {
   const fail = (detail: string) => {
-    throw new AppError('BAD_REQUEST', detail);
+    throw new AppError('BAD_REQUEST', detail, { reason: 'invalid_conversation_id' });
   };
   if (id.length > 100) fail('Conversation ID is too long');
   if (id.includes('\0')) fail('Conversation ID contains invalid characters');

@@ -24,6 +24,7 @@ import * as scripts from './workspace-scripts.js';
 /** Start tasks one replica works at once. */
 export const CONCURRENT_STARTS = 4;
 const SETUP_SCRIPT_TIMEOUT_S = 600;
+const CAPACITY_RETRY_MS = 1_000;
 
 export interface StartWorkflowDeps {
   store: ConversationStore;
@@ -72,6 +73,9 @@ export class StartWorkflow {
       await this.execute(task, step, log);
     } catch (error) {
       if (error instanceof LeaseLost) throw error;
+      // An outage is no verdict on the task: its lease lapses and the task is redone from the
+      // top (its steps are idempotent) once the database is back.
+      if (error instanceof AppError && error.reason === 'database_unavailable') throw new LeaseLost('database unavailable');
       const detail = error instanceof AppError ? error.message : 'Unexpected error while starting the conversation';
       if (!(error instanceof AppError)) log.error({ err: error }, 'start task failed');
       else log.info({ detail }, 'start task failed');
@@ -97,7 +101,8 @@ export class StartWorkflow {
     let sandboxId = task.sandbox_id ?? request.sandbox_id ?? null;
     let source: SandboxSource = task.sandbox_source ?? 'existing';
     if (!sandboxId) {
-      const acquired = await this.deps.sandboxes.acquire(task.userId);
+      const deadline = task.createdAt.getTime() + this.deps.config.conversations.deadlineMs;
+      const acquired = await whenCapacity(() => this.deps.sandboxes.acquire(task.userId), deadline);
       sandboxId = acquired.info.id;
       source = acquired.source;
     }
@@ -204,6 +209,18 @@ export class StartWorkflow {
         ? { url: `${this.deps.webUrl()}/api/v1/webhooks/secrets`, accessToken: this.deps.accessTokens.sign(task.userId, provider) }
         : null,
     });
+  }
+}
+
+/** A start waits for a free sandbox-start slot where a request would get a 503. */
+async function whenCapacity<T>(operation: () => Promise<T>, deadline: number): Promise<T> {
+  for (;;) {
+    try {
+      return await operation();
+    } catch (error) {
+      if (!(error instanceof AppError && error.reason === 'sandbox_starts_busy') || Date.now() > deadline) throw error;
+      await new Promise((r) => setTimeout(r, CAPACITY_RETRY_MS));
+    }
   }
 }
 

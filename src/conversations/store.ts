@@ -164,17 +164,18 @@ export class ConversationStore {
   /** Updates a task only while `owner` holds its lease; false when the lease was lost. A status's first entry time is kept. */
   async updateLeasedTask(taskId: string, owner: string, update: StartTaskUpdate): Promise<boolean> {
     const now = new Date();
-    const result = await this.models.StartTask.updateOne(
+    const record = await this.models.StartTask.findOneAndUpdate(
       { _id: taskId, leaseOwner: owner },
       { $set: { updatedAt: now, ...update }, ...(update.status ? { $min: { [`phase_times.${update.status}`]: now } } : {}) },
-    );
-    if (result.matchedCount === 0) return false;
-    this.taskChanges.emit('change', taskId);
+      { new: true },
+    ).lean();
+    if (!record) return false;
+    this.taskChanges.emit('change', taskId, asTask(record));
     return true;
   }
 
-  /** Calls listener with the id of every task this process changes; returns the unsubscribe. */
-  onTaskChange(listener: (taskId: string) => void): () => void {
+  /** Calls listener with every task this process changes, as changed; returns the unsubscribe. */
+  onTaskChange(listener: (taskId: string, task: StartTask) => void): () => void {
     this.taskChanges.on('change', listener);
     return () => this.taskChanges.off('change', listener);
   }

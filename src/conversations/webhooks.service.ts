@@ -4,7 +4,7 @@
 // access token. A sandbox's key reaches only its own conversations: an id that belongs to
 // another user or another sandbox (or to a start that has not chosen its sandbox yet) answers
 // 401 and nothing changes.
-import type { ProviderType } from '../../contract/common.schema.js';
+import { storageIssues, type ProviderType } from '../../contract/common.schema.js';
 import type { AccessTokens } from '../access-token.js';
 import { secretsEqual } from '../crypto.js';
 import { AppError } from '../errors.js';
@@ -50,7 +50,7 @@ export class WebhooksService {
   /** userId: the sandbox's owner, as authenticated by sandboxProcedure. */
   async conversation(sandboxId: string, userId: string, info: Record<string, unknown>): Promise<void> {
     const id = normaliseId(info.id);
-    if (!id) throw new AppError('BAD_REQUEST', 'Conversation info without an id');
+    if (!id) throw new AppError('BAD_REQUEST', 'Conversation info without an id', { reason: 'webhook_conversation_id_missing' });
     // The agent server reports a conversation it deletes: it must not come back here.
     if (info.execution_status === 'deleting') return;
     const set: ReportedFields = {};
@@ -101,7 +101,7 @@ export class WebhooksService {
     const claims = accessToken ? this.accessTokens.verify(accessToken) : null;
     if (!claims) throw unauthorized();
     const token = (await this.gitProviders.resolve(claims.sub))[claims.provider as ProviderType]?.token;
-    if (!token) throw new AppError('NOT_FOUND', 'No such provider');
+    if (!token) throw new AppError('NOT_FOUND', 'No such provider', { reason: 'provider_token_not_found' });
     return token;
   }
 }
@@ -110,11 +110,13 @@ function normaliseId(id: unknown): string | null {
   return typeof id === 'string' && id ? id.replace(/-/g, '').toLowerCase() : null;
 }
 
-/** MetricsSnapshot (B.7.1) from the agent's stats, when present. */
+/**
+ * MetricsSnapshot (B.7.1) from the agent's stats, when present. Stored as sent, so a snapshot
+ * the database cannot hold (e.g. "$" keys, nested arrays) is left out.
+ */
 function metricsOf(source: Record<string, unknown>): Record<string, unknown> | null {
   const metrics = source.metrics;
-  if (metrics && typeof metrics === 'object') return metrics as Record<string, unknown>;
   const usage = (source.stats as { usage_to_metrics?: Record<string, Record<string, unknown>> } | undefined)?.usage_to_metrics;
-  const agent = usage?.agent;
-  return agent ? agent : null;
+  const found = metrics && typeof metrics === 'object' && !Array.isArray(metrics) ? (metrics as Record<string, unknown>) : usage?.agent;
+  return found && storageIssues(found, 1).length === 0 ? found : null;
 }

@@ -15,6 +15,13 @@ export function errorHandler(deps: Deps): ErrorRequestHandler {
       writeRestError(res, { status: 413, body: { detail: `Request body too large (limit ${deps.config.http.maxBodySize})` } });
       return;
     }
+    if (err.type === 'entity.too.deep') {
+      writeRestError(res, {
+        status: 422,
+        body: { detail: [{ type: 'json_invalid', loc: ['body'], msg: err.message ?? 'JSON nested too deeply' }] },
+      });
+      return;
+    }
     if (err.type === 'entity.parse.failed') {
       writeRestError(res, { status: 422, body: { detail: [{ type: 'json_invalid', loc: ['body'], msg: 'JSON decode error' }] } });
       return;

@@ -224,7 +224,7 @@ export class KubernetesSandboxRuntime implements SandboxRuntime {
     }
     if (!this.synced) {
       const message = 'Kubernetes API unavailable: cannot read sandbox status';
-      throw new AppError('SERVICE_UNAVAILABLE', message);
+      throw new AppError('SERVICE_UNAVAILABLE', message, { reason: 'sandbox_runtime_unavailable' });
     }
     return this.informer;
   }
@@ -281,7 +281,7 @@ export function kubernetesError(error: unknown, action: string): AppError {
     const detail = `Kubernetes rejected the request to ${action} (HTTP ${code}${why})`;
     return new AppError('INTERNAL_SERVER_ERROR', detail, { cause: error });
   }
-  return new AppError('SERVICE_UNAVAILABLE', message, { cause: error });
+  return new AppError('SERVICE_UNAVAILABLE', message, { reason: 'sandbox_runtime_unavailable', cause: error });
 }
 
 /** The Status message of an API error (e.g. 'RuntimeClass "x" not found'); never holds secrets, which stay in the Secret. */

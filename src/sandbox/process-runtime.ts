@@ -17,30 +17,11 @@ import { KeyedQueue } from '../keyed-queue.js';
 import { freePorts, isProcessAlive } from '../processes.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { installAgentServer } from './agent-server-setup.js';
-import { isHealthy, stopProcessGroup, tail, vscodeRunning } from './process-control.js';
+import { AGENT_SERVER_INSTALLING, AgentServerInstall } from './agent-server-setup.js';
+import { loadRuntimeRecord, saveRuntimeRecord, type Handle } from './process-handles.js';
+import { fill, isHealthy, stopProcessGroup, tail, vscodeRunning } from './process-support.js';
 import { corsEnv, type SandboxLaunch, type SandboxRuntime, type SandboxSpec, type SandboxState } from './runtime.js';
 import { exposedUrls, exposureEnv, vscodeEnabled, WORKERS, type SandboxPorts } from './sandbox-ports.js';
-
-interface Handle {
-  child: ChildProcess | null; // null when adopted after a service restart
-  pid: number;
-  ports: SandboxPorts;
-  /** Set once the agent server reported VS Code running on ports.vscode. */
-  vscode: boolean;
-  phase: 'STARTING' | 'RUNNING' | 'ERROR';
-  reason: string | null;
-  healthTimer?: NodeJS.Timeout;
-}
-
-/** runtime.json: what the next service instance needs to adopt the process. */
-interface RuntimeRecord {
-  pid: number;
-  port: number;
-  workers?: number[];
-  vscodePort?: number | null;
-  vscode?: boolean;
-}
 
 export interface ProcessRuntimeOptions {
   rootDir: string;
@@ -53,6 +34,8 @@ export interface ProcessRuntimeOptions {
 }
 
 const HEALTH_INTERVAL_MS = 250;
+/** How long a start waits for a first-use install before answering STARTING and going on in the background. */
+const FIRST_USE_WAIT_MS = 2_000;
 const SANDBOX_ID = /^[a-z0-9-]+$/;
 
 export class ProcessSandboxRuntime implements SandboxRuntime {
@@ -60,10 +43,11 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
   private readonly handles = new Map<string, Handle>();
   /** Per-sandbox operation queue: a resume racing a delete must not bring a process back. */
   private readonly locks = new KeyedQueue();
-  private agentServerPython: Promise<string> | undefined;
+  private readonly agentServer: AgentServerInstall;
 
   constructor(private readonly options: ProcessRuntimeOptions) {
     fs.mkdirSync(options.rootDir, { recursive: true, mode: 0o700 });
+    this.agentServer = new AgentServerInstall(options);
   }
 
   sandboxDir(sandboxId: string): string {
@@ -153,21 +137,54 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
     this.handles.clear();
   }
 
+  /**
+   * Starts the spec's process. A spec that runs the agent server installs it on first use;
+   * an install that fails at once (no Python) fails the start, and one that takes longer
+   * goes on in the background with the sandbox STARTING (then launched, or ERROR with why).
+   */
   private async launch(launch: SandboxLaunch): Promise<void> {
-    const dir = this.sandboxDir(launch.sandboxId);
-    const withVscode = vscodeEnabled(launch.spec);
-    const [port, ...extra] = await freePorts(1 + WORKERS.length + (withVscode ? 1 : 0));
-    const ports: SandboxPorts = { agentServer: port!, workers: extra.slice(0, WORKERS.length), vscode: extra[WORKERS.length] ?? null };
     const needsPython = [...(launch.spec.command ?? []), ...Object.values(launch.spec.initial_env)].some((s) =>
       s.includes('{agent_server_python}'),
     );
-    const values: Record<string, string> = {
-      port: String(port),
-      sandbox_dir: dir,
-      ...(needsPython ? { agent_server_python: await this.ensureAgentServer() } : {}),
+    if (!needsPython) return this.spawn(launch, {});
+    const install = this.agentServer.ensure();
+    const python = await this.agentServer.within(install, FIRST_USE_WAIT_MS);
+    if (python !== null) return this.spawn(launch, { agent_server_python: python });
+
+    const pending: Handle = {
+      child: null,
+      pid: -1,
+      ports: { agentServer: 0, workers: [], vscode: null },
+      vscode: false,
+      phase: 'STARTING',
+      reason: AGENT_SERVER_INSTALLING,
+      installing: true,
     };
+    this.handles.set(launch.sandboxId, pending);
+    const current = () => this.handles.get(launch.sandboxId) === pending; // not paused or removed meanwhile
+    install
+      .then((installed) =>
+        this.locks.run(launch.sandboxId, async () => (current() ? this.spawn(launch, { agent_server_python: installed }) : undefined)),
+      )
+      .catch((error: unknown) => {
+        if (!current()) return;
+        pending.phase = 'ERROR';
+        pending.reason = error instanceof AppError ? error.message : 'Starting the sandbox failed';
+        this.options.log.warn(
+          { sandboxId: launch.sandboxId, reason: pending.reason },
+          'sandbox start failed after the agent-server install',
+        );
+      });
+  }
+
+  private async spawn(launch: SandboxLaunch, extra: Record<string, string>): Promise<void> {
+    const dir = this.sandboxDir(launch.sandboxId);
+    const withVscode = vscodeEnabled(launch.spec);
+    const [port, ...more] = await freePorts(1 + WORKERS.length + (withVscode ? 1 : 0));
+    const ports: SandboxPorts = { agentServer: port!, workers: more.slice(0, WORKERS.length), vscode: more[WORKERS.length] ?? null };
+    const values: Record<string, string> = { port: String(port), sandbox_dir: dir, ...extra };
     const [command, ...args] = (launch.spec.command ?? []).map((part) => fill(part, values));
-    if (!command) throw new AppError('BAD_REQUEST', `Sandbox spec ${launch.spec.id} has no command for the process runtime`);
+    if (!command) throw unrunnable(`Sandbox spec ${launch.spec.id} has no command for the process runtime`);
     const workingDir = fill(launch.spec.working_dir, values);
     fs.mkdirSync(workingDir, { recursive: true });
 
@@ -197,7 +214,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
       child.once('error', (error) => resolve(error));
     });
     if (spawnError) {
-      throw new AppError('BAD_REQUEST', `Cannot run the sandbox command "${command}": ${spawnError.message}`);
+      throw unrunnable(`Cannot run the sandbox command "${command}": ${spawnError.message}`);
     }
     this.handles.set(launch.sandboxId, handle);
     this.record(launch.sandboxId, handle);
@@ -213,14 +230,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
   }
 
   private record(sandboxId: string, handle: Handle): void {
-    const record: RuntimeRecord = {
-      pid: handle.pid,
-      port: handle.ports.agentServer,
-      workers: handle.ports.workers,
-      vscodePort: handle.ports.vscode,
-      vscode: handle.vscode,
-    };
-    fs.writeFileSync(path.join(this.sandboxDir(sandboxId), 'runtime.json'), JSON.stringify(record));
+    saveRuntimeRecord(this.sandboxDir(sandboxId), handle);
   }
 
   /** sessionKey: to ask the agent server whether VS Code runs (unknown for an adopted process that is still starting). */
@@ -255,6 +265,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
   private currentHandle(sandboxId: string): Handle | undefined {
     const handle = this.handles.get(sandboxId);
     if (!handle) return undefined;
+    if (handle.installing) return handle; // no process yet: the first-use install runs
     const paused = !fs.existsSync(path.join(this.sandboxDir(sandboxId), 'runtime.json'));
     if (!paused && (handle.child || isProcessAlive(handle.pid))) return handle;
     clearTimeout(handle.healthTimer);
@@ -264,34 +275,19 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
 
   /** Finds a sandbox process started by an earlier service instance. */
   private async adopt(sandboxId: string): Promise<Handle | undefined> {
-    let record: RuntimeRecord;
-    try {
-      record = JSON.parse(fs.readFileSync(path.join(this.sandboxDir(sandboxId), 'runtime.json'), 'utf8')) as RuntimeRecord;
-    } catch {
-      return undefined;
-    }
+    const record = loadRuntimeRecord(this.sandboxDir(sandboxId));
+    if (!record) return undefined;
     if (!isProcessAlive(record.pid)) return undefined;
-    const healthy = await isHealthy(record.port);
+    const healthy = await isHealthy(record.ports.agentServer);
     // A live process that is not healthy yet is still ours: adopt it as STARTING and keep
     // checking it (its start-up deadline restarts from now), so it can be stopped and removed.
-    const ports: SandboxPorts = { agentServer: record.port, workers: record.workers ?? [], vscode: record.vscodePort ?? null };
     const phase = healthy ? 'RUNNING' : 'STARTING';
-    const handle: Handle = { child: null, pid: record.pid, ports, vscode: record.vscode === true, phase, reason: null };
+    const handle: Handle = { child: null, pid: record.pid, ports: record.ports, vscode: record.vscode, phase, reason: null };
     this.handles.set(sandboxId, handle);
     if (!healthy) this.watchHealth(sandboxId, handle, Date.now() + this.options.startupTimeoutMs);
     return handle;
   }
-
-  /** Installs the agent server venv on first use (scripts/setup-agent-server.sh). */
-  private ensureAgentServer(): Promise<string> {
-    this.agentServerPython ??= installAgentServer(this.options).catch((error: unknown) => {
-      this.agentServerPython = undefined; // let a later start try again (e.g. after installing Python)
-      throw error;
-    });
-    return this.agentServerPython;
-  }
 }
 
-function fill(template: string, values: Record<string, string>): string {
-  return template.replace(/\{(port|sandbox_dir|agent_server_python)\}/g, (whole, name: string) => values[name] ?? whole);
-}
+/** The spec cannot run here (no command, or the command does not start). */
+const unrunnable = (message: string) => new AppError('BAD_REQUEST', message, { reason: 'sandbox_spec_unrunnable' });

@@ -87,7 +87,7 @@ export class GitProvidersService {
     const order = [...new Set([...(preferred ? [preferred] : []), ...(Object.keys(tokens) as ProviderType[])])];
     for (const provider of order) {
       const stored = tokens[provider];
-      if (!stored) continue;
+      if (!stored || (stored.host && !hostAllowed(stored.host, this.providers.allowedHosts))) continue;
       if (await this.canReadRepository(provider, stored.token, stored.host, repository)) {
         return { provider, ...cloneCredentials(provider, stored.token, stored.host, repository) };
       }
@@ -131,6 +131,12 @@ export class GitProvidersService {
   }
 
   private async validate(provider: ProviderType, token: string, host: string | null): Promise<void> {
+    // Users name the host the service sends their token to: only allowed hosts, when configured (SSRF).
+    if (host && !hostAllowed(host, this.providers.allowedHosts)) {
+      throw new AppError('UNPROCESSABLE_CONTENT', `Git provider host ${host} is not allowed here (GIT_PROVIDER_HOSTS)`, {
+        reason: 'provider_host_not_allowed',
+      });
+    }
     const result = await this.probeToken(provider, token, host);
     if (result === 'invalid') {
       throw new AppError('UNAUTHORIZED', `Invalid token. Please make sure it is a valid ${provider} token.`, {
@@ -145,7 +151,8 @@ export class GitProvidersService {
   /** A token check: GET <api>/user. A refusal below 500 means invalid; trouble means unreachable. */
   private async probeToken(provider: ProviderType, token: string, host: string | null): Promise<ProbeResult> {
     const base = providerApiBase(provider, host, this.providers);
-    if (!base) return 'invalid';
+    // A token that cannot even be sent in a header is not a token.
+    if (!base || !/^[\x21-\x7e]+$/.test(token)) return 'invalid';
     try {
       await this.http.request(`${base}/user`, { provider, token, expect: 'text' });
       return 'valid';
@@ -181,6 +188,17 @@ export interface RepositoryAccess {
   username: string;
   password: string;
   token: string;
+}
+
+/** True when no allow-list is configured, or the host (or host:port) is on it. */
+function hostAllowed(host: string, allowed: readonly string[]): boolean {
+  if (allowed.length === 0) return true;
+  try {
+    const url = new URL(originOf(host));
+    return allowed.includes(url.host.toLowerCase()) || allowed.includes(url.hostname.toLowerCase());
+  } catch {
+    return false;
+  }
 }
 
 /** Clone URL (never carrying the token) and the credentials git should be given. */

@@ -10,8 +10,10 @@ import type { SandboxInfo } from '../../contract/sandboxes.schema.js';
 import type { Config } from '../config.js';
 import { randomBase62, type SecretBox } from '../crypto.js';
 import { AppError } from '../errors.js';
+import { ConcurrencyGate } from '../rate-limit.js';
 import type { Metrics } from '../metrics.js';
-import type { ExposedUrl, SandboxLaunch, SandboxRuntime, SandboxSpec, SandboxState } from '../sandbox/runtime.js';
+import type { SandboxLaunch, SandboxRuntime, SandboxSpec, SandboxState } from '../sandbox/runtime.js';
+import { withVscodeToken } from './sandbox-urls.js';
 import type { SandboxSpecsService } from './sandbox-specs.service.js';
 
 /** What the service reads of a sandbox record (updatedAt is the database's own). */
@@ -38,7 +40,19 @@ export class SandboxesService {
     private readonly metrics: Metrics,
     /** Origins whose pages call agent servers from a browser (browserOrigins below). */
     private readonly corsOrigins: () => string[] = () => [],
-  ) {}
+  ) {
+    this.starts = new ConcurrencyGate(
+      settings.maxConcurrentStarts,
+      () =>
+        new AppError('SERVICE_UNAVAILABLE', 'Too many sandboxes starting at once, retry shortly', {
+          reason: 'sandbox_starts_busy',
+          retryAfterSeconds: 5,
+        }),
+    );
+  }
+
+  /** Starts and resumes users ask for, in flight at once (SANDBOX_MAX_CONCURRENT_STARTS); more answer 503. */
+  private readonly starts: ConcurrencyGate;
 
   private warm: WarmSandboxes | null = null;
 
@@ -58,7 +72,7 @@ export class SandboxesService {
     await this.enforceLimit(userId);
     const claimed = await this.warm?.claim(userId, spec.id);
     const source = claimed ? 'warm_pool' : 'cold_start';
-    const record = claimed ?? (await this.launchNew(userId, spec));
+    const record = claimed ?? (await this.starts.run(() => this.launchNew(userId, spec)));
     this.metrics.sandboxStarts.inc({ source });
     return { info: this.toInfo(record, await this.stateOf(record)), source };
   }
@@ -146,7 +160,7 @@ export class SandboxesService {
     if (record.desired === 'running' && (state.status === 'RUNNING' || state.status === 'STARTING')) return;
     await this.enforceLimit(userId);
     if (state.status === 'ERROR') await this.runtime.pause(sandboxId);
-    await this.runtime.resume(this.launch(record, this.box.decrypt(record.sessionApiKey, keyContext(sandboxId))));
+    await this.starts.run(() => this.runtime.resume(this.launch(record, this.box.decrypt(record.sessionApiKey, keyContext(sandboxId)))));
     await this.models.Sandbox.updateOne(
       { _id: sandboxId, userId, desired: { $ne: 'deleting' } },
       { $set: desiredChange('running', { pausedBy: null, lastUsedAt: now }, now) },
@@ -207,7 +221,7 @@ export class SandboxesService {
     const running = states.filter((s) => s.status === 'RUNNING' || s.status === 'STARTING').length;
     if (running >= this.settings.maxRunningPerUser) {
       const detail = `Sandbox limit reached (${running} running)`;
-      throw new AppError('TOO_MANY_REQUESTS', detail, { retryAfterSeconds: RETRY_AFTER_SECONDS });
+      throw new AppError('TOO_MANY_REQUESTS', detail, { reason: 'sandbox_limit_reached', retryAfterSeconds: RETRY_AFTER_SECONDS });
     }
   }
 
@@ -219,7 +233,11 @@ export class SandboxesService {
 
   private launch(record: SandboxFields, sessionApiKey: string): SandboxLaunch {
     const spec = this.specs.find(record.specId);
-    if (!spec) throw new AppError('CONFLICT', `The sandbox's spec ${record.specId} is no longer configured`);
+    if (!spec) {
+      throw new AppError('CONFLICT', `The sandbox's spec ${record.specId} is no longer configured`, {
+        reason: 'sandbox_spec_unconfigured',
+      });
+    }
     return {
       sandboxId: record._id,
       userId: record.userId,
@@ -268,28 +286,4 @@ export function desiredChange(desired: 'running' | 'paused' | 'deleting', extra:
 function notBeingDeleted<T extends { desired: string }>(record: T): T {
   if (record.desired === 'deleting') throw new AppError('CONFLICT', BEING_DELETED, { reason: 'sandbox_being_deleted' });
   return record;
-}
-
-/**
- * The origins a browser calls agent servers from: where the web UI is served (the service's
- * public URL) and TRUSTED_ORIGINS. Once the list is set, agent servers stop allowing localhost
- * implicitly (the reference's agent server), so a service on localhost names both spellings.
- */
-export function browserOrigins(publicUrl: string, trusted: string[]): string[] {
-  const url = new URL(publicUrl);
-  const origins = [url.origin, ...trusted];
-  if (url.hostname === 'localhost' || url.hostname === '127.0.0.1') {
-    for (const host of ['localhost', '127.0.0.1']) origins.push(`${url.protocol}//${host}${url.port ? `:${url.port}` : ''}`);
-  }
-  return [...new Set(origins)];
-}
-
-/**
- * The VSCODE URL as browsers open it: with the openvscode connection token (the agent server
- * uses the sandbox's session key) and the folder to open, as the reference builds it.
- */
-function withVscodeToken(urls: ExposedUrl[] | null, sessionKey: string, workingDir: string): ExposedUrl[] | null {
-  if (!urls) return urls;
-  const query = `?tkn=${encodeURIComponent(sessionKey)}&folder=${encodeURIComponent(workingDir).replace(/%2F/g, '/')}`;
-  return urls.map((u) => (u.name === 'VSCODE' ? { ...u, url: `${u.url.replace(/\/+$/, '')}/${query}` } : u));
 }

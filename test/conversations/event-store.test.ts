@@ -10,7 +10,7 @@ let store: EventStore;
 const CAP = 100;
 
 beforeAll(async () => {
-  db = await connectDatabase(testDatabaseUri(uniqueDbName('events')));
+  db = await connectDatabase(testDatabaseUri(uniqueDbName('events')), { operationTimeoutMs: 5_000 });
   store = new EventStore(db.models, CAP);
 });
 afterAll(async () => {

@@ -149,7 +149,7 @@ describe('podStatus', () => {
 
 describe('browserOrigins', () => {
   it('is the public origin and the trusted ones; a service on localhost names both spellings', async () => {
-    const { browserOrigins } = await import('../../src/services/sandboxes.service.js');
+    const { browserOrigins } = await import('../../src/services/sandbox-urls.js');
     expect(browserOrigins('https://agents.example.com/base', ['https://next.example.com'])).toEqual([
       'https://agents.example.com',
       'https://next.example.com',
