@@ -87,7 +87,7 @@ async function main() {
     const ferret = await startFerretDb({ binary, dbDir: path.join(tmp, 'db'), stateDir: tmp, log });
     stops.push(() => stopChild(ferret.child));
     const mongoUri = `${ferret.uri}bench`;
-    const db = await connectDatabase(mongoUri);
+    const db = await connectDatabase(mongoUri, { operationTimeoutMs: 30_000 });
     stops.unshift(() => db.close());
     const apiKeys = new ApiKeysService(db.models.ApiKey, undefined);
     const keys = { service: (await apiKeys.create('bench')).key, reference: generateKeyText() };

@@ -14,8 +14,8 @@ export interface Target {
   stop(): Promise<void>;
 }
 
-/** Environment that turns the service's rate limits off (none exist yet; the bench says so either way). */
-export const RATE_LIMITS_OFF: Record<string, string> = {};
+/** Environment that turns the service's rate limits off: the bench is one user at one address (the report says so). */
+export const RATE_LIMITS_OFF: Record<string, string> = { RATE_LIMIT_PER_USER: 'off', RATE_LIMIT_PER_IP: 'off' };
 
 /** The node flags of `npm start` (package.json), so the bench runs exactly that command. */
 export function startFlags(): string[] {

@@ -9,6 +9,7 @@ import {
   PagingInputSchema,
   ProviderTypeSchema,
   queryBool,
+  storedJson,
 } from './common.schema.js';
 
 const TextContentSchema = z.strictObject({ type: z.literal('text'), text: z.string(), cache_prompt: jsonBool().optional() });
@@ -45,10 +46,8 @@ export const AppConversationStartRequestSchema = z
   .object({
     sandbox_id: z.string().min(1).nullable().optional(),
     initial_message: SendMessageRequestSchema.nullable().optional(),
-    processors: z
-      .array(z.looseObject({ kind: z.string() }))
-      .nullable()
-      .optional(),
+    // Kept as sent (the agent server's processor models), so checked for what cannot be stored.
+    processors: storedJson(z.array(z.looseObject({ kind: z.string() })).nullable()).optional(),
     llm_model: z.string().nullable().optional(),
     selected_repository: z
       .string()
@@ -94,7 +93,9 @@ export const AppConversationSchema = z
   .object({
     id: z.string(),
     created_by_user_id: z.string().nullable(),
-    sandbox_id: z.string(),
+    // Ours: null while the conversation's start has not chosen its sandbox yet (the reference
+    // creates the record only once the conversation is ready).
+    sandbox_id: z.string().nullable(),
     selected_repository: z.string().nullable(),
     selected_branch: z.string().nullable(),
     git_provider: z.string().nullable(),

@@ -56,6 +56,90 @@ const TYPE_MESSAGES: Record<string, string> = {
 export const queryInt = () =>
   z.preprocess((value) => (typeof value === 'string' && /^\s*-?\d+\s*$/.test(value) ? Number(value) : value), z.number().int());
 
+/**
+ * Keys refused anywhere in input: JSON.parse makes them own properties, but assigning them
+ * (as validation and merging do) drops them silently or reaches Object's own members.
+ */
+export const RESERVED_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
+/** Deepest nesting of free-form JSON that is stored as sent (agent processors, metrics). */
+export const MAX_STORED_DEPTH = 20;
+
+export interface ValueIssue {
+  path: (string | number)[];
+  message: string;
+}
+
+/** A reserved key, or a string or key with a NUL character (MongoDB-wire servers refuse those), or null. */
+export function unsafeInputIssue(value: unknown, path: (string | number)[] = []): ValueIssue | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? { path, message: 'String should not contain NUL characters' } : null;
+  if (typeof value !== 'object' || value === null || path.length > MAX_INPUT_WALK_DEPTH) return null;
+  for (const [key, child] of Object.entries(value)) {
+    const childPath = [...path, Array.isArray(value) ? Number(key) : key];
+    if (!Array.isArray(value) && RESERVED_KEYS.has(key)) return { path: childPath, message: `"${key}" is a reserved name` };
+    if (key.includes('\u0000')) return { path: childPath, message: 'Keys must not contain NUL characters' };
+    const found = unsafeInputIssue(child, childPath);
+    if (found) return found;
+  }
+  return null;
+}
+// Request bodies are refused beyond MAX_JSON_DEPTH (64 by default) before they are parsed.
+const MAX_INPUT_WALK_DEPTH = 1000;
+
+/**
+ * What a MongoDB-wire database (FerretDB in particular) cannot store, in free-form JSON kept
+ * as sent: keys that start with "$" or contain "." or NUL, reserved keys, arrays directly
+ * inside arrays, and nesting deeper than MAX_STORED_DEPTH. At most `limit` issues.
+ */
+export function storageIssues(value: unknown, limit = 10): ValueIssue[] {
+  const issues: ValueIssue[] = [];
+  const visit = (node: unknown, path: (string | number)[], depth: number, inArray: boolean) => {
+    if (issues.length >= limit || typeof node !== 'object' || node === null) return;
+    if (depth > MAX_STORED_DEPTH) return void issues.push({ path, message: `Nested deeper than ${MAX_STORED_DEPTH} levels` });
+    if (Array.isArray(node)) {
+      if (inArray) return void issues.push({ path, message: 'Arrays directly inside arrays cannot be stored' });
+      node.forEach((child, i) => visit(child, [...path, i], depth + 1, true));
+      return;
+    }
+    for (const [key, child] of Object.entries(node)) {
+      const problem = keyProblem(key);
+      if (problem) issues.push({ path: [...path, key], message: problem });
+      else visit(child, [...path, key], depth + 1, false);
+      if (issues.length >= limit) return;
+    }
+  };
+  visit(value, [], 0, false);
+  return issues;
+}
+
+function keyProblem(key: string): string | null {
+  if (RESERVED_KEYS.has(key)) return `"${key}" is a reserved name`;
+  if (key.startsWith('$')) return 'Keys must not start with "$"';
+  if (key.includes('.')) return 'Keys must not contain "."';
+  if (key.includes('\u0000')) return 'Keys must not contain NUL characters';
+  return null;
+}
+
+/** Free-form JSON stored as sent: the raw value is checked with storageIssues() first. */
+export function storedJson<T extends z.ZodType>(schema: T) {
+  return z.preprocess((value, ctx) => {
+    for (const issue of storageIssues(value)) ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path, input: value });
+    return value;
+  }, schema);
+}
+
+/** Refuses reserved keys of a record (validation would otherwise drop "__proto__" silently). */
+export function withoutReservedKeys<T extends z.ZodType>(schema: T) {
+  return z.preprocess((value, ctx) => {
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+      for (const key of Object.keys(value)) {
+        if (RESERVED_KEYS.has(key)) ctx.addIssue({ code: 'custom', message: `"${key}" is a reserved name`, path: [key], input: value });
+      }
+    }
+    return value;
+  }, schema);
+}
+
 /** V1 paging (API.md B.0.4): page_id is an opaque string (a decimal offset), limit 1..100. */
 export const PagingInputSchema = z.object({
   page_id: z.string().nullable().optional(),

@@ -2,9 +2,23 @@
 import { z } from 'zod';
 import { McpConfigInputSchema } from './mcp.schema.js';
 
+/** A bare host ("git.example.com", optionally with a port) or an http(s) URL; "" means none. */
+const ProviderHostSchema = z
+  .string()
+  .trim()
+  .refine((host) => {
+    if (host === '') return true;
+    try {
+      const url = new URL(/^https?:\/\//i.test(host) ? host : `https://${host}`);
+      return url.hostname !== '' && !url.username && !url.password;
+    } catch {
+      return false;
+    }
+  }, 'Host must be a host name or an http(s) URL');
+
 const ProviderTokenInputSchema = z.object({
   token: z.string().nullable().optional(),
-  host: z.string().trim().nullable().optional(),
+  host: ProviderHostSchema.nullable().optional(),
   user_id: z.string().nullable().optional(),
 });
 

@@ -1,7 +1,7 @@
 // MCP server configuration (API.md B.4): unknown keys are rejected at every level, as the
 // reference does with extra='forbid'.
 import { z } from 'zod';
-import { jsonInt } from './common.schema.js';
+import { jsonInt, withoutReservedKeys } from './common.schema.js';
 
 const URL_SCHEMES = new Set(['http:', 'https:', 'ws:', 'wss:']);
 
@@ -59,7 +59,9 @@ export const McpStdioServerInputSchema = z.strictObject({
     }, z.array(z.string()))
     .default([]),
   // A string "K=V,K2=V2" is parsed into an object, as the reference accepts.
-  env: z.preprocess((v) => (typeof v === 'string' ? parseEnvString(v) : v), z.record(EnvKeySchema, z.string())).default({}),
+  env: z
+    .preprocess((v) => (typeof v === 'string' ? parseEnvString(v) : v), withoutReservedKeys(z.record(EnvKeySchema, z.string())))
+    .default({}),
 });
 
 export const McpConfigInputSchema = z
@@ -120,7 +122,8 @@ export function shellSplit(input: string): string[] | null {
 
 /** Parses "K=V,K2=V2"; a malformed pair is kept under its raw key so validation reports it. */
 export function parseEnvString(input: string): Record<string, string> {
-  const env: Record<string, string> = {};
+  // No prototype: a "__proto__=…" pair becomes a key that validation can see and refuse.
+  const env: Record<string, string> = Object.create(null) as Record<string, string>;
   for (const pair of input.split(',')) {
     if (!pair.trim()) continue;
     const eq = pair.indexOf('=');

@@ -1,11 +1,17 @@
 import { Schema, type Connection, type InferSchemaType } from 'mongoose';
 
 // A V1 app conversation (API.md B.7.1). Its id is also the agent server's conversation id.
+// It exists from the moment its start task does (startState "starting", no sandbox yet), so
+// it is listed, readable and renamable while it starts, and its id belongs to its owner and,
+// once known, to its sandbox from the first moment.
 export const AppConversationSchema = new Schema(
   {
     _id: { type: String, required: true },
     userId: { type: String, required: true },
-    sandboxId: { type: String, required: true },
+    sandboxId: { type: String, default: null },
+    // starting → ready, or failed when its start task ended in ERROR. Records from before this
+    // field existed were made when ready.
+    startState: { type: String, enum: ['starting', 'ready', 'failed'], default: 'ready' },
     title: { type: String, default: null },
     selected_repository: { type: String, default: null },
     selected_branch: { type: String, default: null },

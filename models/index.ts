@@ -4,6 +4,8 @@ import { appConversationModel } from './app-conversation.model.js';
 import { startTaskModel } from './start-task.model.js';
 import { startTaskQueueModel } from './start-task-queue.model.js';
 import { customSecretModel } from './custom-secret.model.js';
+import { eventBucketModel, eventLogModel, eventRecentModel } from './conversation-event.model.js';
+import { feedbackModel } from './feedback.model.js';
 import { claimModel } from './claim.model.js';
 import { sandboxModel } from './sandbox.model.js';
 import { sessionModel } from './session.model.js';
@@ -14,6 +16,8 @@ export * from './app-conversation.model.js';
 export * from './start-task.model.js';
 export * from './start-task-queue.model.js';
 export * from './custom-secret.model.js';
+export * from './conversation-event.model.js';
+export * from './feedback.model.js';
 export * from './claim.model.js';
 export * from './sandbox.model.js';
 export * from './session.model.js';
@@ -30,6 +34,10 @@ export function createModels(conn: Connection) {
     AppConversation: appConversationModel(conn),
     StartTask: startTaskModel(conn),
     StartTaskQueue: startTaskQueueModel(conn),
+    EventLog: eventLogModel(conn),
+    EventBucket: eventBucketModel(conn),
+    EventRecent: eventRecentModel(conn),
+    Feedback: feedbackModel(conn),
     Claim: claimModel(conn),
   };
 }

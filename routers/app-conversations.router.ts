@@ -20,7 +20,10 @@ const tags = ['app-conversations'];
 
 export const appConversationsRouter = router({
   search: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/api/v1/app-conversations/search', tags, summary: 'Search conversations, newest first' } })
+    .meta({
+      errors: ['sandbox_runtime_unavailable'],
+      openapi: { method: 'GET', path: '/api/v1/app-conversations/search', tags, summary: 'Search conversations, newest first' },
+    })
     .input(SearchAppConversationsInputSchema)
     .output(AppConversationPageSchema)
     .query(({ ctx, input }) => ctx.services.appConversations.search(ctx.user.id, input)),
@@ -50,13 +53,19 @@ export const appConversationsRouter = router({
     .query(({ ctx, input }) => ctx.services.appConversations.batchGetTasks(ctx.user.id, input.ids)),
 
   batchGet: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/api/v1/app-conversations', tags, summary: 'Get conversations by id' } })
+    .meta({
+      errors: ['sandbox_runtime_unavailable'],
+      openapi: { method: 'GET', path: '/api/v1/app-conversations', tags, summary: 'Get conversations by id' },
+    })
     .input(BatchGetAppConversationsInputSchema)
     .output(z.array(AppConversationSchema.nullable()))
     .query(({ ctx, input }) => ctx.services.appConversations.batchGet(ctx.user.id, input.ids)),
 
   start: authedProcedure
-    .meta({ openapi: { method: 'POST', path: '/api/v1/app-conversations', tags, summary: 'Start a conversation; returns its start task' } })
+    .meta({
+      errors: ['parent_conversation_not_found'],
+      openapi: { method: 'POST', path: '/api/v1/app-conversations', tags, summary: 'Start a conversation; returns its start task' },
+    })
     .input(AppConversationStartRequestSchema)
     .output(AppConversationStartTaskSchema)
     .mutation(({ ctx, input }) => ctx.services.appConversations.start(ctx.user.id, input)),
@@ -64,6 +73,7 @@ export const appConversationsRouter = router({
   // REST streams the snapshots as they happen (src/rest/raw-routes.ts); tRPC returns them all.
   streamStart: authedProcedure
     .meta({
+      errors: ['parent_conversation_not_found'],
       openapi: {
         method: 'POST',
         path: '/api/v1/app-conversations/stream-start',

@@ -7,6 +7,7 @@ import { AddGitProvidersInputSchema } from '../contract/git-providers.schema.js'
 export const gitProvidersRouter = router({
   add: authedProcedure
     .meta({
+      errors: ['invalid_provider_token', 'provider_unreachable', 'provider_host_not_allowed'],
       openapi: {
         method: 'POST',
         path: '/api/add-git-providers',

@@ -4,7 +4,10 @@
 import { createCallerFactory, router, type Meta } from '../src/trpc.js';
 import { appConversationsRouter } from './app-conversations.router.js';
 import { authRouter } from './auth.router.js';
+import { conversationRuntimeRouter } from './conversation-runtime.router.js';
+import { conversationWorkspaceRouter } from './conversation-workspace.router.js';
 import { conversationsRouter } from './conversations.router.js';
+import { eventsRouter } from './events.router.js';
 import { gitProvidersRouter } from './git-providers.router.js';
 import { webhooksRouter } from './webhooks.router.js';
 import { sandboxSpecsRouter } from './sandbox-specs.router.js';
@@ -23,6 +26,9 @@ export const appRouter = router({
   sandboxes: sandboxesRouter,
   appConversations: appConversationsRouter,
   conversations: conversationsRouter,
+  conversationRuntime: conversationRuntimeRouter,
+  conversationWorkspace: conversationWorkspaceRouter,
+  events: eventsRouter,
   webhooks: webhooksRouter,
   options: optionsRouter,
   user: userRouter,

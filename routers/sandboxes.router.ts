@@ -16,6 +16,7 @@ import {
 export const sandboxesRouter = router({
   search: authedProcedure
     .meta({
+      errors: ['sandbox_runtime_unavailable'],
       openapi: { method: 'GET', path: '/api/v1/sandboxes/search', tags: ['sandboxes'], summary: 'List your sandboxes, newest first' },
     })
     .input(SearchSandboxesInputSchema)
@@ -23,19 +24,34 @@ export const sandboxesRouter = router({
     .query(({ ctx, input }) => ctx.services.sandboxes.search(ctx.user.id, input.page_id, input.limit)),
 
   batchGet: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/api/v1/sandboxes', tags: ['sandboxes'], summary: 'Get sandboxes by id' } })
+    .meta({
+      errors: ['sandbox_runtime_unavailable'],
+      openapi: { method: 'GET', path: '/api/v1/sandboxes', tags: ['sandboxes'], summary: 'Get sandboxes by id' },
+    })
     .input(BatchGetSandboxesInputSchema)
     .output(z.array(SandboxInfoSchema.nullable()))
     .query(({ ctx, input }) => ctx.services.sandboxes.batchGet(ctx.user.id, input.id)),
 
   start: authedProcedure
-    .meta({ openapi: { method: 'POST', path: '/api/v1/sandboxes', tags: ['sandboxes'], summary: 'Start a sandbox' } })
+    .meta({
+      errors: [
+        'sandbox_spec_not_found',
+        'sandbox_spec_unrunnable',
+        'sandbox_limit_reached',
+        'sandbox_starts_busy',
+        'sandbox_runtime_unavailable',
+      ],
+      openapi: { method: 'POST', path: '/api/v1/sandboxes', tags: ['sandboxes'], summary: 'Start a sandbox' },
+    })
     .input(StartSandboxInputSchema)
     .output(SandboxInfoSchema)
     .mutation(({ ctx, input }) => ctx.services.sandboxes.start(ctx.user.id, input.sandbox_spec_id)),
 
   pause: authedProcedure
-    .meta({ openapi: { method: 'POST', path: '/api/v1/sandboxes/{sandbox_id}/pause', tags: ['sandboxes'], summary: 'Pause a sandbox' } })
+    .meta({
+      errors: ['sandbox_not_found', 'sandbox_being_deleted', 'sandbox_runtime_unavailable'],
+      openapi: { method: 'POST', path: '/api/v1/sandboxes/{sandbox_id}/pause', tags: ['sandboxes'], summary: 'Pause a sandbox' },
+    })
     .input(SandboxIdInputSchema)
     .output(SuccessSchema)
     .mutation(async ({ ctx, input }) => {
@@ -44,7 +60,19 @@ export const sandboxesRouter = router({
     }),
 
   resume: authedProcedure
-    .meta({ openapi: { method: 'POST', path: '/api/v1/sandboxes/{sandbox_id}/resume', tags: ['sandboxes'], summary: 'Resume a sandbox' } })
+    .meta({
+      errors: [
+        'sandbox_not_found',
+        'sandbox_being_deleted',
+        'sandbox_workspace_gone',
+        'sandbox_limit_reached',
+        'sandbox_starts_busy',
+        'sandbox_spec_unconfigured',
+        'sandbox_spec_unrunnable',
+        'sandbox_runtime_unavailable',
+      ],
+      openapi: { method: 'POST', path: '/api/v1/sandboxes/{sandbox_id}/resume', tags: ['sandboxes'], summary: 'Resume a sandbox' },
+    })
     .input(SandboxIdInputSchema)
     .output(SuccessSchema)
     .mutation(async ({ ctx, input }) => {
@@ -53,7 +81,10 @@ export const sandboxesRouter = router({
     }),
 
   delete: authedProcedure
-    .meta({ openapi: { method: 'DELETE', path: '/api/v1/sandboxes/{id}', tags: ['sandboxes'], summary: 'Delete a sandbox' } })
+    .meta({
+      errors: ['sandbox_not_found', 'sandbox_runtime_unavailable'],
+      openapi: { method: 'DELETE', path: '/api/v1/sandboxes/{id}', tags: ['sandboxes'], summary: 'Delete a sandbox' },
+    })
     .input(DeleteSandboxInputSchema)
     .output(SuccessSchema)
     .mutation(async ({ ctx, input }) => {

@@ -12,7 +12,11 @@ export const secretsRouter = router({
     .query(async ({ ctx }) => ({ custom_secrets: await ctx.services.secrets.list(ctx.user.id) })),
 
   create: authedProcedure
-    .meta({ successStatus: 201, openapi: { method: 'POST', path: '/api/secrets', tags: ['secrets'], summary: 'Create a custom secret' } })
+    .meta({
+      successStatus: 201,
+      errors: ['secret_exists'],
+      openapi: { method: 'POST', path: '/api/secrets', tags: ['secrets'], summary: 'Create a custom secret' },
+    })
     .input(CreateSecretInputSchema)
     .output(MessageResponseSchema)
     .mutation(async ({ ctx, input }) => {
@@ -21,7 +25,10 @@ export const secretsRouter = router({
     }),
 
   update: authedProcedure
-    .meta({ openapi: { method: 'PUT', path: '/api/secrets/{secret_id}', tags: ['secrets'], summary: 'Rename or re-describe a secret' } })
+    .meta({
+      errors: ['secret_not_found', 'secret_exists'],
+      openapi: { method: 'PUT', path: '/api/secrets/{secret_id}', tags: ['secrets'], summary: 'Rename or re-describe a secret' },
+    })
     .input(UpdateSecretInputSchema)
     .output(MessageResponseSchema)
     .mutation(async ({ ctx, input }) => {
@@ -30,7 +37,10 @@ export const secretsRouter = router({
     }),
 
   delete: authedProcedure
-    .meta({ openapi: { method: 'DELETE', path: '/api/secrets/{secret_id}', tags: ['secrets'], summary: 'Delete a secret' } })
+    .meta({
+      errors: ['secret_not_found'],
+      openapi: { method: 'DELETE', path: '/api/secrets/{secret_id}', tags: ['secrets'], summary: 'Delete a secret' },
+    })
     .input(SecretIdInputSchema)
     .output(MessageResponseSchema)
     .mutation(async ({ ctx, input }) => {

@@ -7,7 +7,10 @@ import { SaveSettingsInputSchema, SettingsSchema } from '../contract/settings.sc
 
 export const settingsRouter = router({
   get: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/api/settings', tags: ['settings'], summary: "Load the user's settings (secrets masked)" } })
+    .meta({
+      errors: ['settings_not_found'],
+      openapi: { method: 'GET', path: '/api/settings', tags: ['settings'], summary: "Load the user's settings (secrets masked)" },
+    })
     .input(z.object({}))
     .output(SettingsSchema)
     .query(({ ctx }) => ctx.services.settings.get(ctx.user.id)),
@@ -23,7 +26,10 @@ export const settingsRouter = router({
 
   // Legacy: the reference removed reset and always answers 410.
   reset: authedProcedure
-    .meta({ openapi: { method: 'POST', path: '/api/reset-settings', tags: ['settings'], summary: 'Removed; always 410' } })
+    .meta({
+      errors: ['settings_reset_removed'],
+      openapi: { method: 'POST', path: '/api/reset-settings', tags: ['settings'], summary: 'Removed; always 410' },
+    })
     .input(z.object({}))
     .output(MessageResponseSchema)
     .mutation(() => {

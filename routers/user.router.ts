@@ -4,7 +4,7 @@
 // through the REST edge's raw routes.
 import { z } from 'zod';
 import { authedProcedure } from '../src/procedures.js';
-import { router } from '../src/trpc.js';
+import { router, type Meta } from '../src/trpc.js';
 import {
   BranchesInputSchema,
   BranchSchema,
@@ -22,7 +22,22 @@ import {
   SuggestedTaskSchema,
 } from '../contract/user-git.schema.js';
 
-const get = (path: `/api/${string}`, summary: string) => ({ openapi: { method: 'GET' as const, path, tags: ['user'], summary } });
+// Every route asks the user's providers through one client: any of their failures can come back.
+const PROVIDER_FAILURES: Meta['errors'] = [
+  'git_token_required',
+  'invalid_provider_token',
+  'provider_unsupported',
+  'provider_refused',
+  'provider_not_found',
+  'provider_rate_limited',
+  'provider_busy',
+  'provider_unreachable',
+];
+
+const get = (path: `/api/${string}`, summary: string): Meta => ({
+  errors: PROVIDER_FAILURES,
+  openapi: { method: 'GET' as const, path, tags: ['user'], summary },
+});
 
 export const userRouter = router({
   info: authedProcedure

@@ -11,6 +11,7 @@ export const webhooksRouter = router({
   gitToken: publicProcedure
     .meta({
       auth: 'access-token',
+      errors: ['provider_token_not_found'],
       openapi: {
         method: 'GET',
         path: '/api/v1/webhooks/secrets',
@@ -25,6 +26,7 @@ export const webhooksRouter = router({
   conversation: sandboxProcedure
     .meta({
       auth: 'sandbox',
+      errors: ['webhook_conversation_id_missing'],
       openapi: {
         method: 'POST',
         path: '/api/v1/webhooks/{sandbox_id}/conversations',
@@ -53,7 +55,7 @@ export const webhooksRouter = router({
     .input(EventsWebhookInputSchema)
     .output(SuccessSchema)
     .mutation(async ({ ctx, input }) => {
-      await ctx.services.webhooks.events(ctx.sandboxOwner, input.conversation_id, input.events);
+      await ctx.services.webhooks.events(input.sandbox_id, ctx.sandboxOwner, input.conversation_id, input.events);
       return { success: true };
     }),
 });

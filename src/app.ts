@@ -1,29 +1,31 @@
 // createApp(deps): the request listener, without listening (tests start it on port 0).
 //
 // Every request: request id, access log and metrics → CORS. Then, on plain node:http:
-//   health and metrics (open) → /trpc (tRPC parses its own body) → the REST procedure lane;
-// anything else goes to express: the rest of the REST edge (OpenAPI document, docs, raw
-// routes) → the sign-in page and web UI (src/web/) → JSON 404 → error handler. The hot
+//   health and metrics (open, unlimited) → /trpc (src/trpc-edge.ts) → the REST procedure
+//   lane (src/rest/procedure-lane.ts);
+// anything else goes to express: the rest of the REST edge (OpenAPI document, docs, upload
+// and raw routes) → the sign-in page and web UI (src/web/) → JSON 404 → error handler. The hot
 // requests skip express because its per-request setup (swapping the prototypes of req and
 // res, its router) cost more CPU than the whole settings read it wraps (README, "Performance").
 import crypto from 'node:crypto';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import { internal_exceptionHandler, nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
 import express from 'express';
-import { appRouter } from '../routers/index.js';
-import { createContextFactory, type Deps } from './context.js';
+import type { Deps } from './context.js';
 import { accessLogOf } from './logger.js';
-import { errorHandler, notFound, procedureLane, rawRoutes, restRoutes } from './rest/index.js';
+import { errorHandler, notFound, procedureLane, rawRoutes, restRoutes, uploadRoute } from './rest/index.js';
+import { trpcHandler } from './trpc-edge.js';
 import { webRoutes } from './web/index.js';
 
 export function createApp(deps: Deps): RequestListener {
   const raw = rawRoutes(deps);
+  const upload = uploadRoute(deps);
   const fallback = express();
   fallback.disable('x-powered-by');
   fallback.set('etag', false);
-  // X-Forwarded-Proto/-Host count only from a trusted proxy (the session cookie's Secure flag, origin checks).
+  // Which proxies may name the client address (X-Forwarded-For: the per-IP rate limit) and its
+  // protocol and host (X-Forwarded-Proto/-Host: the session cookie's Secure flag, origin checks).
   fallback.set('trust proxy', deps.config.http.trustProxy);
-  fallback.use(restRoutes(deps, raw));
+  fallback.use(restRoutes(deps, raw, upload));
   fallback.use(webRoutes(deps));
   fallback.use(notFound);
   fallback.use(errorHandler(deps));
@@ -33,7 +35,7 @@ export function createApp(deps: Deps): RequestListener {
   const forwarded = forwardedFacts(fallback.get('trust proxy fn') as TrustProxy);
   const health = healthRoutes(deps);
   const trpc = trpcHandler(deps);
-  const lane = procedureLane(deps, raw);
+  const lane = procedureLane(deps, [raw, upload]);
   return (req, res) => {
     try {
       observe(req, res);
@@ -56,9 +58,10 @@ export function createApp(deps: Deps): RequestListener {
 type TrustProxy = (address: string | undefined, hop: number) => boolean;
 
 /**
- * The request's protocol and host as express reads them (X-Forwarded-Proto/-Host only from a
- * trusted proxy, with express's own TRUST_PROXY rule), for the requests served without it:
- * the session cookie's Secure flag and the origin checks read them (browser-session.ts).
+ * The request's client address, protocol and host as express reads them (X-Forwarded-For,
+ * -Proto and -Host only from a trusted proxy, with express's own TRUST_PROXY rule), for the
+ * requests served without it: the per-IP rate limit, the session cookie's Secure flag and the
+ * origin checks read them.
  */
 function forwardedFacts(trust: TrustProxy) {
   const first = (value: string | string[] | undefined) => {
@@ -72,13 +75,27 @@ function forwardedFacts(trust: TrustProxy) {
       const own = (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
       const protocol = (trusted && first(req.headers['x-forwarded-proto'])) || own;
       const host = (trusted && first(req.headers['x-forwarded-host'])) || req.headers.host;
-      Object.assign(req, { protocol, host });
+      Object.assign(req, { protocol, host, ip: clientAddress(req, trust) });
     },
     unset(req: IncomingMessage) {
       delete (req as { protocol?: string }).protocol;
       delete (req as { host?: string }).host;
+      delete (req as { ip?: string }).ip;
     },
   };
+}
+
+/**
+ * The socket's address, then X-Forwarded-For from its last entry back, for as long as each
+ * address passed is a trusted proxy (the rule express's req.ip applies).
+ */
+function clientAddress(req: IncomingMessage, trust: TrustProxy): string | undefined {
+  const header = req.headers['x-forwarded-for'];
+  const forwardedFor = typeof header === 'string' ? header.split(',').map((a) => a.trim()) : [];
+  const chain = [req.socket.remoteAddress, ...forwardedFor.reverse()];
+  let hop = 0;
+  while (hop < chain.length - 1 && trust(chain[hop], hop)) hop += 1;
+  return chain[hop];
 }
 
 /** An unexpected failure outside a procedure: logged, answered 500 (as express's error handler did). */
@@ -166,24 +183,4 @@ function healthRoutes(deps: Deps) {
         return false;
     }
   };
-}
-
-/** tRPC on plain node:http, as its express adapter serves it under /trpc. */
-function trpcHandler(deps: Deps) {
-  const options = {
-    router: appRouter,
-    createContext: createContextFactory(deps, 'trpc'),
-    maxBodySize: parseSize(deps.config.http.maxBodySize),
-  };
-  return (req: IncomingMessage, res: ServerResponse, pathname: string) => {
-    const path = /^\/trpc\/?$/i.test(pathname) ? '' : pathname.slice(pathname.lastIndexOf('/') + 1);
-    nodeHTTPRequestHandler({ ...options, req, res, path }).catch(internal_exceptionHandler({ ...options, req, res, path }));
-  };
-}
-
-function parseSize(size: string): number {
-  const match = /^(\d+)(b|kb|mb)?$/i.exec(size);
-  const n = Number(match?.[1] ?? 1_000_000);
-  const unit = (match?.[2] ?? 'b').toLowerCase();
-  return n * (unit === 'mb' ? 1024 * 1024 : unit === 'kb' ? 1024 : 1);
 }

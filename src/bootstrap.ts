@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from './config.js';
 import { generateKeyText, SecretBox } from './crypto.js';
-import { connectDatabase, type ConnectOptions, type Database } from './db/database.js';
+import { connectDatabase, type DatabaseOptions, type Database } from './db/database.js';
 import { startEmbeddedMongo, type EmbeddedMongo } from './db/embedded-mongo.js';
 import type { Logger } from './logger.js';
 import { DEFAULT_USER_ID } from './services/api-keys.service.js';
@@ -44,7 +44,7 @@ export interface OpenedDatabase {
 export async function openDatabase(
   config: Config,
   log: Logger,
-  opts: { registerEmbedded: boolean; onCommand?: ConnectOptions['onCommand'] },
+  opts: { registerEmbedded: boolean; onCommand?: DatabaseOptions['onCommand'] },
 ): Promise<OpenedDatabase> {
   const embedded = config.mongo.uri
     ? null
@@ -56,7 +56,10 @@ export async function openDatabase(
         register: opts.registerEmbedded,
       });
   try {
-    const db = await connectDatabase(config.mongo.uri ?? embedded!.uri, opts.onCommand ? { onCommand: opts.onCommand } : {});
+    const db = await connectDatabase(config.mongo.uri ?? embedded!.uri, {
+      operationTimeoutMs: config.mongo.operationTimeoutMs,
+      ...(opts.onCommand ? { onCommand: opts.onCommand } : {}),
+    });
     return {
       db,
       embedded,

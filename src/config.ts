@@ -9,6 +9,13 @@ const optionalString = z
   .optional()
   .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
 
+/** A per-window request limit, or "off". */
+const rateLimit = (fallback: number) =>
+  z
+    .union([z.literal('off'), z.coerce.number().int().min(1).max(1_000_000)])
+    .default(fallback)
+    .transform((v) => (v === 'off' ? null : v));
+
 const optionalHttpUrl = optionalString.pipe(z.url({ protocol: /^https?$/ }).optional());
 
 const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
@@ -22,6 +29,7 @@ const EnvSchema = z.object({
   AGENT_CP_CACHE_DIR: optionalString,
   MONGODB_URI: optionalString,
   EMBEDDED_MONGO_PORT: port(0),
+  DB_OPERATION_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(5_000),
   SESSION_API_KEY: optionalString,
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
   ENCRYPTION_KEY: optionalString,
@@ -30,7 +38,13 @@ const EnvSchema = z.object({
     .string()
     .regex(/^\d+(b|kb|mb)?$/i, 'a size such as 1mb, 512kb or 100000')
     .default('1mb'),
+  MAX_JSON_DEPTH: z.coerce.number().int().min(2).max(1000).default(64),
   PERMITTED_CORS_ORIGINS: optionalString,
+  RATE_LIMIT_PER_USER: rateLimit(600),
+  RATE_LIMIT_PER_IP: rateLimit(1200),
+  RATE_LIMIT_WINDOW_MS: z.coerce.number().int().min(1000).max(86_400_000).default(60_000),
+  TRPC_MAX_BATCH: z.coerce.number().int().min(1).max(10_000).default(50),
+  GIT_PROVIDER_HOSTS: optionalString,
   GITHUB_API_URL: z.url().default('https://api.github.com'),
   GITLAB_API_URL: z.url().default('https://gitlab.com/api/v4'),
   BITBUCKET_API_URL: z.url().default('https://api.bitbucket.org/2.0'),
@@ -57,6 +71,7 @@ const EnvSchema = z.object({
   SANDBOX_RUNTIME: z.enum(['process', 'kubernetes']).default('process'),
   SANDBOX_SPECS_FILE: optionalString,
   SANDBOX_MAX_RUNNING_PER_USER: z.coerce.number().int().min(1).max(1000).default(5),
+  SANDBOX_MAX_CONCURRENT_STARTS: z.coerce.number().int().min(1).max(1000).default(4),
   SANDBOX_STARTUP_TIMEOUT_MS: z.coerce.number().int().min(1000).default(120_000),
   SANDBOX_IMAGE: z.string().default('ghcr.io/openhands/agent-server:4e2ecd8-python'),
   AGENT_SERVER_VERSION: z.string().default('1.58.0'),
@@ -101,6 +116,13 @@ const EnvSchema = z.object({
     .default(15 * 60_000),
   START_TASK_POLL_MS: z.coerce.number().int().min(50).default(1_000),
   AGENT_TOOLS: z.string().default('terminal,file_editor,task_tracker'),
+  EVENTS_MAX_PER_CONVERSATION: z.coerce.number().int().min(10).default(10_000),
+  EVENTS_RETENTION_DAYS: z.coerce.number().min(0).default(0),
+  SANDBOX_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
+  MAX_UPLOAD_SIZE: z
+    .string()
+    .regex(/^\d+(b|kb|mb)?$/i, 'a size such as 25mb, 512kb or 100000')
+    .default('25mb'),
   GIT_TOKEN_TTL_SECONDS: z.coerce
     .number()
     .int()
@@ -126,13 +148,17 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
       port: e.PORT,
       host: e.HOST,
       maxBodySize: e.MAX_BODY_SIZE,
+      maxUploadSize: e.MAX_UPLOAD_SIZE,
+      maxJsonDepth: e.MAX_JSON_DEPTH,
       corsOrigins: splitList(e.PERMITTED_CORS_ORIGINS),
       trustProxy: parseTrustProxy(e.TRUST_PROXY),
+      trpcMaxBatch: e.TRPC_MAX_BATCH,
     },
+    rateLimits: { perUser: e.RATE_LIMIT_PER_USER, perIp: e.RATE_LIMIT_PER_IP, windowMs: e.RATE_LIMIT_WINDOW_MS },
     log: { level: e.LOG_LEVEL },
     dataDir,
     cacheDir,
-    mongo: { uri: e.MONGODB_URI, embeddedPort: e.EMBEDDED_MONGO_PORT },
+    mongo: { uri: e.MONGODB_URI, embeddedPort: e.EMBEDDED_MONGO_PORT, operationTimeoutMs: e.DB_OPERATION_TIMEOUT_MS },
     auth: { sessionApiKey: e.SESSION_API_KEY, cacheTtlMs: e.AUTH_CACHE_TTL_MS },
     encryption: { key: e.ENCRYPTION_KEY, previousKeys: splitList(e.ENCRYPTION_KEY_PREVIOUS) },
     // Where sandboxes call back (webhooks); unset = this service's own listening URL.
@@ -157,6 +183,7 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
       runtime: e.SANDBOX_RUNTIME,
       specsFile: e.SANDBOX_SPECS_FILE ? path.resolve(e.SANDBOX_SPECS_FILE) : undefined,
       maxRunningPerUser: e.SANDBOX_MAX_RUNNING_PER_USER,
+      maxConcurrentStarts: e.SANDBOX_MAX_CONCURRENT_STARTS,
       startupTimeoutMs: e.SANDBOX_STARTUP_TIMEOUT_MS,
       image: e.SANDBOX_IMAGE,
       agentServerVersion: e.AGENT_SERVER_VERSION,
@@ -199,6 +226,12 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
       pollMs: e.START_TASK_POLL_MS,
       agentTools: splitList(e.AGENT_TOOLS),
       gitTokenTtlSeconds: e.GIT_TOKEN_TTL_SECONDS,
+      /** Every call this service makes into a sandbox's agent server for a conversation page gives up after this. */
+      sandboxCallTimeoutMs: e.SANDBOX_CALL_TIMEOUT_MS,
+    },
+    events: {
+      maxPerConversation: e.EVENTS_MAX_PER_CONVERSATION,
+      retentionMs: e.EVENTS_RETENTION_DAYS > 0 ? e.EVENTS_RETENTION_DAYS * 24 * 3600_000 : null,
     },
     providers: {
       githubApiUrl: trimSlash(e.GITHUB_API_URL),
@@ -206,6 +239,8 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
       bitbucketApiUrl: trimSlash(e.BITBUCKET_API_URL),
       timeoutMs: e.PROVIDER_TIMEOUT_MS,
       maxConcurrency: e.PROVIDER_MAX_CONCURRENCY,
+      // Self-hosted provider hosts users may name (host or host:port); empty = any.
+      allowedHosts: splitList(e.GIT_PROVIDER_HOSTS).map((h) => h.toLowerCase()),
     },
   });
 }

@@ -4,8 +4,10 @@ import type { IncomingMessage } from 'node:http';
 import { browserRequest, configuredOrigins, type BrowserRequest, type HeaderWriter } from './browser-session.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
+import { toTRPCError } from './errors.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
+import type { RateLimits } from './rate-limit.js';
 import type { SandboxRuntime } from './sandbox/runtime.js';
 import type { Services } from './domain.js';
 
@@ -16,6 +18,7 @@ export interface Deps {
   services: Services;
   metrics: Metrics;
   runtime: SandboxRuntime;
+  limits: RateLimits;
 }
 
 export interface User {
@@ -72,14 +75,16 @@ export function createContextInner(
 
 export const SESSION_HEADER = 'x-session-api-key';
 
-export function createContextFactory(deps: Deps, transport: Transport, adaptInput?: InputAdapter) {
+export function createContextFactory(deps: Deps, transport: Transport) {
   const trustedOrigins = configuredOrigins(deps.config);
   return async ({ req, res }: { req: IncomingMessage; res?: HeaderWriter }): Promise<Context> => {
     const key = headerValue(req, SESSION_HEADER);
     const browser = res ? browserRequest(req, res, deps.config, trustedOrigins) : undefined;
     const log = (req as { log?: Logger }).log ?? deps.log;
     const inner = createContextInner(deps, null, transport, { sessionKey: key, accessToken: headerValue(req, 'x-access-token') });
-    return { ...inner, ...(await authenticate(deps, key, browser?.sessionId)), log, browser, adaptInput };
+    // A failed lookup (the database is down) must reach clients as its own code, not a 500.
+    const auth = await authenticate(deps, key, browser?.sessionId).catch((error: unknown) => Promise.reject(toTRPCError(error)));
+    return { ...inner, ...auth, log, browser };
   };
 }
 

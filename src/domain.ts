@@ -3,10 +3,16 @@
 import { AccessTokens } from './access-token.js';
 import type { Config } from './config.js';
 import { AppConversationsService } from './conversations/app-conversations.service.js';
+import { ConversationRuntimeService } from './conversations/conversation-runtime.service.js';
+import { ConversationWorkspaceService } from './conversations/conversation-workspace.service.js';
 import { ConversationsService } from './conversations/conversations.service.js';
+import { EventStore } from './conversations/event-store.js';
+import { EventsService } from './conversations/events.service.js';
+import { FeedbackService } from './conversations/feedback.service.js';
 import { LeaseQueue } from './conversations/lease-queue.js';
 import { CONCURRENT_STARTS, StartWorkflow } from './conversations/start-workflow.js';
 import { ConversationStore, type StartTask } from './conversations/store.js';
+import { SandboxAccess } from './conversations/sandbox-access.js';
 import { WebhooksService } from './conversations/webhooks.service.js';
 import type { SecretBox } from './crypto.js';
 import { DecisionClaims } from './db/claims.js';
@@ -19,7 +25,8 @@ import { ApiKeysService } from './services/api-keys.service.js';
 import { ProviderHttp } from './services/git/provider-http.js';
 import { GitProvidersService } from './services/git-providers.service.js';
 import { SandboxSpecsService } from './services/sandbox-specs.service.js';
-import { browserOrigins, SandboxesService } from './services/sandboxes.service.js';
+import { browserOrigins } from './services/sandbox-urls.js';
+import { SandboxesService } from './services/sandboxes.service.js';
 import { SecretsService } from './services/secrets.service.js';
 import { SessionsService } from './services/sessions.service.js';
 import { OptionsService } from './services/options.service.js';
@@ -90,7 +97,18 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     maxConcurrent: CONCURRENT_STARTS,
     log: startLog,
   });
-  const appConversations = new AppConversationsService(store, sandboxes, () => startTasks.kick(), log);
+  const events = new EventsService(
+    new EventStore(models, config.events.maxPerConversation),
+    config.events.retentionMs,
+    log.child({ component: 'events' }),
+  );
+  const sandboxAccess = new SandboxAccess(store, sandboxes, config.conversations.sandboxCallTimeoutMs);
+  const feedback = new FeedbackService(models, sandboxAccess, events);
+  const removeConversationData = async (userId: string, conversationId: string) => {
+    await events.removeConversation(conversationId);
+    await feedback.removeConversation(userId, conversationId);
+  };
+  const appConversations = new AppConversationsService(store, sandboxes, () => startTasks.kick(), log, removeConversationData);
   // Verified keys and sessions are remembered for AUTH_CACHE_TTL_MS (src/services/verified-cache.ts).
   const verified = { ttlMs: config.auth.cacheTtlMs, ...(clock ? { now: clock } : {}) };
   // Revoking a key ends the browser sessions opened with it.
@@ -115,7 +133,11 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     options: new OptionsService(config.webUi),
     userGit: new UserGitService(gitProviders, providerHttp, config.providers, log.child({ component: 'git-providers' })),
     conversations: new ConversationsService(appConversations, settings, gitProviders),
-    webhooks: new WebhooksService(store, sandboxes, gitProviders, accessTokens, sandboxLifecycle.usage),
+    webhooks: new WebhooksService(store, sandboxes, gitProviders, accessTokens, sandboxLifecycle.usage, events),
+    events,
+    feedback,
+    conversationRuntime: new ConversationRuntimeService(sandboxAccess, sandboxes),
+    conversationWorkspace: new ConversationWorkspaceService(sandboxAccess, events),
   };
 }
 

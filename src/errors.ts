@@ -27,6 +27,7 @@ export type ErrorReason =
   | 'secret_not_found'
   | 'invalid_provider_token'
   | 'provider_unreachable'
+  | 'provider_host_not_allowed'
   | 'git_token_required'
   | 'provider_refused'
   | 'provider_not_found'
@@ -35,17 +36,37 @@ export type ErrorReason =
   | 'provider_unsupported'
   | 'repository_access_denied'
   | 'conversation_not_found'
+  | 'invalid_conversation_id'
+  | 'parent_conversation_not_found'
   | 'start_task_not_found'
   | 'sandbox_not_found'
   | 'sandbox_spec_not_found'
   | 'sandbox_workspace_gone'
+  | 'sandbox_spec_unconfigured'
+  | 'sandbox_limit_reached'
+  | 'sandbox_starts_busy'
+  | 'sandbox_runtime_unavailable'
+  | 'sandbox_spec_unrunnable'
+  | 'webhook_conversation_id_missing'
+  | 'provider_token_not_found'
+  | 'rate_limited'
+  | 'database_unavailable'
+  | 'json_too_deep'
   | 'sandbox_being_deleted'
-  | 'sandbox_resume_failed';
+  | 'sandbox_resume_failed'
+  | 'conversation_not_running'
+  | 'sandbox_gone'
+  | 'agent_server_unavailable'
+  | 'agent_server_failed'
+  | 'workspace_path_not_found'
+  | 'event_not_found';
 
 export interface AppErrorOptions {
   reason?: ErrorReason;
   /** When a retry may succeed (e.g. a limit frees up); REST sends it as Retry-After. */
   retryAfterSeconds?: number;
+  /** Ids the failure is about, for error bodies that name them (e.g. conversation_id). */
+  fields?: Record<string, string>;
   cause?: unknown;
 }
 
@@ -53,6 +74,7 @@ export class AppError extends Error {
   readonly code: AppErrorCode;
   readonly reason: ErrorReason | undefined;
   readonly retryAfterSeconds: number | undefined;
+  readonly fields: Record<string, string>;
 
   constructor(code: AppErrorCode, message: string, options: AppErrorOptions = {}) {
     super(message, { cause: options.cause });
@@ -60,6 +82,7 @@ export class AppError extends Error {
     this.code = code;
     this.reason = options.reason;
     this.retryAfterSeconds = options.retryAfterSeconds;
+    this.fields = options.fields ?? {};
   }
 }
 

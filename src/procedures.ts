@@ -1,6 +1,8 @@
 // Base procedures. Every procedure converts domain errors (AppError) to tRPC errors in one
 // place, logs and times itself; authedProcedure also narrows ctx.user to non-null.
 import { TRPCError } from '@trpc/server';
+import { unsafeInputIssue } from '../contract/common.schema.js';
+import { databaseUnavailable, isDatabaseUnavailable } from './db/unavailable.js';
 import { appErrorOf, InputIssuesError, toTRPCError } from './errors.js';
 import { middleware, publicProcedure as basePublic } from './trpc.js';
 
@@ -20,58 +22,75 @@ const observed = middleware(async ({ ctx, path, type, meta, getRawInput, next })
     result = await next();
   }
   const durationMs = performance.now() - started;
-  let outcome = 'ok';
+  const done = (outcome: string) => {
+    ctx.deps.metrics.procedureDuration.observe({ procedure: path, outcome }, durationMs / 1000);
+    ctx.log.debug({ path, type, transport: ctx.transport, durationMs, outcome }, 'procedure');
+  };
   if (!result.ok) {
-    const appError = appErrorOf(result.error);
-    const error = appError
-      ? toTRPCError(appError)
-      : result.error.code === 'INTERNAL_SERVER_ERROR'
-        ? // Never show an unexpected failure's own message (it may name internals) to clients.
-          new TRPCError({ code: 'INTERNAL_SERVER_ERROR', message: 'Internal Server Error', cause: result.error.cause ?? result.error })
-        : result.error;
-    outcome = error.code;
+    const error = clientError(result.error);
     if (error.code === 'INTERNAL_SERVER_ERROR') {
       ctx.log.error({ err: result.error.cause ?? result.error, path, transport: ctx.transport }, 'procedure failed');
     }
-    ctx.deps.metrics.procedureDuration.observe({ procedure: path, outcome }, durationMs / 1000);
-    ctx.log.debug({ path, type, transport: ctx.transport, durationMs, outcome }, 'procedure');
+    done(error.code);
     throw error;
   }
-  ctx.deps.metrics.procedureDuration.observe({ procedure: path, outcome }, durationMs / 1000);
-  ctx.log.debug({ path, type, transport: ctx.transport, durationMs, outcome }, 'procedure');
+  done('ok');
+  // A subscription fails while it streams, after this middleware returned: map those errors too.
+  if (type === 'subscription' && isAsyncIterable(result.data)) {
+    return { ...result, data: mappedErrors(result.data, (error) => ctx.log.error({ err: error, path }, 'subscription failed')) };
+  }
   return result;
 });
 
-/**
- * MongoDB-wire servers may refuse strings with NUL characters (FerretDB does); reject them
- * as a validation error with the field's path rather than failing inside the database.
- */
-function rejectNulStrings(input: unknown): void {
-  const path = findNulString(input);
-  if (path) {
-    throw new TRPCError({
-      code: 'BAD_REQUEST',
-      message: 'Input validation failed',
-      cause: new InputIssuesError([{ code: 'custom', path, message: 'String should not contain NUL characters' }]),
-    });
+/** What a client may see of a failure: domain errors by their code, anything unexpected as a bare 500. */
+function clientError(error: TRPCError): TRPCError {
+  const appError = appErrorOf(error) ?? (isDatabaseUnavailable(error.cause) ? databaseUnavailable(error.cause) : undefined);
+  if (appError) return toTRPCError(appError);
+  if (error.code !== 'INTERNAL_SERVER_ERROR') return error;
+  // Never show an unexpected failure's own message (it may name internals) to clients.
+  return new TRPCError({ code: 'INTERNAL_SERVER_ERROR', message: 'Internal Server Error', cause: error.cause ?? error });
+}
+
+async function* mappedErrors<T>(source: AsyncIterable<T>, logUnexpected: (error: unknown) => void): AsyncGenerator<T> {
+  try {
+    yield* source;
+  } catch (cause) {
+    const error = clientError(cause instanceof TRPCError ? cause : toTRPCError(cause));
+    if (error.code === 'INTERNAL_SERVER_ERROR') logUnexpected(cause);
+    throw error;
   }
 }
 
-function findNulString(value: unknown, path: (string | number)[] = [], depth = 0): (string | number)[] | null {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
-  if (depth > 32 || typeof value !== 'object' || value === null) return null;
-  for (const [key, child] of Object.entries(value)) {
-    const found = findNulString(child, [...path, Array.isArray(value) ? Number(key) : key], depth + 1);
-    if (found) return found;
+const isAsyncIterable = (value: unknown): value is AsyncIterable<unknown> =>
+  typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
+
+/**
+ * Anywhere in the input: strings or keys with NUL characters (MongoDB-wire servers such as
+ * FerretDB refuse them) and reserved keys such as "__proto__" (validation would drop them
+ * silently) are a validation error with the field's path, not a failure inside the database.
+ */
+function rejectUnsafeInput(input: unknown): void {
+  const issue = unsafeInputIssue(input);
+  if (issue) {
+    throw new TRPCError({
+      code: 'BAD_REQUEST',
+      message: 'Input validation failed',
+      cause: new InputIssuesError([{ code: 'custom', path: issue.path, message: issue.message }]),
+    });
   }
-  return null;
 }
 
 export const publicProcedure = basePublic.use(observed);
 
 const forbidden = () => new TRPCError({ code: 'FORBIDDEN', message: 'Forbidden' });
 
-/** A user (key or session) is required (ctx.user narrowed to non-null), and strings must be free of NUL. */
+/**
+ * A user key (or the browser session) is required (ctx.user narrowed to non-null). Each call
+ * counts against the user's rate limit, whichever transport and whichever way the user
+ * authenticated, so switching transports or batching calls does not get around it (the per-IP
+ * limit is checked earlier, at each transport's edge). One middleware for all of it: each
+ * tRPC middleware layer copies the call's context.
+ */
 export const authedProcedure = publicProcedure.use(async ({ ctx, type, getRawInput, next }) => {
   if (!ctx.user) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'Unauthorized' });
   // Cross-site protection of the cookie (the header cannot be sent by another site's page):
@@ -80,7 +99,8 @@ export const authedProcedure = publicProcedure.use(async ({ ctx, type, getRawInp
   const browser = ctx.authVia === 'cookie' ? ctx.browser : undefined;
   const stateChanging = type === 'mutation' || browser?.unsafeMethod;
   if (browser && (browser.crossSite || ((stateChanging || browser.originPresent) && !browser.originTrusted))) throw forbidden();
-  rejectNulStrings(await getRawInput());
+  if (ctx.transport !== 'internal') ctx.deps.limits.user(ctx.user.id);
+  rejectUnsafeInput(await getRawInput());
   return next({ ctx: { user: ctx.user } }); // tRPC merges it into the context
 });
 

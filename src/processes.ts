@@ -45,6 +45,13 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** n distinct ports free on 127.0.0.1 at the time of asking. */
+export async function freePorts(n: number): Promise<number[]> {
+  const ports = new Set<number>();
+  while (ports.size < n) ports.add(await freePort());
+  return [...ports];
+}
+
 function findPackageRoot(start: string): string {
   let dir = start;
   while (!fs.existsSync(path.join(dir, 'package.json'))) {

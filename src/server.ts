@@ -5,10 +5,11 @@ import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
 import { ensureBootstrapKey, ensureDataDir, loadSecretBox, openDatabase } from './bootstrap.js';
 import type { Config } from './config.js';
-import type { ConnectOptions } from './db/database.js';
+import type { DatabaseOptions } from './db/database.js';
 import type { Deps } from './context.js';
 import type { Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
+import { createRateLimits } from './rate-limit.js';
 import { createSandboxRuntime } from './sandbox/index.js';
 import { createServices } from './domain.js';
 
@@ -25,7 +26,7 @@ export interface ServerOptions {
   /** The clock of time-bounded caches (tests move it instead of waiting). */
   clock?: () => number;
   /** Sees every database command the service sends (tests check them against the indexes). */
-  onCommand?: ConnectOptions['onCommand'];
+  onCommand?: DatabaseOptions['onCommand'];
 }
 
 export async function startServer(config: Config, log: Logger, options: ServerOptions = {}): Promise<RunningServer> {
@@ -49,7 +50,7 @@ export async function startServer(config: Config, log: Logger, options: ServerOp
       log,
       ...(options.clock ? { clock: options.clock } : {}),
     });
-    const deps: Deps = { config, log, db: opened.db, services, metrics, runtime };
+    const deps: Deps = { config, log, db: opened.db, services, metrics, runtime, limits: createRateLimits(config.rateLimits) };
     const bootstrapKey = await ensureBootstrapKey(config, services);
     const server = http.createServer(createApp(deps));
     server.keepAliveTimeout = 65_000; // above common load-balancer idle timeouts

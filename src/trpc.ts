@@ -8,7 +8,7 @@
 import { initTRPC } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { Context } from './context.js';
-import { appErrorOf, inputIssuesOf } from './errors.js';
+import { appErrorOf, inputIssuesOf, type ErrorReason } from './errors.js';
 import { transformer } from './transformer.js';
 
 export interface FieldError {
@@ -20,8 +20,10 @@ export interface FieldError {
 /**
  * successStatus: the REST status of a successful call when the contract says other than 200.
  * auth: how a public procedure authenticates instead of a user key (documents it; tests use it).
+ * errors: the domain failures the procedure can end in; the REST edge's table turns each into
+ * its status and body, for the wire and for the OpenAPI document (src/rest/legacy-errors.ts).
  */
-export type Meta = OpenApiMeta<{ successStatus?: number; auth?: 'sandbox' | 'access-token' }>;
+export type Meta = OpenApiMeta<{ successStatus?: number; auth?: 'sandbox' | 'access-token'; errors?: ErrorReason[] }>;
 
 const t = initTRPC
   .context<Context>()

@@ -1,6 +1,28 @@
 // A small client for the agent server inside a sandbox (API.md B.12; observed shapes in
-// docs/agent-server-notes.md). Every call carries the sandbox's session key.
+// docs/agent-server-notes.md). Every call carries the sandbox's session key and gives up
+// after the client's timeout. Failures are AgentServerErrors: unreachable or too slow →
+// SERVICE_UNAVAILABLE (status null); any other answer than 2xx → BAD_GATEWAY with its status.
+// Messages never repeat what was sent (the agent server's validation errors echo the input).
 import { AppError } from '../errors.js';
+
+export class AgentServerError extends AppError {
+  constructor(
+    /** The agent server's HTTP status; null when it could not be reached in time. */
+    readonly upstreamStatus: number | null,
+    message: string,
+    /** The agent server's own error text (its "detail"), when it gave one. */
+    readonly upstreamDetail: string | null = null,
+  ) {
+    super(upstreamStatus === null ? 'SERVICE_UNAVAILABLE' : 'BAD_GATEWAY', message, {
+      reason: upstreamStatus === null ? 'agent_server_unavailable' : 'agent_server_failed',
+    });
+  }
+}
+
+export interface GitChange {
+  status: string;
+  path: string;
+}
 
 export interface BashResult {
   exitCode: number;
@@ -52,7 +74,7 @@ export class AgentServerClient {
   }
 
   /** Writes a file (multipart upload): file content never appears in a command line. */
-  async uploadFile(path: string, content: string): Promise<void> {
+  async uploadFile(path: string, content: string | Uint8Array): Promise<void> {
     const form = new FormData();
     form.append('file', new Blob([content]), 'file');
     await this.request('POST', `/api/file/upload?path=${encodeURIComponent(path)}`, form);
@@ -75,6 +97,40 @@ export class AgentServerClient {
     await this.request('PATCH', `/api/conversations/${id}`, { title });
   }
 
+  async getConversation(id: string): Promise<AgentConversationInfo> {
+    return this.request('GET', `/api/conversations/${id}`);
+  }
+
+  /** One page of the conversation's events, oldest first. */
+  async searchEvents(
+    id: string,
+    pageId: string | null,
+    limit = 100,
+  ): Promise<{ items: Record<string, unknown>[]; next_page_id: string | null }> {
+    const page = pageId ? `&page_id=${encodeURIComponent(pageId)}` : '';
+    return this.request('GET', `/api/conversations/${id}/events/search?limit=${limit}${page}`);
+  }
+
+  /** A one-off question to the conversation's agent, with the conversation as context. */
+  async askAgent(id: string, question: string): Promise<string> {
+    return (await this.request<{ response: string }>('POST', `/api/conversations/${id}/ask_agent`, { question })).response;
+  }
+
+  /** Changes of the repository at an absolute path and of the repositories directly below it ([] for none). */
+  async gitChanges(repoPath: string): Promise<GitChange[]> {
+    return this.request('GET', `/api/git/changes?path=${encodeURIComponent(repoPath)}`);
+  }
+
+  async gitDiff(filePath: string): Promise<{ modified: string | null; original: string | null }> {
+    return this.request('GET', `/api/git/diff?path=${encodeURIComponent(filePath)}`);
+  }
+
+  /** Skills the agent server finds for a project directory (the repository's and the public ones). */
+  async skills(projectDir: string): Promise<Record<string, unknown>[]> {
+    const body = { load_public: false, load_user: false, load_project: true, load_org: false, project_dir: projectDir };
+    return (await this.request<{ skills: Record<string, unknown>[] }>('POST', '/api/skills', body)).skills;
+  }
+
   private async request<T>(method: string, path: string, body?: unknown): Promise<T> {
     const isForm = body instanceof FormData;
     let response: Response;
@@ -86,33 +142,70 @@ export class AgentServerClient {
         signal: AbortSignal.timeout(this.requestTimeoutMs),
       });
     } catch (error) {
-      throw new AppError('BAD_GATEWAY', `Agent server unreachable (${method} ${path.split('?')[0]}): ${(error as Error).message}`);
+      const why =
+        (error as Error).name === 'TimeoutError' ? `no answer within ${this.requestTimeoutMs / 1000} s` : (error as Error).message;
+      throw new AgentServerError(null, `Agent server unreachable (${method} ${path.split('?')[0]}): ${why}`);
     }
-    const text = await response.text();
+    let text: string;
+    try {
+      text = await response.text();
+    } catch (error) {
+      throw new AgentServerError(null, `Agent server unreachable (${method} ${path.split('?')[0]}): ${(error as Error).message}`);
+    }
+    const what = `${method} ${path.split('?')[0]}`;
+    // Only the sanitised summary of the agent server's text goes on: it can echo what we sent.
     if (!response.ok) {
-      throw new AppError(
-        'BAD_GATEWAY',
-        `Agent server answered ${response.status} to ${method} ${path.split('?')[0]}: ${text.slice(0, 300)}`,
+      const sent = [this.sessionKey, ...(isForm ? [] : stringsOf(body))];
+      const detail = errorSummary(text, sent);
+      throw new AgentServerError(
+        response.status,
+        `Agent server answered ${response.status} to ${what}${detail}`,
+        detail ? detail.slice(2) : null,
       );
     }
-    return (text ? JSON.parse(text) : undefined) as T;
+    try {
+      return (text ? JSON.parse(text) : undefined) as T;
+    } catch {
+      // The parser's message would quote the body.
+      throw new AgentServerError(response.status, `Agent server answered ${what} with a body that is not JSON`);
+    }
   }
 }
 
+/** Every string in a request body (the values a failing agent server may echo back). */
+function stringsOf(value: unknown, found: string[] = [], depth = 0): string[] {
+  if (typeof value === 'string') found.push(value);
+  else if (value && typeof value === 'object' && depth < 32) for (const child of Object.values(value)) stringsOf(child, found, depth + 1);
+  return found;
+}
+
+/** Strings this short are words and numbers, not secrets; redacting them would garble the summary. */
+const MIN_REDACTED_LENGTH = 6;
+/** Long unbroken runs of key-like characters: credentials whatever they belong to. */
+const KEY_LIKE = /[A-Za-z0-9_\-+/=.]{24,}/g;
+
 /**
  * The agent server's error without what we sent: FastAPI validation errors echo the
- * offending `input`, which for a conversation start can hold the LLM key and secrets.
+ * offending `input`, and any message may quote the LLM key or secrets of the request. Keeps
+ * the locations and messages (at most 300 characters), with every sent string of some length
+ * and every key-like run of characters replaced by [redacted]; nothing of a non-JSON body.
  */
-export function errorSummary(body: string): string {
+export function errorSummary(body: string, sent: readonly string[] = []): string {
+  let summary: string;
   try {
     const parsed = JSON.parse(body) as { detail?: unknown; exception?: unknown };
     if (Array.isArray(parsed.detail)) {
-      const issues = parsed.detail.map((d: { loc?: unknown[]; msg?: string }) => `${(d.loc ?? []).join('.')}: ${d.msg ?? 'invalid'}`);
-      return `: ${issues.join('; ').slice(0, 300)}`;
+      summary = parsed.detail.map((d: { loc?: unknown[]; msg?: string }) => `${(d.loc ?? []).join('.')}: ${d.msg ?? 'invalid'}`).join('; ');
+    } else {
+      const message = typeof parsed.exception === 'string' ? parsed.exception : typeof parsed.detail === 'string' ? parsed.detail : null;
+      if (!message) return '';
+      summary = message;
     }
-    const message = typeof parsed.exception === 'string' ? parsed.exception : typeof parsed.detail === 'string' ? parsed.detail : null;
-    return message ? `: ${message.slice(0, 300)}` : '';
   } catch {
     return '';
   }
+  for (const secret of [...sent].filter((s) => s.length >= MIN_REDACTED_LENGTH).sort((a, b) => b.length - a.length)) {
+    summary = summary.split(secret).join('[redacted]');
+  }
+  return `: ${summary.replace(KEY_LIKE, '[redacted]').slice(0, 300)}`;
 }

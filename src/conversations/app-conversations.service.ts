@@ -29,6 +29,8 @@ export class AppConversationsService {
     /** Tells the start-task queue that work was added. */
     private readonly kick: () => void,
     private readonly log: Logger,
+    /** Removes what other services keep about a deleted conversation (its events, feedback). */
+    private readonly removeConversationData: (userId: string, conversationId: string) => Promise<void> = async () => {},
   ) {
     this.live = new LiveStatus(store, sandboxes);
   }
@@ -43,7 +45,10 @@ export class AppConversationsService {
     if (request.parent_conversation_id) {
       // Sub-conversation: inherit what the request leaves out from the parent (reference).
       const parent = await this.store.conversation(userId, request.parent_conversation_id);
-      if (!parent) throw new AppError('NOT_FOUND', `Parent conversation not found: ${request.parent_conversation_id}`);
+      if (!parent) {
+        const message = `Parent conversation not found: ${request.parent_conversation_id}`;
+        throw new AppError('NOT_FOUND', message, { reason: 'parent_conversation_not_found' });
+      }
       request.sandbox_id ??= parent.sandboxId;
       request.selected_repository ??= parent.selected_repository;
       request.selected_branch ??= parent.selected_branch;
@@ -109,30 +114,46 @@ export class AppConversationsService {
     return this.store.countTasks(userId, filters);
   }
 
-  /** Snapshots of a task until it is READY or ERROR (stream-start and the tRPC subscription). */
+  /**
+   * Snapshots of a task until it is READY or ERROR (stream-start and the tRPC subscription).
+   * Every step this process records is delivered, however fast the steps follow each other
+   * (they arrive with the change); steps made by other replicas are polled every 500 ms.
+   */
   async *watchTask(userId: string, taskId: string, signal?: AbortSignal): AsyncGenerator<AppConversationStartTask> {
-    let last = '';
-    for (;;) {
-      const task = await this.getTask(userId, taskId);
-      if (!task) throw new AppError('NOT_FOUND', 'Start task not found', { reason: 'start_task_not_found' });
-      const snapshot = JSON.stringify(task);
-      if (snapshot !== last) {
-        last = snapshot;
-        yield task;
-      }
-      if (TERMINAL.includes(task.status) || signal?.aborted) return;
-      // Woken early by a change made in this process; the timeout covers work done by other replicas.
-      await new Promise<void>((resolve) => {
-        const unsubscribe = this.store.onTaskChange((id) => {
-          if (id === taskId) done();
+    const changes: StartTask[] = [];
+    let wake: (() => void) | undefined;
+    const unsubscribe = this.store.onTaskChange((id, task) => {
+      if (id !== taskId || task.userId !== userId) return;
+      changes.push(task);
+      wake?.();
+    });
+    try {
+      let last: AppConversationStartTask | undefined;
+      let latest = await this.store.task(userId, taskId);
+      for (;;) {
+        if (!latest) throw new AppError('NOT_FOUND', 'Start task not found', { reason: 'start_task_not_found' });
+        for (const task of changes.length > 0 ? changes.splice(0) : [latest]) {
+          const snapshot = toTask(task);
+          // Never back in time (a change queued before the first read), never the same twice.
+          if (last && (snapshot.updated_at < last.updated_at || JSON.stringify(snapshot) === JSON.stringify(last))) continue;
+          last = snapshot;
+          yield snapshot;
+          if (TERMINAL.includes(snapshot.status)) return;
+        }
+        if (signal?.aborted) return;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, 500);
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+          if (changes.length > 0) wake();
         });
-        const timer = setTimeout(() => done(), 500);
-        const done = () => {
-          clearTimeout(timer);
-          unsubscribe();
-          resolve();
-        };
-      });
+        wake = undefined;
+        if (changes.length === 0) latest = await this.store.task(userId, taskId);
+      }
+    } finally {
+      unsubscribe();
     }
   }
 
@@ -182,12 +203,17 @@ export class AppConversationsService {
         .deleteConversation(id)
         .catch(() => {});
     }
-    await this.store.deleteConversation(userId, id);
+    // A start still under way may know its sandbox before the record does.
+    const sandboxId = record.sandboxId ?? (await this.store.latestTaskOf(userId, id))?.sandbox_id ?? null;
+    // Tasks first: cut off between the two writes, the conversation is still listed and a
+    // second delete finishes the job (the other order would leave a task that reads STARTING).
     await this.store.deleteTasksOf(userId, id);
-    if ((await this.store.countConversationsInSandbox(userId, record.sandboxId)) === 0) {
-      await this.sandboxes.delete(userId, record.sandboxId).catch((error: unknown) => {
+    await this.store.deleteConversation(userId, id);
+    await this.removeConversationData(userId, id);
+    if (sandboxId && (await this.store.countConversationsInSandbox(userId, sandboxId)) === 0) {
+      await this.sandboxes.delete(userId, sandboxId).catch((error: unknown) => {
         if (!(error instanceof AppError && error.code === 'NOT_FOUND'))
-          this.log.warn({ err: error, sandboxId: record.sandboxId }, 'deleting the sandbox failed');
+          this.log.warn({ err: error, sandboxId }, 'deleting the sandbox failed');
       });
     }
     return true;

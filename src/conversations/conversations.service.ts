@@ -1,5 +1,6 @@
 // V0 conversation endpoints (API.md B.5) on top of the V1 start machinery: a "new
 // conversation" is a start task whose conversation id is known at once.
+import type { ProviderType } from '../../contract/common.schema.js';
 import type { ConversationInfo, NewConversationInput } from '../../contract/conversations.schema.js';
 import type { AppConversation, AppConversationStartRequest } from '../../contract/app-conversations.schema.js';
 import { AppError } from '../errors.js';
@@ -116,6 +117,28 @@ export class ConversationsService {
     };
   }
 
+  /**
+   * Conversations started to create a microagent on one repository (trigger
+   * microagent_management), newest first, without those whose last pull request is closed.
+   */
+  async microagentManagement(userId: string, input: { selected_repository: string; page_id?: string | null; limit: number }) {
+    const page = await this.list(userId, {
+      page_id: input.page_id,
+      limit: input.limit,
+      selected_repository: input.selected_repository,
+      conversation_trigger: 'microagent_management',
+      include_sub_conversations: false,
+    });
+    const open = await Promise.all(
+      page.results.map((c) => {
+        const last = c.pr_number.at(-1);
+        if (last === undefined) return true;
+        return this.gitProviders.pullRequestOpen(userId, c.git_provider as ProviderType | null, input.selected_repository, last);
+      }),
+    );
+    return { results: page.results.filter((_, i) => open[i]), next_page_id: page.next_page_id };
+  }
+
   async setTitle(userId: string, id: string, title: string): Promise<boolean> {
     validateConversationId(id);
     if (!(await this.appConversations.setTitle(userId, id, title))) {
@@ -161,7 +184,7 @@ export function toConversationInfo(c: AppConversation): ConversationInfo {
 /** Reference path checks on conversation ids. */
 function validateConversationId(id: string): void {
   const fail = (detail: string) => {
-    throw new AppError('BAD_REQUEST', detail);
+    throw new AppError('BAD_REQUEST', detail, { reason: 'invalid_conversation_id' });
   };
   if (id.length > 100) fail('Conversation ID is too long');
   if (id.includes('\0')) fail('Conversation ID contains invalid characters');

@@ -24,7 +24,12 @@ export interface LeaseQueueOptions<T extends { _id: string }> {
   log: Logger;
 }
 
-/** Thrown by a worker whose lease another worker has taken over; that worker finishes the job. */
+const MAX_BACKOFF_MS = 10_000;
+
+/**
+ * Thrown by a worker whose lease another worker has taken over (that worker finishes the
+ * job), or that cannot record its work right now (the lease lapses and the job is redone).
+ */
 export class LeaseLost extends Error {}
 
 export class LeaseQueue<T extends { _id: string }> {
@@ -34,6 +39,7 @@ export class LeaseQueue<T extends { _id: string }> {
   private timer: NodeJS.Timeout | undefined;
   private stopped = true;
   private polling = false;
+  private failedPolls = 0;
 
   constructor(private readonly options: LeaseQueueOptions<T>) {}
 
@@ -51,7 +57,11 @@ export class LeaseQueue<T extends { _id: string }> {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
-    if (this.active.size > 0) await this.options.store.release([...this.active], this.owner);
+    if (this.active.size === 0) return;
+    // Without a database the leases simply lapse; shutting down must not wait for it.
+    await this.options.store
+      .release([...this.active], this.owner)
+      .catch((error: unknown) => this.options.log.warn({ err: error }, 'handing leases back failed; they lapse instead'));
   }
 
   private schedule(delayMs: number): void {
@@ -62,6 +72,7 @@ export class LeaseQueue<T extends { _id: string }> {
   private async poll(): Promise<void> {
     if (this.polling || this.stopped) return;
     this.polling = true;
+    let delayMs = this.options.pollMs;
     try {
       while (!this.stopped && this.active.size < this.options.maxConcurrent) {
         const item = await this.options.store.claim(this.owner, this.options.leaseMs);
@@ -69,11 +80,17 @@ export class LeaseQueue<T extends { _id: string }> {
         this.active.add(item._id);
         void this.run(item).finally(() => this.active.delete(item._id));
       }
+      if (this.failedPolls > 0) this.options.log.info({ failedPolls: this.failedPolls }, 'claiming work again');
+      this.failedPolls = 0;
     } catch (error) {
-      this.options.log.warn({ err: error }, 'claiming work failed');
+      // The store is unreachable (e.g. a database outage): back off, log the first failure
+      // only, and keep polling so the queue resumes by itself.
+      if (this.failedPolls === 0) this.options.log.warn({ err: error }, 'claiming work failed; retrying with backoff');
+      this.failedPolls++;
+      delayMs = Math.min(this.options.pollMs * 2 ** this.failedPolls, MAX_BACKOFF_MS);
     } finally {
       this.polling = false;
-      if (!this.stopped) this.schedule(this.options.pollMs);
+      if (!this.stopped) this.schedule(delayMs);
     }
   }
 
@@ -87,7 +104,7 @@ export class LeaseQueue<T extends { _id: string }> {
     try {
       await this.options.worker(item, this.owner);
     } catch (error) {
-      if (error instanceof LeaseLost) log.warn({ id: item._id }, 'lost a lease; another worker owns it now');
+      if (error instanceof LeaseLost) log.warn({ id: item._id, why: error.message || 'another worker owns it now' }, 'gave up a lease');
       else log.error({ err: error, id: item._id }, 'worker failed');
     } finally {
       clearInterval(heartbeat);

@@ -15,7 +15,7 @@ export class LiveStatus {
   async of(userId: string, records: AppConversationRecord[], withSubConversations: boolean): Promise<AppConversation[]> {
     const states = await this.sandboxes.statuses(
       userId,
-      records.map((r) => r.sandboxId),
+      records.flatMap((r) => (r.sandboxId ? [r.sandboxId] : [])),
     );
     const subs = withSubConversations
       ? await this.store.subConversationsOf(
@@ -26,7 +26,9 @@ export class LiveStatus {
     // One agent-server call per running sandbox for the live execution status.
     const execution = new Map<string, string | null>();
     const bySandbox = new Map<string, AppConversationRecord[]>();
-    for (const r of records) bySandbox.set(r.sandboxId, [...(bySandbox.get(r.sandboxId) ?? []), r]);
+    for (const r of records) {
+      if (r.sandboxId && isReady(r)) bySandbox.set(r.sandboxId, [...(bySandbox.get(r.sandboxId) ?? []), r]);
+    }
     await Promise.all(
       [...bySandbox].map(async ([sandboxId, conversations]) => {
         const state = states.get(sandboxId);
@@ -41,12 +43,15 @@ export class LiveStatus {
       }),
     );
     return records.map((r) => {
-      const state = states.get(r.sandboxId);
-      const publicUrl = state?.status === 'RUNNING' ? state.exposedUrls?.find((u) => u.name === 'AGENT_SERVER')?.url : undefined;
+      const state = r.sandboxId ? states.get(r.sandboxId) : undefined;
+      // A conversation still starting, or whose start failed, shows as such whatever its sandbox does.
+      const startStatus = r.startState === 'starting' ? 'STARTING' : r.startState === 'failed' ? 'ERROR' : null;
+      const publicUrl =
+        !startStatus && state?.status === 'RUNNING' ? state.exposedUrls?.find((u) => u.name === 'AGENT_SERVER')?.url : undefined;
       return {
         id: r._id,
         created_by_user_id: r.userId,
-        sandbox_id: r.sandboxId,
+        sandbox_id: r.sandboxId ?? null,
         selected_repository: r.selected_repository ?? null,
         selected_branch: r.selected_branch ?? null,
         git_provider: r.git_provider ?? null,
@@ -59,7 +64,7 @@ export class LiveStatus {
         sub_conversation_ids: subs.filter((s) => s.parent_conversation_id === r._id).map((s) => s._id),
         created_at: r.createdAt.toISOString(),
         updated_at: r.updatedAt.toISOString(),
-        sandbox_status: state?.status ?? 'MISSING',
+        sandbox_status: startStatus ?? state?.status ?? 'MISSING',
         sandbox_status_reason: state ? state.reason : (r.sandbox_gone_reason ?? null),
         execution_status: execution.get(r._id) ?? null,
         conversation_url: publicUrl ? `${publicUrl}/api/conversations/${r._id}` : null,
@@ -68,3 +73,5 @@ export class LiveStatus {
     });
   }
 }
+
+const isReady = (r: AppConversationRecord) => r.startState !== 'starting' && r.startState !== 'failed';

@@ -1,6 +1,8 @@
 // The filters and sorts of the conversation store's searches, built from the API's filter
-// fields (no database access here; store.ts runs them).
-import type { ConversationFilters, StartTaskFilters } from '../../contract/app-conversations.schema.js';
+// fields, and the fields of a new conversation record (no database access here; store.ts runs them).
+import type { ConversationFilters, StartTaskFilters, StartTaskStatus } from '../../contract/app-conversations.schema.js';
+import type { AppConversationRecord } from '../../models/index.js';
+import type { NewStartTask, StartTask } from './store.js';
 
 /** Which conversations a search returns: the V1 filters, the V0 filters, and sub-conversations or not. */
 export interface ConversationSearch extends ConversationFilters {
@@ -46,3 +48,65 @@ export function taskQuery(userId: string, f: StartTaskFilters): Record<string, u
 function escapeRegex(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
+
+/** What a conversation record takes from its start task's request. */
+export function conversationFields(task: Pick<StartTask, 'request'>) {
+  const request = task.request;
+  return {
+    selected_repository: request.selected_repository ?? null,
+    selected_branch: request.selected_branch ?? null,
+    git_provider: request.git_provider ?? null,
+    trigger: request.trigger ?? null,
+    pr_number: request.pr_number ?? [],
+    parent_conversation_id: request.parent_conversation_id ?? null,
+  };
+}
+
+/** A new conversation record for a task: its request's fields, no title or status yet, and `fields`. */
+export function newConversation(
+  task: Pick<StartTask, 'request' | 'conversationId' | 'userId' | 'createdAt'>,
+  fields: Record<string, unknown>,
+) {
+  return {
+    ...conversationFields(task),
+    _id: task.conversationId,
+    userId: task.userId,
+    createdAt: task.createdAt,
+    title: null,
+    metrics: null,
+    execution_status: null,
+    ...fields,
+  };
+}
+
+/** A new start task, WORKING, unclaimed; mcpConfig is the encrypted per-conversation MCP override. */
+export function newStartTask(task: NewStartTask, mcpConfig: string | null): StartTask {
+  return {
+    ...task,
+    detail: null,
+    app_conversation_id: null,
+    sandbox_id: null,
+    agent_server_url: null,
+    mcpConfig,
+    phase_times: { [task.status]: task.createdAt },
+    sandbox_source: null,
+    attempts: 0,
+    leaseOwner: null,
+    leaseExpiresAt: null,
+  };
+}
+
+/** The fields of a conversation an agent server reports first (created ready, for the sandbox's owner). */
+export function reportedConversationDefaults(set: Partial<Pick<AppConversationRecord, 'title' | 'metrics'>>, llmModel: string | null) {
+  return {
+    createdAt: new Date(),
+    startState: 'ready',
+    llm_model: llmModel,
+    pr_number: [],
+    ...(set.title ? {} : { title: null }),
+    ...(set.metrics ? {} : { metrics: null }),
+  };
+}
+
+/** A start task in these statuses is finished: it leaves the claim queue. */
+export const TERMINAL: StartTaskStatus[] = ['READY', 'ERROR'];

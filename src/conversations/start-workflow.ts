@@ -24,6 +24,7 @@ import * as scripts from './workspace-scripts.js';
 /** Start tasks one replica works at once. */
 export const CONCURRENT_STARTS = 4;
 const SETUP_SCRIPT_TIMEOUT_S = 600;
+const CAPACITY_RETRY_MS = 1_000;
 
 export interface StartWorkflowDeps {
   store: ConversationStore;
@@ -72,10 +73,17 @@ export class StartWorkflow {
       await this.execute(task, step, log);
     } catch (error) {
       if (error instanceof LeaseLost) throw error;
+      // An outage is no verdict on the task: its lease lapses and the task is redone from the
+      // top (its steps are idempotent) once the database is back.
+      if (error instanceof AppError && error.reason === 'database_unavailable') throw new LeaseLost('database unavailable');
       const detail = error instanceof AppError ? error.message : 'Unexpected error while starting the conversation';
       if (!(error instanceof AppError)) log.error({ err: error }, 'start task failed');
       else log.info({ detail }, 'start task failed');
-      await step('ERROR', { detail, leaseOwner: null, leaseExpiresAt: null }).catch(() => {});
+      const ended = await step('ERROR', { detail, leaseOwner: null, leaseExpiresAt: null }).then(
+        () => true,
+        () => false,
+      );
+      if (ended) await this.deps.store.markStartFailed(task).catch(() => {});
     }
   }
 
@@ -93,7 +101,8 @@ export class StartWorkflow {
     let sandboxId = task.sandbox_id ?? request.sandbox_id ?? null;
     let source: SandboxSource = task.sandbox_source ?? 'existing';
     if (!sandboxId) {
-      const acquired = await this.deps.sandboxes.acquire(task.userId);
+      const deadline = task.createdAt.getTime() + this.deps.config.conversations.deadlineMs;
+      const acquired = await whenCapacity(() => this.deps.sandboxes.acquire(task.userId), deadline);
       sandboxId = acquired.info.id;
       source = acquired.source;
     }
@@ -103,6 +112,7 @@ export class StartWorkflow {
         throw new AppError('NOT_FOUND', `Sandbox not found: ${sandboxId}`);
       throw error;
     });
+    await this.deps.store.setConversationSandbox(task, sandboxId);
     // The start is a use of the sandbox from here to the end, however long the setup takes.
     const release = this.deps.lifecycle.usage.hold(sandboxId);
     try {
@@ -125,7 +135,7 @@ export class StartWorkflow {
       await step('STARTING_CONVERSATION', { agent_server_url: sandbox.publicUrl });
       await agent.startConversation(await this.conversationRequest(task, settings, model, projectDir));
 
-      await this.deps.store.saveStartedConversation(task, sandboxId, model);
+      if (!(await this.deps.store.saveStartedConversation(task, sandboxId, model))) throw new LeaseLost(); // deleted meanwhile
       await step('READY', { app_conversation_id: task.conversationId, leaseOwner: null, leaseExpiresAt: null });
       log.info({ conversationId: task.conversationId }, 'conversation ready');
     } finally {
@@ -199,6 +209,18 @@ export class StartWorkflow {
         ? { url: `${this.deps.webUrl()}/api/v1/webhooks/secrets`, accessToken: this.deps.accessTokens.sign(task.userId, provider) }
         : null,
     });
+  }
+}
+
+/** A start waits for a free sandbox-start slot where a request would get a 503. */
+async function whenCapacity<T>(operation: () => Promise<T>, deadline: number): Promise<T> {
+  for (;;) {
+    try {
+      return await operation();
+    } catch (error) {
+      if (!(error instanceof AppError && error.reason === 'sandbox_starts_busy') || Date.now() > deadline) throw error;
+      await new Promise((r) => setTimeout(r, CAPACITY_RETRY_MS));
+    }
   }
 }
 

@@ -6,10 +6,24 @@ import type { AppConversationRecord, Models, StartTaskRecord } from '../../model
 import type { AppConversationStartRequest, StartTaskFilters, StartTaskStatus } from '../../contract/app-conversations.schema.js';
 import type { McpConfig, McpConfigInput } from '../../contract/mcp.schema.js';
 import type { SecretBox } from '../crypto.js';
+import { isDuplicateKeyError } from '../errors.js';
 import { DecisionClaims } from '../db/claims.js';
+import { KeyedQueue } from '../keyed-queue.js';
 import type { LeaseStore } from './lease-queue.js';
+import { startTaskLeases } from './task-leases.js';
 import { TaskQueue } from './task-queue.js';
-import { conversationQuery, TASK_SORT, taskQuery, type ConversationSearch, type TaskSortOrder } from './queries.js';
+import {
+  conversationFields,
+  conversationQuery,
+  newConversation,
+  newStartTask,
+  reportedConversationDefaults,
+  TASK_SORT,
+  taskQuery,
+  TERMINAL,
+  type ConversationSearch,
+  type TaskSortOrder,
+} from './queries.js';
 
 export type { ConversationSearch, TaskSortOrder } from './queries.js';
 
@@ -22,44 +36,47 @@ export type StartTaskUpdate = Partial<
   leaseExpiresAt?: null;
 };
 
-export const TERMINAL: StartTaskStatus[] = ['READY', 'ERROR'];
+export { TERMINAL } from './queries.js';
 
 const asTask = (record: StartTaskRecord) => record as StartTask;
 
 export class ConversationStore {
   private readonly taskChanges = new EventEmitter().setMaxListeners(0);
+  /** Writes to one conversation record, one at a time (keyed-queue.ts says why). */
+  private readonly recordWrites = new KeyedQueue();
 
   private readonly queue: TaskQueue;
 
   constructor(
     private readonly models: Models,
     private readonly box: SecretBox,
-    private readonly claims = new DecisionClaims(models),
+    claims = new DecisionClaims(models),
   ) {
     this.queue = new TaskQueue(models.StartTaskQueue);
+    this.taskLeases = startTaskLeases(models, this.queue, claims);
   }
 
   // ---- start tasks ----
 
-  /** A per-conversation MCP override is stored encrypted: it holds credentials. */
+  /**
+   * Creates the task and, with it, its conversation's record (startState "starting"), so the
+   * conversation is visible, and its id taken, from the first moment. A per-conversation MCP
+   * override is stored encrypted: it holds credentials.
+   */
   async createTask(task: NewStartTask, mcpOverride: McpConfigInput | null): Promise<StartTask> {
-    const record: StartTask = {
-      ...task,
-      detail: null,
-      app_conversation_id: null,
-      sandbox_id: null,
-      agent_server_url: null,
-      mcpConfig: mcpOverride ? this.box.encrypt(JSON.stringify(mcpOverride), mcpOverrideContext(task._id)) : null,
-      phase_times: { [task.status]: task.createdAt },
-      sandbox_source: null,
-      attempts: 0,
-      leaseOwner: null,
-      leaseExpiresAt: null,
-    };
+    const record = newStartTask(task, mcpOverride ? this.box.encrypt(JSON.stringify(mcpOverride), mcpOverrideContext(task._id)) : null);
     // The queue entry first: a crash in between leaves an entry without a task (claims drop it),
     // never a task no worker will find.
     await this.queue.enqueue(record._id, record.createdAt);
     await this.models.StartTask.create(record);
+    try {
+      // No sandbox yet: the start sets it once it has the (checked) sandbox.
+      const fields = { sandboxId: null, llm_model: task.request.llm_model ?? null, startState: 'starting', updatedAt: task.updatedAt };
+      await this.models.AppConversation.create(newConversation(record, fields));
+    } catch (error) {
+      await this.models.StartTask.deleteOne({ _id: task._id }); // nothing half-written
+      throw error;
+    }
     return record;
   }
 
@@ -122,73 +139,27 @@ export class ConversationStore {
     return (await this.models.StartTask.deleteMany({ userId, conversationId })).deletedCount;
   }
 
-  // ---- start-task leases (see lease-queue.ts) ----
-  // Claims read the queue (start_task_queue: one entry per unfinished task), never the tasks:
-  // idle polling costs the same with any number of finished tasks. The lease is on the task,
-  // where the workflow's writes check it; the entry's dueAt only says when to look again.
+  // ---- start-task leases (task-leases.ts) ----
 
-  readonly taskLeases: LeaseStore<StartTask> = {
-    /**
-     * The task of the oldest due queue entry whose lease is free or expired (of the first few,
-     * one another replica has not just taken); the claim counts as an attempt. The attempt's
-     * claim key makes it exclusive: a conditional update alone is not on FerretDB (two
-     * replicas could both win).
-     */
-    claim: async (owner, leaseMs) => {
-      const now = new Date();
-      for (const entry of await this.queue.due(now, 4)) {
-        const task = await this.models.StartTask.findOne({ _id: entry._id }, { status: 1, leaseExpiresAt: 1, attempts: 1 }).lean();
-        if (!task || TERMINAL.includes(task.status as StartTaskStatus) || (task.leaseExpiresAt && task.leaseExpiresAt >= now)) {
-          await this.queue.settle(entry, task && { unfinished: !TERMINAL.includes(task.status as StartTaskStatus), ...task }, now);
-          continue;
-        }
-        if (!(await this.claims.claim(`start-task:${entry._id}:${task.attempts ?? 0}`))) continue;
-        const leaseEnd = new Date(now.getTime() + leaseMs);
-        const record = await this.models.StartTask.findOneAndUpdate(
-          { _id: entry._id },
-          { $set: { leaseOwner: owner, leaseExpiresAt: leaseEnd }, $inc: { attempts: 1 } },
-          { new: true },
-        ).lean();
-        if (record) {
-          await this.queue.dueAt(entry._id, leaseEnd);
-          return asTask(record);
-        }
-      }
-      return null;
-    },
-    renew: async (taskId, owner, leaseMs) => {
-      const leaseEnd = new Date(Date.now() + leaseMs);
-      const renewed = await this.models.StartTask.updateOne({ _id: taskId, leaseOwner: owner }, { $set: { leaseExpiresAt: leaseEnd } });
-      if (renewed.matchedCount > 0) await this.queue.dueAt(taskId, leaseEnd);
-    },
-    release: async (taskIds, owner) => {
-      // One task at a time: an _id equality is the one lookup the embedded FerretDB narrows in SQLite.
-      for (const taskId of taskIds) {
-        const released = await this.models.StartTask.updateOne(
-          { _id: taskId, leaseOwner: owner },
-          { $set: { leaseOwner: null, leaseExpiresAt: null } },
-        );
-        if (released.matchedCount > 0) await this.queue.dueAt(taskId, new Date());
-      }
-    },
-  };
+  readonly taskLeases: LeaseStore<StartTask>;
 
   /** Updates a task only while `owner` holds its lease; false when the lease was lost. A status's first entry time is kept. */
   async updateLeasedTask(taskId: string, owner: string, update: StartTaskUpdate): Promise<boolean> {
     const now = new Date();
-    const result = await this.models.StartTask.updateOne(
+    const record = await this.models.StartTask.findOneAndUpdate(
       { _id: taskId, leaseOwner: owner },
       { $set: { updatedAt: now, ...update }, ...(update.status ? { $min: { [`phase_times.${update.status}`]: now } } : {}) },
-    );
-    if (result.matchedCount === 0) return false;
+      { new: true },
+    ).lean();
+    if (!record) return false;
     // A finished task leaves the queue (a crash before this is settled by the next claim).
     if (update.status && TERMINAL.includes(update.status)) await this.queue.remove(taskId);
-    this.taskChanges.emit('change', taskId);
+    this.taskChanges.emit('change', taskId, asTask(record));
     return true;
   }
 
-  /** Calls listener with the id of every task this process changes; returns the unsubscribe. */
-  onTaskChange(listener: (taskId: string) => void): () => void {
+  /** Calls listener with every task this process changes, as changed; returns the unsubscribe. */
+  onTaskChange(listener: (taskId: string, task: StartTask) => void): () => void {
     this.taskChanges.on('change', listener);
     return () => this.taskChanges.off('change', listener);
   }
@@ -233,53 +204,65 @@ export class ConversationStore {
     return this.models.AppConversation.countDocuments({ userId, sandboxId });
   }
 
-  /** Records the conversation a task started (idempotent: a retried start overwrites its own record). */
-  async saveStartedConversation(task: StartTask, sandboxId: string, model: string): Promise<void> {
-    const request = task.request;
-    await this.models.AppConversation.updateOne(
-      { _id: task.conversationId },
-      {
-        $set: {
-          userId: task.userId,
-          sandboxId,
-          selected_repository: request.selected_repository ?? null,
-          selected_branch: request.selected_branch ?? null,
-          git_provider: request.git_provider ?? null,
-          trigger: request.trigger ?? null,
-          llm_model: model,
-          pr_number: request.pr_number ?? [],
-          parent_conversation_id: request.parent_conversation_id ?? null,
-          updatedAt: new Date(),
-        },
-        $setOnInsert: { createdAt: task.createdAt, title: null, metrics: null, execution_status: null },
-      },
-      { upsert: true },
+  /** The sandbox a task's conversation runs in, once the task knows it. */
+  async setConversationSandbox(task: StartTask, sandboxId: string): Promise<void> {
+    const update = { $set: { sandboxId, updatedAt: new Date() } };
+    await this.recordWrites.run(task.conversationId, () =>
+      this.models.AppConversation.updateOne({ _id: task.conversationId, userId: task.userId }, update),
     );
   }
 
-  /** Fields the agent server reports; a conversation it reports first is created for `userId`. */
+  /**
+   * Records the conversation a task started (idempotent: a retried start overwrites its own
+   * record). False when the record is gone because its owner deleted the conversation meanwhile.
+   */
+  async saveStartedConversation(task: StartTask, sandboxId: string, model: string): Promise<boolean> {
+    return this.recordWrites.run(task.conversationId, async () => {
+      const set = { ...conversationFields(task), sandboxId, llm_model: model, startState: 'ready', updatedAt: new Date() };
+      const updated = await this.models.AppConversation.updateOne({ _id: task.conversationId, userId: task.userId }, { $set: set });
+      if (updated.matchedCount > 0) return true;
+      // A task from before records were made at task creation has none yet; a deleted task's conversation stays deleted.
+      if (!(await this.models.StartTask.exists({ _id: task._id }))) return false;
+      await this.models.AppConversation.create(newConversation(task, set));
+      return true;
+    });
+  }
+
+  /** A start that ended in ERROR leaves its conversation failed (listed, deletable). */
+  async markStartFailed(task: StartTask): Promise<void> {
+    const starting = { _id: task.conversationId, userId: task.userId, startState: 'starting' };
+    const update = { $set: { startState: 'failed', updatedAt: new Date() } };
+    await this.recordWrites.run(task.conversationId, () => this.models.AppConversation.updateOne(starting, update));
+  }
+
+  /**
+   * Fields the agent server in `owner.sandboxId` reports. A conversation id it reports first is
+   * created for the sandbox's owner; an id that exists for another user or another sandbox (or
+   * for a start that has no sandbox yet) is not touched, and the answer is false.
+   */
   async saveReportedConversation(
     id: string,
     owner: { userId: string; sandboxId: string },
     set: Partial<Pick<AppConversationRecord, 'execution_status' | 'title' | 'metrics'>>,
     llmModel: string | null,
-  ): Promise<void> {
-    await this.models.AppConversation.updateOne(
-      { _id: id },
-      {
-        $set: { updatedAt: new Date(), ...set },
-        $setOnInsert: {
-          userId: owner.userId,
-          sandboxId: owner.sandboxId,
-          createdAt: new Date(),
-          llm_model: llmModel,
-          pr_number: [],
-          ...(set.title ? {} : { title: null }),
-          ...(set.metrics ? {} : { metrics: null }),
-        },
-      },
-      { upsert: true },
-    );
+  ): Promise<boolean> {
+    return this.recordWrites.run(id, async () => {
+      try {
+        // The filter names owner and sandbox: a record of anyone else makes the upsert collide on _id.
+        await this.models.AppConversation.updateOne(
+          { _id: id, userId: owner.userId, sandboxId: owner.sandboxId },
+          {
+            $set: { updatedAt: new Date(), ...set },
+            $setOnInsert: reportedConversationDefaults(set, llmModel),
+          },
+          { upsert: true },
+        );
+        return true;
+      } catch (error) {
+        if (isDuplicateKeyError(error)) return false;
+        throw error;
+      }
+    });
   }
 
   /** Updates a user's conversation; false when there is none. */
@@ -288,8 +271,10 @@ export class ConversationStore {
     id: string,
     set: Partial<Pick<AppConversationRecord, 'execution_status' | 'title' | 'metrics'>>,
   ): Promise<boolean> {
-    const result = await this.models.AppConversation.updateOne({ _id: id, userId }, { $set: { ...set, updatedAt: new Date() } });
-    return result.matchedCount > 0;
+    return this.recordWrites.run(id, async () => {
+      const result = await this.models.AppConversation.updateOne({ _id: id, userId }, { $set: { ...set, updatedAt: new Date() } });
+      return result.matchedCount > 0;
+    });
   }
 
   /** Tells the conversations of a sandbox a lifecycle policy removed why their workspace is gone. */

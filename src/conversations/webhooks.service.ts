@@ -1,7 +1,10 @@
 // Webhooks from agent servers (API.md B.11): authenticated with the sandbox's own session
 // key, they keep a conversation's status, title and metrics current without wiping other
-// fields; and the secrets lookup serves GIT_TOKEN to a holder of a signed access token.
-import type { ProviderType } from '../../contract/common.schema.js';
+// fields, and its events stored; the secrets lookup serves GIT_TOKEN to a holder of a signed
+// access token. A sandbox's key reaches only its own conversations: an id that belongs to
+// another user or another sandbox (or to a start that has not chosen its sandbox yet) answers
+// 401 and nothing changes.
+import { storageIssues, type ProviderType } from '../../contract/common.schema.js';
 import type { AccessTokens } from '../access-token.js';
 import { secretsEqual } from '../crypto.js';
 import { AppError } from '../errors.js';
@@ -9,6 +12,7 @@ import type { GitProvidersService } from '../services/git-providers.service.js';
 import type { SandboxesService } from '../services/sandboxes.service.js';
 import type { SandboxUsage } from '../services/sandbox-lifecycle/usage.js';
 import type { AppConversationRecord } from '../../models/index.js';
+import type { EventsService } from './events.service.js';
 import type { ConversationStore } from './store.js';
 
 const unauthorized = () => new AppError('UNAUTHORIZED', 'Unauthorized');
@@ -31,6 +35,7 @@ export class WebhooksService {
     private readonly gitProviders: GitProvidersService,
     private readonly accessTokens: AccessTokens,
     private readonly usage: SandboxUsage,
+    private readonly eventLog: EventsService,
   ) {}
 
   /** The sandbox's owner, if the presented key is that sandbox's session key. A webhook is a use of the sandbox. */
@@ -45,24 +50,27 @@ export class WebhooksService {
   /** userId: the sandbox's owner, as authenticated by sandboxProcedure. */
   async conversation(sandboxId: string, userId: string, info: Record<string, unknown>): Promise<void> {
     const id = normaliseId(info.id);
-    if (!id) throw new AppError('BAD_REQUEST', 'Conversation info without an id');
-    const existing = await this.store.conversationById(id);
-    if (existing && existing.userId !== userId) throw unauthorized();
+    if (!id) throw new AppError('BAD_REQUEST', 'Conversation info without an id', { reason: 'webhook_conversation_id_missing' });
+    // The agent server reports a conversation it deletes: it must not come back here.
+    if (info.execution_status === 'deleting') return;
     const set: ReportedFields = {};
     if (typeof info.execution_status === 'string') set.execution_status = info.execution_status;
     if (typeof info.title === 'string' && info.title.trim()) set.title = info.title.trim();
     const metrics = metricsOf(info);
     if (metrics) set.metrics = metrics;
     const llm = (info.agent as { llm?: { model?: string } } | undefined)?.llm;
-    await this.store.saveReportedConversation(id, { userId, sandboxId }, set, llm?.model ?? null);
+    if (!(await this.store.saveReportedConversation(id, { userId, sandboxId }, set, llm?.model ?? null))) throw unauthorized();
     if (set.execution_status) await this.usage.noteExecutionStatus(sandboxId, id, set.execution_status);
   }
 
-  /** A batch of agent events: execution status, title and metrics changes. */
-  async events(userId: string, conversationId: string, events: AgentEvent[]): Promise<void> {
+  /** A batch of agent events: stored, and their execution status, title and metrics changes applied. */
+  async events(sandboxId: string, userId: string, conversationId: string, events: AgentEvent[]): Promise<void> {
     const id = normaliseId(conversationId);
-    const conversation = id ? await this.store.conversation(userId, id) : null;
-    if (!conversation) return; // not (yet) ours to track; the agent server retries nothing for a 200
+    const conversation = id ? await this.store.conversationById(id) : null;
+    // Unknown here (e.g. deleted): acknowledged, or the agent server would resend it forever.
+    if (!conversation) return;
+    if (conversation.userId !== userId || conversation.sandboxId !== sandboxId) throw unauthorized();
+    await this.eventLog.record(userId, conversation._id, events as Record<string, unknown>[]);
     const set: ReportedFields = {};
     let title = conversation.title;
     for (const event of events) {
@@ -93,7 +101,7 @@ export class WebhooksService {
     const claims = accessToken ? this.accessTokens.verify(accessToken) : null;
     if (!claims) throw unauthorized();
     const token = (await this.gitProviders.resolve(claims.sub))[claims.provider as ProviderType]?.token;
-    if (!token) throw new AppError('NOT_FOUND', 'No such provider');
+    if (!token) throw new AppError('NOT_FOUND', 'No such provider', { reason: 'provider_token_not_found' });
     return token;
   }
 }
@@ -102,11 +110,13 @@ function normaliseId(id: unknown): string | null {
   return typeof id === 'string' && id ? id.replace(/-/g, '').toLowerCase() : null;
 }
 
-/** MetricsSnapshot (B.7.1) from the agent's stats, when present. */
+/**
+ * MetricsSnapshot (B.7.1) from the agent's stats, when present. Stored as sent, so a snapshot
+ * the database cannot hold (e.g. "$" keys, nested arrays) is left out.
+ */
 function metricsOf(source: Record<string, unknown>): Record<string, unknown> | null {
   const metrics = source.metrics;
-  if (metrics && typeof metrics === 'object') return metrics as Record<string, unknown>;
   const usage = (source.stats as { usage_to_metrics?: Record<string, Record<string, unknown>> } | undefined)?.usage_to_metrics;
-  const agent = usage?.agent;
-  return agent ? agent : null;
+  const found = metrics && typeof metrics === 'object' && !Array.isArray(metrics) ? (metrics as Record<string, unknown>) : usage?.agent;
+  return found && storageIssues(found, 1).length === 0 ? found : null;
 }

@@ -70,3 +70,24 @@ HOOK
   chmod +x .git/hooks/pre-commit .openhands/pre-commit.sh
 fi
 `;
+
+const IGNORED_MARKER = '--acp-ignored-entries--';
+
+/**
+ * Lists a directory's entries one per line (directories with a trailing "/"), then, after a
+ * marker, those git ignores there (.gitignore of the repository the directory is in). A
+ * missing directory lists nothing.
+ */
+export const listEntries = (dir: string) =>
+  `cd -- ${sh(dir)} 2>/dev/null || exit 0
+entries=$(ls -A -p -1)
+[ -n "$entries" ] && printf '%s\\n' "$entries"
+echo ${IGNORED_MARKER}
+[ -n "$entries" ] && printf '%s\\n' "$entries" | git check-ignore --stdin 2>/dev/null
+exit 0`;
+
+export function parseListing(stdout: string): { entries: string[]; ignored: Set<string> } {
+  const [listed = '', ignored = ''] = stdout.split(`${IGNORED_MARKER}\n`);
+  const lines = (text: string) => text.split('\n').filter((line) => line.length > 0);
+  return { entries: lines(listed), ignored: new Set(lines(ignored)) };
+}

@@ -1,11 +1,18 @@
 // Database connection. Each call makes its own mongoose connection (never the global one),
 // so a test process can hold several isolated databases side by side.
+//
+// Outages are bounded: every operation carries the driver's own deadline (timeoutMS covers
+// server selection, connection checkout and the round trip), nothing is buffered behind a
+// dead connection (bufferCommands off), and the failure is one domain error
+// (src/db/unavailable.ts). The driver reconnects by itself when the server is back.
 import type { CommandStartedEvent } from 'mongodb';
 import mongoose from 'mongoose';
 import { createModels, type Models } from '../../models/index.js';
 import { migrate } from './migrations.js';
+import { mapUnavailableErrors } from './unavailable.js';
 
 export const DEFAULT_DB_NAME = 'agent_control_plane';
+const READY_PING_TIMEOUT_MS = 2_000;
 
 // Otherwise mongoose formats a stack trace (`new Error().stack`) for every query it runs, only
 // to attach it to a "query was already executed" error we never cause.
@@ -19,21 +26,30 @@ export interface Database {
   close(): Promise<void>;
 }
 
-export interface ConnectOptions {
-  dbName?: string;
+export interface DatabaseOptions {
+  /** Database name when the URI has none (default agent_control_plane). */
+  dbName?: string | undefined;
+  /** Bound of one database operation (DB_OPERATION_TIMEOUT_MS). */
+  operationTimeoutMs: number;
   /** Sees every command sent (the driver's command monitoring; tests check queries against indexes). */
-  onCommand?: (event: CommandStartedEvent) => void;
+  onCommand?: ((event: CommandStartedEvent) => void) | undefined;
 }
 
-export async function connectDatabase(uri: string, options: ConnectOptions = {}): Promise<Database> {
-  const { dbName, onCommand } = options;
+export async function connectDatabase(uri: string, options: DatabaseOptions): Promise<Database> {
+  const bound = options.operationTimeoutMs;
+  const { onCommand } = options;
   const connection = mongoose.createConnection(uri, {
-    ...(dbName ? { dbName } : hasPathDb(uri) ? {} : { dbName: DEFAULT_DB_NAME }),
-    serverSelectionTimeoutMS: 10_000,
+    ...(options.dbName ? { dbName: options.dbName } : hasPathDb(uri) ? {} : { dbName: DEFAULT_DB_NAME }),
+    timeoutMS: bound,
+    serverSelectionTimeoutMS: bound,
+    // Notice a restarted server soon (the default is 10 s).
+    heartbeatFrequencyMS: 2_000,
+    bufferCommands: false,
     // Indexes are created once below, explicitly, so start-up fails loudly if one is rejected.
     autoIndex: false,
     ...(onCommand ? { monitorCommands: true } : {}),
   });
+  connection.plugin(mapUnavailableErrors);
   if (onCommand) connection.getClient().on('commandStarted', onCommand);
   await connection.asPromise();
   const models = createModels(connection);
@@ -44,7 +60,7 @@ export async function connectDatabase(uri: string, options: ConnectOptions = {})
     models,
     async ping() {
       try {
-        await connection.db!.command({ ping: 1 }, { timeoutMS: 2_000 });
+        await connection.db!.command({ ping: 1 }, { timeoutMS: Math.min(bound, READY_PING_TIMEOUT_MS) });
         return true;
       } catch {
         return false;

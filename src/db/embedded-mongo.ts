@@ -10,7 +10,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
 import type { Logger } from '../logger.js';
-import { freePort, PACKAGE_ROOT, stopChild } from '../processes.js';
+import { freePort, isProcessAlive, PACKAGE_ROOT, stopChild } from '../processes.js';
+import { superviseFerretDb } from './ferretdb-supervisor.js';
 
 export interface EmbeddedMongo {
   uri: string;
@@ -83,46 +84,62 @@ export async function startFerretDb(options: StartOptions): Promise<{ uri: strin
     child.once('exit', (code) => reject(new Error(`FerretDB exited during start-up (code ${code}): ${stderr.trim()}`))),
   );
   const uri = `mongodb://127.0.0.1:${port}/`;
-  await Promise.race([waitForPing(uri, 30_000), exited]);
+  try {
+    await Promise.race([waitForPing(uri, 30_000), exited]);
+  } catch (error) {
+    exited.catch(() => {});
+    await stopChild(child);
+    throw error;
+  }
   child.removeAllListeners('exit');
   options.log.debug({ port, pid: child.pid }, 'FerretDB ready');
   return { uri, port, child };
 }
 
-/** The embedded default: reuse a live server recorded in DATA_DIR, else start one. */
+/**
+ * The embedded default: reuse a live server recorded in DATA_DIR, else start one. The
+ * service (register) supervises it: a server that dies is started again on the same port
+ * and data directory, so the driver reconnects by itself.
+ */
 export async function startEmbeddedMongo(opts: {
   dataDir: string;
   cacheDir: string;
   port: number;
   log: Logger;
-  /** Record the server so later processes reuse it (the service does; the CLI does not). */
+  /** Record and supervise the server so later processes reuse it (the service does; the CLI does not). */
   register: boolean;
 }): Promise<EmbeddedMongo> {
   const root = path.join(opts.dataDir, 'ferretdb');
   const recordFile = path.join(root, 'server.json');
   const existing = readRecord(recordFile);
-  if (existing && isAlive(existing.pid)) {
+  const log = opts.log.child({ component: 'embedded-ferretdb' });
+  let binary: string | undefined;
+  const start = async (port: number) => {
+    binary ??= await ensureFerretDbBinary(opts.cacheDir, log);
+    const started = await startFerretDb({ binary, dbDir: path.join(root, 'sqlite'), stateDir: path.join(root, 'state'), port, log });
+    if (opts.register) fs.writeFileSync(recordFile, JSON.stringify({ pid: started.child.pid!, port: started.port } satisfies ServerRecord));
+    return started;
+  };
+
+  if (existing && isProcessAlive(existing.pid)) {
     const uri = `mongodb://127.0.0.1:${existing.port}/`;
     if (await ping(uri, 2_000)) {
-      opts.log.info({ port: existing.port }, 'reusing the running embedded FerretDB');
-      return { uri, stop: async () => {} };
+      log.info({ port: existing.port }, 'reusing the running embedded FerretDB');
+      if (!opts.register) return { uri, stop: async () => {} };
+      const supervisor = superviseFerretDb({ orphanPid: existing.pid }, () => start(existing.port).then((s) => s.child), log);
+      // A reused server is not ours to stop; one this process restarted is.
+      return { uri, stop: () => supervisor.stop() };
     }
   }
-  opts.log.info('starting the embedded FerretDB (first run builds it from the Go module proxy)');
-  const binary = await ensureFerretDbBinary(opts.cacheDir, opts.log);
-  const { uri, port, child } = await startFerretDb({
-    binary,
-    dbDir: path.join(root, 'sqlite'),
-    stateDir: path.join(root, 'state'),
-    port: opts.port,
-    log: opts.log,
-  });
-  if (opts.register) fs.writeFileSync(recordFile, JSON.stringify({ pid: child.pid!, port } satisfies ServerRecord));
+  log.info('starting the embedded FerretDB (first run builds it from the Go module proxy)');
+  const { uri, port, child } = await start(opts.port);
+  const supervisor = opts.register ? superviseFerretDb({ child }, () => start(port).then((s) => s.child), log) : null;
   return {
     uri,
     stop: async () => {
-      if (opts.register && readRecord(recordFile)?.pid === child.pid) fs.rmSync(recordFile, { force: true });
-      await stopChild(child);
+      if (supervisor) await supervisor.stop();
+      else await stopChild(child);
+      if (opts.register && !isProcessAlive(readRecord(recordFile)?.pid ?? -1)) fs.rmSync(recordFile, { force: true });
     },
   };
 }
@@ -155,14 +172,5 @@ function readRecord(file: string): ServerRecord | undefined {
     return Number.isInteger(parsed.pid) && Number.isInteger(parsed.port) ? parsed : undefined;
   } catch {
     return undefined;
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }

@@ -1,6 +1,7 @@
 // The one writer of REST error answers: every REST route (the procedure routes, the
 // raw routes, the request checks and the fallbacks) puts its error bytes on the wire here.
 import type { ServerResponse } from 'node:http';
+import type { Logger } from '../logger.js';
 import { toRestError, type RestError } from './legacy-errors.js';
 
 export function writeRestError(res: ServerResponse, answer: RestError): void {
@@ -13,7 +14,12 @@ export function writeRestError(res: ServerResponse, answer: RestError): void {
   res.end(text);
 }
 
-/** A failed procedure's legacy answer (legacy-errors.ts), written. */
+/** A failed procedure's legacy answer (legacy-errors.ts), written; an unexpected failure is logged. */
 export function writeProcedureError(res: ServerResponse, error: unknown, procedurePath: string | undefined): void {
-  writeRestError(res, toRestError(error, procedurePath));
+  const answer = toRestError(error, procedurePath);
+  if (answer.status === 500) {
+    const log = (res.req as { log?: Logger } | undefined)?.log;
+    log?.error({ err: (error as { cause?: unknown }).cause ?? error, procedure: procedurePath }, 'request failed');
+  }
+  writeRestError(res, answer);
 }

@@ -13,6 +13,9 @@ export function notFound(_req: Request, res: Response): void {
 /** The answer to an error thrown while reading a request (body-parser's errors carry `type` and `status`). */
 export function requestErrorAnswer(err: { type?: string; status?: number; message?: string }, maxBodySize: string, log: Logger): RestError {
   if (err.type === 'entity.too.large') return { status: 413, body: { detail: `Request body too large (limit ${maxBodySize})` } };
+  if (err.type === 'entity.too.deep') {
+    return { status: 422, body: { detail: [{ type: 'json_invalid', loc: ['body'], msg: err.message ?? 'JSON nested too deeply' }] } };
+  }
   if (err.type === 'entity.parse.failed')
     return { status: 422, body: { detail: [{ type: 'json_invalid', loc: ['body'], msg: 'JSON decode error' }] } };
   if (typeof err.status === 'number' && err.status >= 400 && err.status < 500) {

@@ -2,37 +2,60 @@
 // document and docs page. Two parts:
 //   - the procedure lane (procedure-lane.ts), plain node:http, serves every procedure route;
 //   - an express router serves the rest, in this order: OpenAPI document and docs (open) →
-//     /api no-cache headers, JSON default and body parsing → raw routes → object-body check;
-//     the app then answers what no route took (fallbacks.ts).
-import express, { type Router } from 'express';
+//     /api: per-IP rate limit and no-cache headers → the multipart upload route → content
+//     type, body parsing with a nesting limit → raw routes → object-body check; the app then
+//     answers what no route took (fallbacks.ts).
+// Both apply the same checks, from request-checks.ts, in the same order.
+import express, { type RequestHandler, type Router } from 'express';
 import type { Deps } from '../context.js';
 import { docsRouter } from './docs.js';
-import { openApiDocument } from './openapi-document.js';
 import { writeRestError } from './error-writer.js';
-import { defaultJsonContentType, nonObjectBody, setNoCache } from './request-checks.js';
+import { openApiDocument } from './openapi-document.js';
+import {
+  defaultJsonContentType,
+  ipRateLimited,
+  JSON_TYPES,
+  jsonDepthLimit,
+  nonJsonContentType,
+  nonObjectBody,
+  setNoCache,
+} from './request-checks.js';
 
 export { errorHandler, notFound } from './fallbacks.js';
 export { procedureLane } from './procedure-lane.js';
 export { rawRoutes } from './raw-routes.js';
+export { uploadRoute } from './upload-route.js';
+export { parseSize } from './request-checks.js';
 
-/** `raw`: the raw routes (rawRoutes), shared with the procedure lane, which leaves their requests to them. */
-export function restRoutes(deps: Deps, raw: Router): Router {
+/** `raw` and `upload`: the routers the procedure lane leaves their requests to (shared with it). */
+export function restRoutes(deps: Deps, raw: Router, upload: Router): Router {
   const rest = express.Router();
   rest.get('/api/openapi.json', (_req, res) => {
     res.json(openApiDocument());
   });
   rest.use(docsRouter());
+  const { maxBodySize, maxJsonDepth } = deps.config.http;
   rest.use('/api', (req, res, next) => {
+    const limited = ipRateLimited(deps, req);
+    if (limited) return writeRestError(res, limited);
     setNoCache(res);
-    defaultJsonContentType(req);
     next();
   });
-  rest.use('/api', express.json({ limit: deps.config.http.maxBodySize, strict: false }));
-  rest.use(raw);
+  rest.use(upload); // multipart bodies, read by the route itself (before the JSON-only checks)
   rest.use('/api', (req, res, next) => {
-    const invalid = nonObjectBody(req);
-    if (invalid) writeRestError(res, invalid);
+    defaultJsonContentType(req);
+    const refused = nonJsonContentType(req);
+    if (refused) writeRestError(res, refused);
     else next();
   });
+  rest.use('/api', express.json({ limit: maxBodySize, strict: false, type: JSON_TYPES, verify: jsonDepthLimit(maxJsonDepth) }));
+  rest.use(raw); // before the object-body check: the events webhook takes a JSON array
+  rest.use('/api', objectBody);
   return rest;
 }
+
+const objectBody: RequestHandler = (req, res, next) => {
+  const invalid = nonObjectBody(req);
+  if (invalid) writeRestError(res, invalid);
+  else next();
+};

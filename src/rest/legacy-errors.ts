@@ -1,13 +1,17 @@
-// The one place that decides which status and body a failed procedure becomes on the legacy
-// REST surface (the reference server's own shapes):
+// The one table of the legacy REST surface's failures (the reference server's own shapes). It
+// decides the bytes of every error answer (toRestError) and, from the same rows, what the
+// OpenAPI document lists per operation (restFailuresOf, used by openapi-document.ts):
 // - input validation → 422 {"detail": [{loc, msg, type}]} (validation-detail.ts);
-// - domain errors → the legacy answer LEGACY_ANSWERS names for the router and the error's
-//   reason, else {"detail": message} with the code's status;
+// - domain errors → the row of their reason (per router where the reference differs);
+//   a domain error without a reason → {"detail": message} with its code's status;
+// - the transport's own failures (no key, body too large, wrong media type, rate limit,
+//   database down) → TRANSPORT_FAILURES, which every operation lists;
 // - anything unexpected → 500 {"detail": "Internal Server Error"}, never the cause's text.
 // Domain errors with retryAfterSeconds carry a Retry-After header.
 import { TRPCError } from '@trpc/server';
-import { PROCEDURES } from '../../routers/index.js';
+import { PROCEDURES, type ProcedureInfo } from '../../routers/index.js';
 import { appErrorOf, inputIssuesOf, type ErrorReason } from '../errors.js';
+import { BODY_SHAPES, type BodyShape } from './legacy-shapes.js';
 import { issuesToDetail, type IssueLike } from './validation-detail.js';
 
 export interface RestError {
@@ -41,66 +45,90 @@ const STATUS: Record<string, number> = {
 
 const REASON_PHRASE: Record<number, string> = { 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 500: 'Internal Server Error' };
 
-/** A legacy answer: the body built from the error's message, and a status when not the code's own. */
+/** A legacy answer: its status and the shape of its body. */
 export interface LegacyAnswer {
-  status?: number;
-  body: (message: string) => unknown;
+  status: number;
+  body: BodyShape;
 }
 
-const errorKey = (message: string) => ({ error: message });
-const messageKey = (message: string) => ({ message });
-/** The V0 conversation routes' error body, with the frontend's i18n message id. */
-const v0Status = (msgId: string) => (message: string) => ({ status: 'error', message, msg_id: msgId });
-/** Legacy: the reference answers a bare JSON string. */
-const bareString = (message: string) => message;
-/** Legacy: the reference hides which thing was missing. */
-const plainNotFound = () => ({ detail: REASON_PHRASE[404] });
+const { detail, errorKey, messageKey, bareString, plainNotFound, v0Status, v0Action, v0ActionNotFound } = BODY_SHAPES;
+
+/** The conversation page's routes say why they cannot have something now as {"error": …} (the web UI shows that text). */
+const onConversationPage = (status: number) => ({
+  conversationRuntime: { status, body: errorKey },
+  conversationWorkspace: { status, body: errorKey },
+});
+/** V0 start/stop answer {"status":"error","conversation_id",…}. */
+const onV0Actions = (answer: LegacyAnswer) => ({ 'conversationRuntime.start': answer, 'conversationRuntime.stop': answer });
 
 /**
- * Legacy answers by router (the first segment of the procedure path), then by the error's
- * reason. Reasons under '*' answer the same on every router. A router's own row wins over '*'.
+ * Every failure reason's answer; `routers` holds the rows of routers (the first segment of
+ * the procedure path) or of single procedures (the whole path) where the reference answers
+ * the same failure differently. A procedure's row wins over its router's.
  */
-export const LEGACY_ANSWERS: Record<string, Partial<Record<ErrorReason, LegacyAnswer>>> = {
-  settings: {
-    settings_not_found: { body: errorKey },
-    settings_reset_removed: { body: errorKey },
+export const FAILURES: Record<ErrorReason, LegacyAnswer & { routers?: Record<string, LegacyAnswer> }> = {
+  settings_not_found: {
+    status: 404,
+    body: errorKey,
+    routers: { conversations: { status: 400, body: v0Status('CONFIGURATION$SETTINGS_NOT_FOUND') } },
   },
-  secrets: {
-    secret_exists: { status: 400, body: messageKey },
-    secret_not_found: { body: errorKey },
+  settings_reset_removed: { status: 410, body: errorKey },
+  llm_key_missing: { status: 400, body: v0Status('STATUS$ERROR_LLM_AUTHENTICATION') },
+  secret_exists: { status: 400, body: messageKey },
+  secret_not_found: { status: 404, body: errorKey },
+  invalid_provider_token: { status: 401, body: errorKey, routers: { user: { status: 401, body: bareString } } },
+  provider_unreachable: { status: 502, body: errorKey },
+  provider_host_not_allowed: { status: 422, body: BODY_SHAPES.validation },
+  git_token_required: { status: 401, body: bareString },
+  provider_unsupported: { status: 400, body: bareString },
+  provider_refused: { status: 403, body: errorKey },
+  provider_not_found: { status: 404, body: errorKey },
+  provider_rate_limited: { status: 429, body: errorKey },
+  provider_busy: { status: 503, body: errorKey },
+  repository_access_denied: { status: 401, body: bareString },
+  conversation_not_found: {
+    status: 404,
+    body: v0Status('CONVERSATION$NOT_FOUND'),
+    routers: {
+      conversationRuntime: { status: 404, body: detail },
+      conversationWorkspace: { status: 404, body: detail },
+      ...onV0Actions({ status: 404, body: v0ActionNotFound }),
+    },
   },
-  gitProviders: {
-    invalid_provider_token: { body: errorKey },
-    provider_unreachable: { body: errorKey },
+  conversation_not_running: {
+    status: 409,
+    body: detail,
+    routers: { ...onConversationPage(409), ...onV0Actions({ status: 409, body: v0Action }) },
   },
-  user: {
-    git_token_required: { body: bareString },
-    invalid_provider_token: { body: bareString },
-    provider_unsupported: { body: bareString },
-    provider_unreachable: { body: errorKey },
-    provider_refused: { body: errorKey },
-    provider_not_found: { body: errorKey },
-    provider_rate_limited: { body: errorKey },
-    provider_busy: { body: errorKey },
-  },
-  conversations: {
-    settings_not_found: { body: v0Status('CONFIGURATION$SETTINGS_NOT_FOUND') },
-    llm_key_missing: { body: v0Status('STATUS$ERROR_LLM_AUTHENTICATION') },
-    conversation_not_found: { body: v0Status('CONVERSATION$NOT_FOUND') },
-    repository_access_denied: { body: bareString },
-  },
-  '*': {
-    sandbox_not_found: { body: plainNotFound },
-    sandbox_spec_not_found: { body: plainNotFound },
-    sandbox_workspace_gone: { body: plainNotFound },
-    start_task_not_found: { body: plainNotFound },
-  },
+  sandbox_gone: { status: 409, body: detail, routers: { ...onConversationPage(409), ...onV0Actions({ status: 409, body: v0Action }) } },
+  agent_server_unavailable: { status: 503, body: detail, routers: onConversationPage(503) },
+  agent_server_failed: { status: 502, body: detail, routers: onConversationPage(502) },
+  workspace_path_not_found: { status: 404, body: errorKey },
+  event_not_found: { status: 404, body: errorKey },
+  invalid_conversation_id: { status: 400, body: detail },
+  parent_conversation_not_found: { status: 404, body: detail },
+  start_task_not_found: { status: 404, body: plainNotFound },
+  sandbox_not_found: { status: 404, body: plainNotFound },
+  sandbox_spec_not_found: { status: 404, body: plainNotFound },
+  sandbox_workspace_gone: { status: 404, body: plainNotFound },
+  sandbox_spec_unconfigured: { status: 409, body: detail },
+  sandbox_limit_reached: { status: 429, body: detail },
+  sandbox_starts_busy: { status: 503, body: detail },
+  sandbox_runtime_unavailable: { status: 503, body: detail },
+  sandbox_spec_unrunnable: { status: 400, body: detail },
+  sandbox_being_deleted: { status: 409, body: detail },
+  sandbox_resume_failed: { status: 503, body: detail },
+  webhook_conversation_id_missing: { status: 400, body: detail },
+  provider_token_not_found: { status: 404, body: detail },
+  // Those every operation can meet; listed by TRANSPORT_FAILURES.
+  rate_limited: { status: 429, body: messageKey },
+  database_unavailable: { status: 503, body: detail },
+  json_too_deep: { status: 422, body: BODY_SHAPES.validation },
 };
 
-export function legacyAnswerFor(procedurePath: string | undefined, reason: ErrorReason | undefined): LegacyAnswer | undefined {
-  if (!reason) return undefined;
-  const router = procedurePath?.split('.')[0] ?? '';
-  return LEGACY_ANSWERS[router]?.[reason] ?? LEGACY_ANSWERS['*']?.[reason];
+export function legacyAnswerFor(procedurePath: string | undefined, reason: ErrorReason): LegacyAnswer {
+  const row = FAILURES[reason];
+  return row.routers?.[procedurePath ?? ''] ?? row.routers?.[procedurePath?.split('.')[0] ?? ''] ?? row;
 }
 
 export function toRestError(error: unknown, procedurePath: string | undefined): RestError {
@@ -112,15 +140,56 @@ export function toRestError(error: unknown, procedurePath: string | undefined): 
   }
   const appError = appErrorOf(trpcError);
   if (appError) {
-    const answer = legacyAnswerFor(procedurePath, appError.reason);
-    const status = answer?.status ?? STATUS[appError.code] ?? 500;
-    const body = answer
-      ? answer.body(appError.message)
-      : { detail: status >= 500 && status !== 502 && status !== 503 ? REASON_PHRASE[500] : appError.message };
     const headers = appError.retryAfterSeconds === undefined ? undefined : { 'retry-after': String(appError.retryAfterSeconds) };
-    return { status, body, ...(headers ? { headers } : {}) };
+    const withHeaders = (answer: Omit<RestError, 'headers'>): RestError => ({ ...answer, ...(headers ? { headers } : {}) });
+    if (appError.reason) {
+      const answer = legacyAnswerFor(procedurePath, appError.reason);
+      return withHeaders({ status: answer.status, body: answer.body.build(appError.message, appError.fields) });
+    }
+    const status = STATUS[appError.code] ?? 500;
+    const message = status >= 500 && status !== 502 && status !== 503 ? REASON_PHRASE[500] : appError.message;
+    return withHeaders({ status, body: { detail: message } });
   }
   const status = STATUS[trpcError.code] ?? 500;
   if (status >= 500) return { status: 500, body: { detail: REASON_PHRASE[500] } };
   return { status, body: { detail: REASON_PHRASE[status] ?? trpcError.message } };
+}
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
+/**
+ * What the REST edge itself may answer on an operation, whatever the procedure does: no or a
+ * wrong key (or a session cookie sent cross-site), invalid input (any operation: a NUL or reserved key in any parameter), a body
+ * too large, not JSON or not parseable, a path parameter that forms no route, the rate
+ * limits, and the database being down.
+ */
+function transportFailures(procedure: ProcedureInfo): [number, BodyShape][] {
+  const route = procedure.meta!.openapi!;
+  const failures: [number, BodyShape][] = [
+    [401, detail],
+    [403, detail], // a browser-session request from another site or origin
+    [422, BODY_SHAPES.validation],
+    [legacyAnswerFor(undefined, 'rate_limited').status, legacyAnswerFor(undefined, 'rate_limited').body],
+    [legacyAnswerFor(undefined, 'database_unavailable').status, legacyAnswerFor(undefined, 'database_unavailable').body],
+  ];
+  if (BODY_METHODS.has(route.method)) failures.push([413, detail], [415, detail]);
+  if (route.path.includes('{')) failures.push([404, detail]);
+  return failures;
+}
+
+/** Every status a REST operation can answer besides success, with the body shapes of each. */
+export function restFailuresOf(procedure: ProcedureInfo): Map<number, { shapes: BodyShape[]; reasons: string[] }> {
+  const byStatus = new Map<number, { shapes: BodyShape[]; reasons: string[] }>();
+  const add = (status: number, shape: BodyShape, reason: string) => {
+    const entry = byStatus.get(status) ?? { shapes: [], reasons: [] };
+    if (!entry.shapes.some((known) => known.schema === shape.schema)) entry.shapes.push(shape);
+    entry.reasons.push(reason);
+    byStatus.set(status, entry);
+  };
+  for (const [status, shape] of transportFailures(procedure)) add(status, shape, 'request');
+  for (const reason of procedure.meta?.errors ?? []) {
+    const answer = legacyAnswerFor(procedure.path, reason);
+    add(answer.status, answer.body, reason);
+  }
+  return byStatus;
 }

@@ -1,19 +1,106 @@
-// The OpenAPI document of the REST surface, generated from the routers' meta/input/output.
+// The OpenAPI document of the REST surface: trpc-to-openapi generates the operations from the
+// routers' meta/input/output; the responses are then rewritten to what the wire carries. The
+// success status comes from the procedure's meta (e.g. 201); every failure status and its
+// exact body shapes come from the REST edge's one table (legacy-errors.ts), so routes added
+// later are described by the same rules without anyone writing responses by hand.
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
-import { appRouter } from '../../routers/index.js';
+import { appRouter, PROCEDURES, type ProcedureInfo } from '../../routers/index.js';
+import { restFailuresOf } from './legacy-errors.js';
+import { BODY_SCHEMAS } from './legacy-shapes.js';
+
+/** Answers that are not JSON (the agent SDK reads the git token as plain text: raw-routes.ts). */
+const TEXT_SUCCESS = new Set(['GET /api/v1/webhooks/secrets']);
+
+const DESCRIPTIONS: Record<number, string> = {
+  400: 'Bad request',
+  401: 'Missing or unknown key',
+  403: 'A browser-session request from another site, or a change from an untrusted origin',
+  404: 'Not found',
+  409: 'Conflict',
+  410: 'Gone',
+  413: 'Request body larger than MAX_BODY_SIZE',
+  415: 'Body not sent as application/json',
+  422: 'Validation error: invalid input, malformed JSON, or JSON nested deeper than MAX_JSON_DEPTH',
+  429: 'Rate limit or per-user sandbox limit reached; see Retry-After',
+  502: 'An upstream service (git provider, agent server) failed',
+  503: 'A dependency is unavailable or at capacity (database, sandbox runtime); see Retry-After',
+};
 
 let cached: OpenAPIObject | undefined;
 
 export function openApiDocument(): OpenAPIObject {
-  cached ??= generateOpenApiDocument(appRouter, {
-    title: 'Agent control plane',
-    description:
-      'OpenHands-compatible REST API. Every operation requires the X-Session-API-Key header ' +
-      '(browsers: the acp_session cookie from POST /api/auth/session, except on the webhooks); ' +
-      'the same operations are available as typed tRPC procedures at /trpc.',
-    version: '0.1.0',
-    baseUrl: '/',
-    securitySchemes: { SessionApiKey: { type: 'apiKey', in: 'header', name: 'X-Session-API-Key' } },
-  });
+  cached ??= describeUploadBody(
+    withWireResponses(
+      generateOpenApiDocument(appRouter, {
+        title: 'Agent control plane',
+        description:
+          'OpenHands-compatible REST API. Every operation requires the X-Session-API-Key header ' +
+          '(browsers: the acp_session cookie from POST /api/auth/session, except on the webhooks); ' +
+          'the same operations are available as typed tRPC procedures at /trpc. Error bodies are the ' +
+          "reference server's: {detail}, {error}, {message}, the V0 {status, message, msg_id}, or a bare string.",
+        version: '0.1.0',
+        baseUrl: '/',
+        securitySchemes: { SessionApiKey: { type: 'apiKey', in: 'header', name: 'X-Session-API-Key' } },
+      }),
+    ),
+  );
   return cached;
 }
+
+/** The upload route reads multipart parts (upload-route.ts), not the procedure's JSON input: document those. */
+function describeUploadBody(document: OpenAPIObject): OpenAPIObject {
+  const operation = document.paths?.['/api/conversations/{conversation_id}/upload-files']?.post;
+  if (!operation) return document;
+  const schema = {
+    type: 'object' as const,
+    properties: {
+      files: {
+        type: 'array' as const,
+        items: { type: 'string' as const, format: 'binary' },
+        description: 'One part per file; its file name names it',
+      },
+    },
+    required: ['files'],
+  };
+  operation.requestBody = { required: true, content: { 'multipart/form-data': { schema } } };
+  return document;
+}
+
+type Operation = { responses?: Record<string, { description?: string; content?: Record<string, { schema?: unknown }> }> };
+
+function withWireResponses(document: OpenAPIObject): OpenAPIObject {
+  const byRoute = new Map([...PROCEDURES.values()].flatMap((p) => (p.meta?.openapi ? [[routeKey(p), p] as const] : [])));
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
+    for (const [method, operation] of Object.entries(item as Record<string, Operation>)) {
+      const procedure = byRoute.get(`${method.toUpperCase()} ${path}`);
+      if (procedure) operation.responses = wireResponses(procedure, operation);
+    }
+  }
+  const schemas = Object.fromEntries(Object.entries(document.components?.schemas ?? {}).filter(([name]) => !name.startsWith('error.')));
+  const legacy = structuredClone(BODY_SCHEMAS) as unknown as NonNullable<NonNullable<OpenAPIObject['components']>['schemas']>;
+  document.components = { ...document.components, schemas: { ...schemas, ...legacy } };
+  return document;
+}
+
+function wireResponses(procedure: ProcedureInfo, operation: Operation): NonNullable<Operation['responses']> {
+  const success = operation.responses?.['200'] ?? { description: 'Successful response' };
+  const key = routeKey(procedure);
+  const content = TEXT_SUCCESS.has(key) ? { 'text/plain': { schema: { type: 'string' } } } : success.content;
+  const responses: NonNullable<Operation['responses']> = {
+    [String(procedure.meta?.successStatus ?? 200)]: {
+      description: success.description ?? 'Successful response',
+      ...(content ? { content } : {}),
+    },
+  };
+  for (const [status, { shapes, reasons }] of [...restFailuresOf(procedure)].sort(([a], [b]) => a - b)) {
+    const refs = shapes.map((shape) => ({ $ref: `#/components/schemas/${shape.schema}` }));
+    const named = reasons.filter((r) => r !== 'request');
+    responses[String(status)] = {
+      description: `${DESCRIPTIONS[status] ?? 'Error'}${named.length ? `; failures: ${named.join(', ')}` : ''}`,
+      content: { 'application/json': { schema: refs.length === 1 ? refs[0] : { anyOf: refs } } },
+    };
+  }
+  return responses;
+}
+
+const routeKey = (procedure: ProcedureInfo) => `${procedure.meta!.openapi!.method} ${procedure.meta!.openapi!.path}`;

@@ -1,8 +1,10 @@
 // The procedure lane: REST requests for a procedure route, served on plain node:http. The
-// same steps, in the same order, as the express pipeline they replace: no-cache headers, the
-// legacy JSON default, the JSON body (body-parser, its errors in the reference's shapes),
-// the object-body check and the legacy shims, then the procedure. Requests for the raw
-// routes, and any other path, are not taken (false) and go on to express.
+// same steps, in the same order, as the express pipeline (index.ts) applies to the other
+// /api routes: the per-IP rate limit, no-cache headers, the legacy JSON default, the content
+// type, the JSON body (body-parser with the nesting limit, its errors in the reference's
+// shapes), the object-body check and the legacy shims, then the procedure. Requests for the
+// routes of `leave` (raw routes, the multipart upload), and any other path, are not taken
+// (false) and go on to express.
 import type { ServerResponse } from 'node:http';
 import express, { type Router } from 'express';
 import type { Deps } from '../context.js';
@@ -12,30 +14,51 @@ import { requestErrorAnswer } from './fallbacks.js';
 import { sandboxSpecIdFromQuery } from './legacy-shims.js';
 import { procedureCaller, procedureRoutes } from './openapi-handler.js';
 import { isRawRoute } from './raw-routes.js';
-import { defaultJsonContentType, nonObjectBody, setNoCache, type RestRequest } from './request-checks.js';
+import {
+  defaultJsonContentType,
+  ipRateLimited,
+  JSON_TYPES,
+  jsonDepthLimit,
+  nonJsonContentType,
+  nonObjectBody,
+  setNoCache,
+  type RestRequest,
+} from './request-checks.js';
 
 export type Lane = (req: RestRequest, res: ServerResponse, pathname: string, search: string) => boolean;
 
-/** `raw`: the raw routes, whose requests the lane leaves to them. */
-export function procedureLane(deps: Deps, raw: Router): Lane {
+export function procedureLane(deps: Deps, leave: Router[]): Lane {
   const match = procedureRoutes();
   const call = procedureCaller(deps);
+  const { maxBodySize, maxJsonDepth } = deps.config.http;
   // body-parser works on plain node requests; it sets req.body, and leaves it undefined without a JSON body.
-  const parseJson = express.json({ limit: deps.config.http.maxBodySize, strict: false }) as unknown as (
-    req: RestRequest,
-    res: ServerResponse,
-    next: (err?: unknown) => void,
-  ) => void;
+  const parseJson = express.json({
+    limit: maxBodySize,
+    strict: false,
+    type: JSON_TYPES,
+    verify: jsonDepthLimit(maxJsonDepth),
+  }) as unknown as (req: RestRequest, res: ServerResponse, next: (err?: unknown) => void) => void;
   return (req, res, pathname, search) => {
     const method = req.method ?? 'GET';
-    if (isRawRoute(raw, method, pathname)) return false;
+    if (leave.some((routes) => isRawRoute(routes, method, pathname))) return false;
     const found = match(method, pathname);
     if (!found) return false;
+    const limited = ipRateLimited(deps, req);
+    if (limited) {
+      writeRestError(res, limited);
+      return true;
+    }
     setNoCache(res);
     defaultJsonContentType(req);
+    const refused = nonJsonContentType(req);
+    if (refused) {
+      req.resume(); // the body is not read: drain it so the answer can be
+      writeRestError(res, refused);
+      return true;
+    }
     const fail = (err: unknown) => {
       const log = (req as { log?: Logger }).log ?? deps.log;
-      writeRestError(res, requestErrorAnswer(err as { type?: string }, deps.config.http.maxBodySize, log));
+      writeRestError(res, requestErrorAnswer(err as { type?: string }, maxBodySize, log));
     };
     parseJson(req, res, (err) => {
       if (err) return fail(err);

@@ -14,6 +14,36 @@ export interface AgentServerSetupOptions {
   log: Logger;
 }
 
+/** A sandbox's status_reason while the first start installs the agent server. */
+export const AGENT_SERVER_INSTALLING = 'Installing the OpenHands agent server (first use; this takes a minute or two)';
+
+/** One install per runtime, shared by the starts waiting for it; a failed one is tried again next time. */
+export class AgentServerInstall {
+  private installing: Promise<string> | undefined;
+
+  constructor(private readonly options: AgentServerSetupOptions) {}
+
+  /** The venv's python, installing it first if needed. */
+  ensure(): Promise<string> {
+    this.installing ??= installAgentServer(this.options).catch((error: unknown) => {
+      this.installing = undefined; // let a later start try again (e.g. after installing Python)
+      throw error;
+    });
+    return this.installing;
+  }
+
+  /** The install's result if it settles within waitMs (its failure is thrown), else null. */
+  async within(install: Promise<string>, waitMs: number): Promise<string | null> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), waitMs)));
+    try {
+      return await Promise.race([install, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
 export function installAgentServer(options: AgentServerSetupOptions): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn('bash', [path.join(PACKAGE_ROOT, 'scripts', 'setup-agent-server.sh')], {
@@ -39,7 +69,7 @@ export function installAgentServer(options: AgentServerSetupOptions): Promise<st
         ? 'The local sandbox runtime needs Python >= 3.12 to run the OpenHands agent server, and none was found ' +
           '(looked for python3.13/python3.12 on PATH and ~/.pyenv/versions/3.12+). Install one or set AGENT_SERVER_PYTHON.'
         : `Installing the OpenHands agent server failed (exit ${code}): ${stderr.trim().split('\n').slice(-3).join(' ')}`;
-      reject(new AppError('SERVICE_UNAVAILABLE', message));
+      reject(new AppError('SERVICE_UNAVAILABLE', message, { reason: 'sandbox_runtime_unavailable' }));
     });
   });
 }

@@ -2,13 +2,17 @@
 // Every object is named sandbox-<id>, carries the managed-by and sandbox-id labels (to find
 // them) and the owner in an annotation (user ids need not be valid label values).
 import type { V1Ingress, V1PersistentVolumeClaim, V1Pod, V1Secret, V1Service, V1Toleration } from '@kubernetes/client-node';
-import { corsEnv, type SandboxLaunch } from './runtime.js';
+import { corsEnv, type ExposedUrl, type SandboxLaunch, type SandboxSpec } from './runtime.js';
+import { AGENT_SERVER, exposedUrls, exposureEnv, VSCODE, vscodeEnabled, WORKERS, type SandboxPorts } from './sandbox-ports.js';
 
 export const MANAGED_BY = 'agent-control-plane';
 export const LABEL_SANDBOX_ID = 'agent-control-plane/sandbox-id';
 export const ANNOTATION_OWNER = 'agent-control-plane/owner';
 export const ANNOTATION_SPEC = 'agent-control-plane/spec';
 export const AGENT_PORT = 8000;
+// The reference Docker sandbox's container ports for VS Code and the two workers.
+export const VSCODE_PORT = 8001;
+export const WORKER_PORTS = [8011, 8012];
 export const WORKSPACE_MOUNT = '/workspace';
 
 export interface KubernetesSandboxOptions {
@@ -34,6 +38,26 @@ export interface KubernetesSandboxOptions {
 export const sandboxName = (sandboxId: string) => `sandbox-${sandboxId}`;
 export const workspaceClaimName = (sandboxId: string) => `sandbox-${sandboxId}-workspace`;
 export const managedSelector = `app.kubernetes.io/managed-by=${MANAGED_BY}`;
+
+/** The container ports of a sandbox of this spec. */
+export function sandboxPorts(spec: SandboxSpec): SandboxPorts {
+  return { agentServer: AGENT_PORT, vscode: vscodeEnabled(spec) ? VSCODE_PORT : null, workers: WORKER_PORTS };
+}
+
+/** The named container/Service ports (port names are what the Service and the runtime read back). */
+export function namedPorts(ports: SandboxPorts): { name: string; port: number; exposed: string }[] {
+  return [
+    { name: 'agent-server', port: ports.agentServer, exposed: AGENT_SERVER },
+    ...(ports.vscode !== null ? [{ name: 'vscode', port: ports.vscode, exposed: VSCODE }] : []),
+    ...ports.workers.map((port, i) => ({ name: `worker-${i + 1}`, port, exposed: WORKERS[i]! })),
+  ];
+}
+
+/** Ingress host of an exposed port: the agent server at <id>.<domain>, the others prefixed (vscode-, work-1-, work-2-). */
+export function exposedHost(sandboxId: string, exposedName: string, domain: string): string {
+  const prefix = exposedName === VSCODE ? 'vscode-' : exposedName.startsWith('WORKER_') ? `work-${exposedName.slice(7)}-` : '';
+  return `${prefix}${sandboxId}.${domain}`;
+}
 
 function metadata(launch: Pick<SandboxLaunch, 'sandboxId' | 'userId' | 'spec'>, name: string) {
   return {
@@ -83,35 +107,35 @@ export function buildService(launch: SandboxLaunch): V1Service {
     spec: {
       type: 'ClusterIP',
       selector: { [LABEL_SANDBOX_ID]: launch.sandboxId },
-      ports: [{ name: 'agent-server', port: AGENT_PORT, targetPort: 'agent-server' as never }],
+      ports: namedPorts(sandboxPorts(launch.spec)).map(({ name, port }) => ({ name, port, targetPort: name as never })),
     },
   };
 }
 
 export function buildIngress(launch: SandboxLaunch, options: KubernetesSandboxOptions): V1Ingress | null {
-  if (!options.domain) return null;
-  const host = `${launch.sandboxId}.${options.domain}`;
+  const domain = options.domain;
+  if (!domain) return null;
+  const ports = namedPorts(sandboxPorts(launch.spec));
+  const hosts = ports.map((p) => exposedHost(launch.sandboxId, p.exposed, domain));
   return {
     apiVersion: 'networking.k8s.io/v1',
     kind: 'Ingress',
     metadata: metadata(launch, sandboxName(launch.sandboxId)),
     spec: {
       ...(options.ingressClassName ? { ingressClassName: options.ingressClassName } : {}),
-      ...(options.ingressTlsSecret ? { tls: [{ hosts: [host], secretName: options.ingressTlsSecret }] } : {}),
-      rules: [
-        {
-          host,
-          http: {
-            paths: [
-              {
-                path: '/',
-                pathType: 'Prefix',
-                backend: { service: { name: sandboxName(launch.sandboxId), port: { number: AGENT_PORT } } },
-              },
-            ],
-          },
+      ...(options.ingressTlsSecret ? { tls: [{ hosts, secretName: options.ingressTlsSecret }] } : {}),
+      rules: ports.map((p, i) => ({
+        host: hosts[i]!,
+        http: {
+          paths: [
+            {
+              path: '/',
+              pathType: 'Prefix',
+              backend: { service: { name: sandboxName(launch.sandboxId), port: { number: p.port } } },
+            },
+          ],
         },
-      ],
+      })),
     },
   };
 }
@@ -145,9 +169,10 @@ export function buildPod(launch: SandboxLaunch, options: KubernetesSandboxOption
           image: launch.spec.id,
           // The spec's command replaces the image CMD, as the reference's Docker runtime does.
           ...(launch.spec.command ? { args: launch.spec.command } : {}),
-          ports: [{ name: 'agent-server', containerPort: AGENT_PORT }],
+          ports: namedPorts(sandboxPorts(launch.spec)).map(({ name, port }) => ({ name, containerPort: port })),
           env: [
             ...Object.entries(launch.spec.initial_env).map(([name, value]) => ({ name, value })),
+            ...Object.entries(exposureEnv(sandboxPorts(launch.spec))).map(([name, value]) => ({ name, value })),
             fromSecret('OH_SESSION_API_KEYS_0'),
             fromSecret('OH_SECRET_KEY'),
             fromSecret('OH_WEBHOOKS_0_BASE_URL'),
@@ -174,4 +199,26 @@ export function buildPod(launch: SandboxLaunch, options: KubernetesSandboxOption
       volumes: [{ name: 'workspace', persistentVolumeClaim: { claimName: workspaceClaimName(launch.sandboxId) } }],
     },
   };
+}
+
+export const serviceUrl = (sandboxId: string, port: number, namespace: string) =>
+  `http://${sandboxName(sandboxId)}.${namespace}.svc.cluster.local:${port}`;
+
+/**
+ * The browser-facing URLs of the ports a pod declares (pods made before VS Code and worker
+ * ports existed expose AGENT_SERVER only): Ingress hosts with a sandbox domain, else the
+ * in-cluster Service.
+ */
+export function podExposedUrls(pod: V1Pod, sandboxId: string, options: KubernetesSandboxOptions): ExposedUrl[] {
+  const declared = new Set((pod.spec?.containers[0]?.ports ?? []).map((p) => p.name));
+  const has = (name: string) => declared.has(name);
+  const ports: SandboxPorts = {
+    agentServer: AGENT_PORT,
+    vscode: has('vscode') ? VSCODE_PORT : null,
+    workers: WORKER_PORTS.filter((_, i) => has(`worker-${i + 1}`)),
+  };
+  const domain = options.domain;
+  return exposedUrls(ports, (port, name) =>
+    domain ? `${options.urlScheme}://${exposedHost(sandboxId, name, domain)}` : serviceUrl(sandboxId, port, options.namespace),
+  );
 }

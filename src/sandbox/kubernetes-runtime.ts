@@ -31,7 +31,9 @@ import {
   buildWorkspaceClaim,
   LABEL_SANDBOX_ID,
   managedSelector,
+  podExposedUrls,
   sandboxName,
+  serviceUrl,
   workspaceClaimName,
   type KubernetesSandboxOptions,
 } from './kubernetes-objects.js';
@@ -146,8 +148,8 @@ export class KubernetesSandboxRuntime implements SandboxRuntime {
       return {
         status,
         reason,
-        exposedUrls: running ? [{ name: 'AGENT_SERVER', url: this.agentUrl(sandboxId) }] : null,
-        internalUrl: running ? this.serviceUrl(sandboxId) : null,
+        exposedUrls: running ? podExposedUrls(pod, sandboxId, this.options) : null,
+        internalUrl: running ? this.serviceUrl(sandboxId, AGENT_PORT) : null,
       };
     }
     const workspaceExists = await this.claimExists(sandboxId);
@@ -175,14 +177,8 @@ export class KubernetesSandboxRuntime implements SandboxRuntime {
     await this.informer?.stop();
   }
 
-  /** The browser-facing agent server URL: the Ingress host, else the in-cluster Service. */
-  private agentUrl(sandboxId: string): string {
-    if (this.options.domain) return `${this.options.urlScheme}://${sandboxId}.${this.options.domain}`;
-    return this.serviceUrl(sandboxId);
-  }
-
-  private serviceUrl(sandboxId: string): string {
-    return `http://${sandboxName(sandboxId)}.${this.options.namespace}.svc.cluster.local:${AGENT_PORT}`;
+  private serviceUrl(sandboxId: string, port: number): string {
+    return serviceUrl(sandboxId, port, this.options.namespace);
   }
 
   private async claimExists(sandboxId: string): Promise<boolean> {
@@ -228,7 +224,7 @@ export class KubernetesSandboxRuntime implements SandboxRuntime {
     }
     if (!this.synced) {
       const message = 'Kubernetes API unavailable: cannot read sandbox status';
-      throw new AppError('SERVICE_UNAVAILABLE', message);
+      throw new AppError('SERVICE_UNAVAILABLE', message, { reason: 'sandbox_runtime_unavailable' });
     }
     return this.informer;
   }
@@ -285,7 +281,7 @@ export function kubernetesError(error: unknown, action: string): AppError {
     const detail = `Kubernetes rejected the request to ${action} (HTTP ${code}${why})`;
     return new AppError('INTERNAL_SERVER_ERROR', detail, { cause: error });
   }
-  return new AppError('SERVICE_UNAVAILABLE', message, { cause: error });
+  return new AppError('SERVICE_UNAVAILABLE', message, { reason: 'sandbox_runtime_unavailable', cause: error });
 }
 
 /** The Status message of an API error (e.g. 'RuntimeClass "x" not found'); never holds secrets, which stay in the Secret. */

@@ -7,29 +7,21 @@
 // - Processes run in their own process group and outlive a service restart; runtime.json
 //   in the sandbox directory lets the next service instance find and adopt them.
 // - The child gets a minimal environment: nothing of the service's own (database URI,
-//   encryption key) leaks into agent code.
+//   encryption key) leaks into agent code. Besides the agent server's port it gets two free
+//   loopback worker ports (WORKER_1, WORKER_2) and, when its spec enables VS Code, a VS Code
+//   port; VSCODE is exposed only once the agent server reports VS Code running.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { freePort, isProcessAlive } from '../processes.js';
+import { KeyedQueue } from '../keyed-queue.js';
+import { freePorts, isProcessAlive } from '../processes.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { installAgentServer } from './agent-server-setup.js';
+import { AGENT_SERVER_INSTALLING, AgentServerInstall } from './agent-server-setup.js';
+import { loadRuntimeRecord, saveRuntimeRecord, type Handle } from './process-handles.js';
+import { fill, isHealthy, stopProcessGroup, tail, vscodeRunning } from './process-support.js';
 import { corsEnv, type SandboxLaunch, type SandboxRuntime, type SandboxSpec, type SandboxState } from './runtime.js';
-
-interface Handle {
-  child: ChildProcess | null; // null when adopted after a service restart
-  pid: number;
-  port: number;
-  phase: 'STARTING' | 'RUNNING' | 'ERROR';
-  reason: string | null;
-  healthTimer?: NodeJS.Timeout;
-}
-
-interface RuntimeRecord {
-  pid: number;
-  port: number;
-}
+import { exposedUrls, exposureEnv, vscodeEnabled, WORKERS, type SandboxPorts } from './sandbox-ports.js';
 
 export interface ProcessRuntimeOptions {
   rootDir: string;
@@ -42,18 +34,20 @@ export interface ProcessRuntimeOptions {
 }
 
 const HEALTH_INTERVAL_MS = 250;
+/** How long a start waits for a first-use install before answering STARTING and going on in the background. */
+const FIRST_USE_WAIT_MS = 2_000;
 const SANDBOX_ID = /^[a-z0-9-]+$/;
-const STOP_GRACE_MS = 5_000;
 
 export class ProcessSandboxRuntime implements SandboxRuntime {
   readonly kind = 'process' as const;
   private readonly handles = new Map<string, Handle>();
   /** Per-sandbox operation queue: a resume racing a delete must not bring a process back. */
-  private readonly locks = new Map<string, Promise<unknown>>();
-  private agentServerPython: Promise<string> | undefined;
+  private readonly locks = new KeyedQueue();
+  private readonly agentServer: AgentServerInstall;
 
   constructor(private readonly options: ProcessRuntimeOptions) {
     fs.mkdirSync(options.rootDir, { recursive: true, mode: 0o700 });
+    this.agentServer = new AgentServerInstall(options);
   }
 
   sandboxDir(sandboxId: string): string {
@@ -65,20 +59,8 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
     return fill(spec.working_dir, { sandbox_dir: this.sandboxDir(sandboxId) });
   }
 
-  private serialised<T>(sandboxId: string, operation: () => Promise<T>): Promise<T> {
-    const previous = this.locks.get(sandboxId) ?? Promise.resolve();
-    const next = previous.catch(() => {}).then(operation);
-    this.locks.set(sandboxId, next);
-    void next
-      .finally(() => {
-        if (this.locks.get(sandboxId) === next) this.locks.delete(sandboxId);
-      })
-      .catch(() => {});
-    return next;
-  }
-
   start(launch: SandboxLaunch): Promise<void> {
-    return this.serialised(launch.sandboxId, () => this.startNow(launch));
+    return this.locks.run(launch.sandboxId, () => this.startNow(launch));
   }
 
   private async startNow(launch: SandboxLaunch): Promise<void> {
@@ -93,7 +75,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
   }
 
   resume(launch: SandboxLaunch): Promise<void> {
-    return this.serialised(launch.sandboxId, () => this.resumeNow(launch));
+    return this.locks.run(launch.sandboxId, () => this.resumeNow(launch));
   }
 
   private async resumeNow(launch: SandboxLaunch): Promise<void> {
@@ -114,24 +96,28 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
       return { status: 'MISSING', exposedUrls: null, reason: 'The sandbox process is not running' };
     }
     if (handle.phase === 'RUNNING') {
-      const url = `http://127.0.0.1:${handle.port}`;
-      return { status: 'RUNNING', exposedUrls: [{ name: 'AGENT_SERVER', url }], reason: null, internalUrl: url };
+      const ports = handle.vscode ? handle.ports : { ...handle.ports, vscode: null };
+      const urls = exposedUrls(ports, (port) => `http://127.0.0.1:${port}`);
+      return { status: 'RUNNING', exposedUrls: urls, reason: null, internalUrl: urls[0]!.url };
     }
     return { status: handle.phase, exposedUrls: null, reason: handle.reason };
   }
 
   pause(sandboxId: string): Promise<void> {
-    return this.serialised(sandboxId, () => this.pauseNow(sandboxId));
+    return this.locks.run(sandboxId, () => this.pauseNow(sandboxId));
   }
 
   remove(sandboxId: string): Promise<void> {
-    return this.serialised(sandboxId, () => this.removeNow(sandboxId));
+    return this.locks.run(sandboxId, () => this.removeNow(sandboxId));
   }
 
   private async pauseNow(sandboxId: string): Promise<void> {
     const handle = this.handles.get(sandboxId) ?? (await this.adopt(sandboxId));
     this.handles.delete(sandboxId);
-    if (handle) await stopHandle(handle);
+    if (handle) {
+      clearTimeout(handle.healthTimer);
+      await stopProcessGroup(handle.pid);
+    }
     fs.rmSync(path.join(this.sandboxDir(sandboxId), 'runtime.json'), { force: true });
   }
 
@@ -151,19 +137,54 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
     this.handles.clear();
   }
 
+  /**
+   * Starts the spec's process. A spec that runs the agent server installs it on first use;
+   * an install that fails at once (no Python) fails the start, and one that takes longer
+   * goes on in the background with the sandbox STARTING (then launched, or ERROR with why).
+   */
   private async launch(launch: SandboxLaunch): Promise<void> {
-    const dir = this.sandboxDir(launch.sandboxId);
-    const port = await freePort();
     const needsPython = [...(launch.spec.command ?? []), ...Object.values(launch.spec.initial_env)].some((s) =>
       s.includes('{agent_server_python}'),
     );
-    const values: Record<string, string> = {
-      port: String(port),
-      sandbox_dir: dir,
-      ...(needsPython ? { agent_server_python: await this.ensureAgentServer() } : {}),
+    if (!needsPython) return this.spawn(launch, {});
+    const install = this.agentServer.ensure();
+    const python = await this.agentServer.within(install, FIRST_USE_WAIT_MS);
+    if (python !== null) return this.spawn(launch, { agent_server_python: python });
+
+    const pending: Handle = {
+      child: null,
+      pid: -1,
+      ports: { agentServer: 0, workers: [], vscode: null },
+      vscode: false,
+      phase: 'STARTING',
+      reason: AGENT_SERVER_INSTALLING,
+      installing: true,
     };
+    this.handles.set(launch.sandboxId, pending);
+    const current = () => this.handles.get(launch.sandboxId) === pending; // not paused or removed meanwhile
+    install
+      .then((installed) =>
+        this.locks.run(launch.sandboxId, async () => (current() ? this.spawn(launch, { agent_server_python: installed }) : undefined)),
+      )
+      .catch((error: unknown) => {
+        if (!current()) return;
+        pending.phase = 'ERROR';
+        pending.reason = error instanceof AppError ? error.message : 'Starting the sandbox failed';
+        this.options.log.warn(
+          { sandboxId: launch.sandboxId, reason: pending.reason },
+          'sandbox start failed after the agent-server install',
+        );
+      });
+  }
+
+  private async spawn(launch: SandboxLaunch, extra: Record<string, string>): Promise<void> {
+    const dir = this.sandboxDir(launch.sandboxId);
+    const withVscode = vscodeEnabled(launch.spec);
+    const [port, ...more] = await freePorts(1 + WORKERS.length + (withVscode ? 1 : 0));
+    const ports: SandboxPorts = { agentServer: port!, workers: more.slice(0, WORKERS.length), vscode: more[WORKERS.length] ?? null };
+    const values: Record<string, string> = { port: String(port), sandbox_dir: dir, ...extra };
     const [command, ...args] = (launch.spec.command ?? []).map((part) => fill(part, values));
-    if (!command) throw new AppError('BAD_REQUEST', `Sandbox spec ${launch.spec.id} has no command for the process runtime`);
+    if (!command) throw unrunnable(`Sandbox spec ${launch.spec.id} has no command for the process runtime`);
     const workingDir = fill(launch.spec.working_dir, values);
     fs.mkdirSync(workingDir, { recursive: true });
 
@@ -178,6 +199,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
       OH_WEBHOOKS_0_BASE_URL: launch.webhookBaseUrl,
       ...corsEnv(launch.corsOrigins),
       SANDBOX_PORT: String(port),
+      ...exposureEnv(ports),
     };
     const logFile = fs.openSync(path.join(dir, 'sandbox.log'), 'a', 0o600);
     let child: ChildProcess;
@@ -186,16 +208,16 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
     } finally {
       fs.closeSync(logFile);
     }
-    const handle: Handle = { child, pid: child.pid ?? -1, port, phase: 'STARTING', reason: null };
+    const handle: Handle = { child, pid: child.pid ?? -1, ports, vscode: false, phase: 'STARTING', reason: null };
     const spawnError = await new Promise<Error | null>((resolve) => {
       child.once('spawn', () => resolve(null));
       child.once('error', (error) => resolve(error));
     });
     if (spawnError) {
-      throw new AppError('BAD_REQUEST', `Cannot run the sandbox command "${command}": ${spawnError.message}`);
+      throw unrunnable(`Cannot run the sandbox command "${command}": ${spawnError.message}`);
     }
     this.handles.set(launch.sandboxId, handle);
-    fs.writeFileSync(path.join(dir, 'runtime.json'), JSON.stringify({ pid: handle.pid, port } satisfies RuntimeRecord));
+    this.record(launch.sandboxId, handle);
     child.once('exit', (code, signal) => {
       clearTimeout(handle.healthTimer);
       // Paused or removed on purpose, or already failed (a timed-out start is stopped by us).
@@ -204,22 +226,31 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
       handle.reason = `The sandbox process exited (${signal ?? `code ${code}`}); last output: ${tail(path.join(dir, 'sandbox.log'))}`;
       this.options.log.warn({ sandboxId: launch.sandboxId, code, signal }, 'sandbox process exited');
     });
-    this.watchHealth(launch.sandboxId, handle, Date.now() + this.options.startupTimeoutMs);
+    this.watchHealth(launch.sandboxId, handle, Date.now() + this.options.startupTimeoutMs, launch.sessionApiKey);
   }
 
-  private watchHealth(sandboxId: string, handle: Handle, deadline: number): void {
+  private record(sandboxId: string, handle: Handle): void {
+    saveRuntimeRecord(this.sandboxDir(sandboxId), handle);
+  }
+
+  /** sessionKey: to ask the agent server whether VS Code runs (unknown for an adopted process that is still starting). */
+  private watchHealth(sandboxId: string, handle: Handle, deadline: number, sessionKey?: string): void {
     const check = async () => {
       if (this.handles.get(sandboxId) !== handle || handle.phase !== 'STARTING') return;
-      if (await isHealthy(handle.port)) {
+      if (await isHealthy(handle.ports.agentServer)) {
+        if (handle.ports.vscode !== null && sessionKey) {
+          handle.vscode = await vscodeRunning(handle.ports.agentServer, sessionKey);
+          if (this.handles.get(sandboxId) === handle) this.record(sandboxId, handle);
+        }
         handle.phase = 'RUNNING';
-        this.options.log.info({ sandboxId, port: handle.port }, 'sandbox running');
+        this.options.log.info({ sandboxId, port: handle.ports.agentServer, vscode: handle.vscode }, 'sandbox running');
         return;
       }
       if (Date.now() > deadline) {
         handle.phase = 'ERROR';
         handle.reason = `The agent server did not become healthy within ${Math.round(this.options.startupTimeoutMs / 1000)} s`;
         this.options.log.warn({ sandboxId }, 'sandbox start timed out');
-        await stopHandle(handle);
+        await stopProcessGroup(handle.pid);
         return;
       }
       handle.healthTimer = setTimeout(check, HEALTH_INTERVAL_MS);
@@ -234,6 +265,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
   private currentHandle(sandboxId: string): Handle | undefined {
     const handle = this.handles.get(sandboxId);
     if (!handle) return undefined;
+    if (handle.installing) return handle; // no process yet: the first-use install runs
     const paused = !fs.existsSync(path.join(this.sandboxDir(sandboxId), 'runtime.json'));
     if (!paused && (handle.child || isProcessAlive(handle.pid))) return handle;
     clearTimeout(handle.healthTimer);
@@ -243,67 +275,19 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
 
   /** Finds a sandbox process started by an earlier service instance. */
   private async adopt(sandboxId: string): Promise<Handle | undefined> {
-    let record: RuntimeRecord;
-    try {
-      record = JSON.parse(fs.readFileSync(path.join(this.sandboxDir(sandboxId), 'runtime.json'), 'utf8')) as RuntimeRecord;
-    } catch {
-      return undefined;
-    }
+    const record = loadRuntimeRecord(this.sandboxDir(sandboxId));
+    if (!record) return undefined;
     if (!isProcessAlive(record.pid)) return undefined;
-    const healthy = await isHealthy(record.port);
+    const healthy = await isHealthy(record.ports.agentServer);
     // A live process that is not healthy yet is still ours: adopt it as STARTING and keep
     // checking it (its start-up deadline restarts from now), so it can be stopped and removed.
-    const handle: Handle = { child: null, pid: record.pid, port: record.port, phase: healthy ? 'RUNNING' : 'STARTING', reason: null };
+    const phase = healthy ? 'RUNNING' : 'STARTING';
+    const handle: Handle = { child: null, pid: record.pid, ports: record.ports, vscode: record.vscode, phase, reason: null };
     this.handles.set(sandboxId, handle);
     if (!healthy) this.watchHealth(sandboxId, handle, Date.now() + this.options.startupTimeoutMs);
     return handle;
   }
-
-  /** Installs the agent server venv on first use (scripts/setup-agent-server.sh). */
-  private ensureAgentServer(): Promise<string> {
-    this.agentServerPython ??= installAgentServer(this.options).catch((error: unknown) => {
-      this.agentServerPython = undefined; // let a later start try again (e.g. after installing Python)
-      throw error;
-    });
-    return this.agentServerPython;
-  }
 }
 
-async function isHealthy(port: number): Promise<boolean> {
-  try {
-    const response = await fetch(`http://127.0.0.1:${port}/alive`, { signal: AbortSignal.timeout(1_000) });
-    await response.body?.cancel();
-    return response.ok;
-  } catch {
-    return false;
-  }
-}
-
-async function stopHandle(handle: Handle): Promise<void> {
-  clearTimeout(handle.healthTimer);
-  const signalGroup = (signal: NodeJS.Signals) => {
-    try {
-      process.kill(-handle.pid, signal); // the whole process group: the agent server's shells too
-    } catch {
-      /* already gone */
-    }
-  };
-  if (!isProcessAlive(handle.pid)) return;
-  signalGroup('SIGTERM');
-  const deadline = Date.now() + STOP_GRACE_MS;
-  while (isProcessAlive(handle.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-  if (isProcessAlive(handle.pid)) signalGroup('SIGKILL');
-}
-
-function fill(template: string, values: Record<string, string>): string {
-  return template.replace(/\{(port|sandbox_dir|agent_server_python)\}/g, (whole, name: string) => values[name] ?? whole);
-}
-
-function tail(file: string, bytes = 600): string {
-  try {
-    const content = fs.readFileSync(file, 'utf8');
-    return content.slice(-bytes).trim() || '(none)';
-  } catch {
-    return '(none)';
-  }
-}
+/** The spec cannot run here (no command, or the command does not start). */
+const unrunnable = (message: string) => new AppError('BAD_REQUEST', message, { reason: 'sandbox_spec_unrunnable' });

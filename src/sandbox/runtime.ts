@@ -15,6 +15,8 @@ export type SandboxStatus = 'STARTING' | 'RUNNING' | 'PAUSED' | 'ERROR' | 'MISSI
 export interface ExposedUrl {
   name: string;
   url: string;
+  /** The port the service behind the URL listens on inside the sandbox (web-hosts shows it). */
+  port?: number;
 }
 
 export interface SandboxLaunch {
@@ -35,7 +37,10 @@ export function corsEnv(origins: string[] = []): Record<string, string> {
 
 export interface SandboxState {
   status: SandboxStatus;
-  /** Set once RUNNING; AGENT_SERVER at least. */
+  /**
+   * Set once RUNNING: AGENT_SERVER first, then VSCODE (when the agent server runs it; the URL
+   * has no token yet: the sandboxes service adds it) and WORKER_1, WORKER_2.
+   */
   exposedUrls: ExposedUrl[] | null;
   /** Why the sandbox is in ERROR (or MISSING), in words a user can act on. */
   reason: string | null;

@@ -7,7 +7,7 @@ import type { AddGitProvidersInput } from '../../contract/git-providers.schema.j
 import type { Config } from '../config.js';
 import type { SecretBox } from '../crypto.js';
 import { AppError } from '../errors.js';
-import { originOf, providerApiBase } from './git/provider-api.js';
+import { authorizationFor, originOf, providerApiBase } from './git/provider-api.js';
 import { ProviderError, type ProviderHttp } from './git/provider-http.js';
 
 export type ProbeResult = 'valid' | 'invalid' | 'unreachable';
@@ -96,7 +96,7 @@ export class GitProvidersService {
     const order = [...new Set([...(preferred ? [preferred] : []), ...(Object.keys(tokens) as ProviderType[])])];
     for (const provider of order) {
       const stored = tokens[provider];
-      if (!stored) continue;
+      if (!stored || (stored.host && !hostAllowed(stored.host, this.providers.allowedHosts))) continue;
       if (await this.canReadRepository(provider, stored.token, stored.host, repository)) {
         return { provider, ...cloneCredentials(provider, stored.token, stored.host, repository) };
       }
@@ -104,11 +104,46 @@ export class GitProvidersService {
     return null;
   }
 
+  /**
+   * Whether a pull (merge) request is still open, per the conversation's provider. Anything
+   * that cannot be determined (no token, an error, unreachable) counts as open (reference).
+   */
+  async pullRequestOpen(userId: string, provider: ProviderType | null, repository: string, number: number): Promise<boolean> {
+    const tokens = await this.resolve(userId);
+    const chosen = provider ?? (Object.keys(tokens)[0] as ProviderType | undefined);
+    const stored = chosen ? tokens[chosen] : undefined;
+    const base = chosen && stored ? providerApiBase(chosen, stored.host, this.providers) : null;
+    if (!chosen || !stored || !base) return true;
+    const path = {
+      github: `/repos/${repository}/pulls/${number}`,
+      enterprise_sso: `/repos/${repository}/pulls/${number}`,
+      gitlab: `/projects/${encodeURIComponent(repository)}/merge_requests/${number}`,
+      bitbucket: `/repositories/${repository}/pullrequests/${number}`,
+    }[chosen];
+    try {
+      const response = await fetch(base + path, {
+        headers: { authorization: authorizationFor(chosen, stored.token), accept: 'application/json', 'user-agent': 'agent-control-plane' },
+        signal: AbortSignal.timeout(this.providers.timeoutMs),
+      });
+      if (!response.ok) return true;
+      const state = String(((await response.json()) as { state?: unknown }).state ?? '').toLowerCase();
+      return !['closed', 'merged', 'declined', 'superseded'].includes(state);
+    } catch {
+      return true;
+    }
+  }
+
   private async loadStored(userId: string): Promise<StoredTokens> {
     return storedTokensOf(await this.models.Settings.findOne({ userId }, { providerTokens: 1 }).lean());
   }
 
   private async validate(provider: ProviderType, token: string, host: string | null): Promise<void> {
+    // Users name the host the service sends their token to: only allowed hosts, when configured (SSRF).
+    if (host && !hostAllowed(host, this.providers.allowedHosts)) {
+      throw new AppError('UNPROCESSABLE_CONTENT', `Git provider host ${host} is not allowed here (GIT_PROVIDER_HOSTS)`, {
+        reason: 'provider_host_not_allowed',
+      });
+    }
     const result = await this.probeToken(provider, token, host);
     if (result === 'invalid') {
       throw new AppError('UNAUTHORIZED', `Invalid token. Please make sure it is a valid ${provider} token.`, {
@@ -123,7 +158,8 @@ export class GitProvidersService {
   /** A token check: GET <api>/user. A refusal below 500 means invalid; trouble means unreachable. */
   private async probeToken(provider: ProviderType, token: string, host: string | null): Promise<ProbeResult> {
     const base = providerApiBase(provider, host, this.providers);
-    if (!base) return 'invalid';
+    // A token that cannot even be sent in a header is not a token.
+    if (!base || !/^[\x21-\x7e]+$/.test(token)) return 'invalid';
     try {
       await this.http.request(`${base}/user`, { provider, token, expect: 'text' });
       return 'valid';
@@ -159,6 +195,17 @@ export interface RepositoryAccess {
   username: string;
   password: string;
   token: string;
+}
+
+/** True when no allow-list is configured, or the host (or host:port) is on it. */
+function hostAllowed(host: string, allowed: readonly string[]): boolean {
+  if (allowed.length === 0) return true;
+  try {
+    const url = new URL(originOf(host));
+    return allowed.includes(url.host.toLowerCase()) || allowed.includes(url.hostname.toLowerCase());
+  } catch {
+    return false;
+  }
 }
 
 /** Clone URL (never carrying the token) and the credentials git should be given. */

@@ -10,8 +10,10 @@ import type { SandboxInfo } from '../../contract/sandboxes.schema.js';
 import type { Config } from '../config.js';
 import { randomBase62, type SecretBox } from '../crypto.js';
 import { AppError } from '../errors.js';
+import { ConcurrencyGate } from '../rate-limit.js';
 import type { Metrics } from '../metrics.js';
 import type { SandboxLaunch, SandboxRuntime, SandboxSpec, SandboxState } from '../sandbox/runtime.js';
+import { withVscodeToken } from './sandbox-urls.js';
 import type { SandboxSpecsService } from './sandbox-specs.service.js';
 
 /** What the service reads of a sandbox record (updatedAt is the database's own). */
@@ -38,7 +40,19 @@ export class SandboxesService {
     private readonly metrics: Metrics,
     /** Origins whose pages call agent servers from a browser (browserOrigins below). */
     private readonly corsOrigins: () => string[] = () => [],
-  ) {}
+  ) {
+    this.starts = new ConcurrencyGate(
+      settings.maxConcurrentStarts,
+      () =>
+        new AppError('SERVICE_UNAVAILABLE', 'Too many sandboxes starting at once, retry shortly', {
+          reason: 'sandbox_starts_busy',
+          retryAfterSeconds: 5,
+        }),
+    );
+  }
+
+  /** Starts and resumes users ask for, in flight at once (SANDBOX_MAX_CONCURRENT_STARTS); more answer 503. */
+  private readonly starts: ConcurrencyGate;
 
   private warm: WarmSandboxes | null = null;
 
@@ -58,7 +72,7 @@ export class SandboxesService {
     await this.enforceLimit(userId);
     const claimed = await this.warm?.claim(userId, spec.id);
     const source = claimed ? 'warm_pool' : 'cold_start';
-    const record = claimed ?? (await this.launchNew(userId, spec));
+    const record = claimed ?? (await this.starts.run(() => this.launchNew(userId, spec)));
     this.metrics.sandboxStarts.inc({ source });
     return { info: this.toInfo(record, await this.stateOf(record)), source };
   }
@@ -149,7 +163,7 @@ export class SandboxesService {
     if (record.desired === 'running' && (state.status === 'RUNNING' || state.status === 'STARTING')) return;
     await this.enforceLimit(userId);
     if (state.status === 'ERROR') await this.runtime.pause(sandboxId);
-    await this.runtime.resume(this.launch(record, this.box.decrypt(record.sessionApiKey, keyContext(sandboxId))));
+    await this.starts.run(() => this.runtime.resume(this.launch(record, this.box.decrypt(record.sessionApiKey, keyContext(sandboxId)))));
     await this.models.Sandbox.updateOne(
       { _id: sandboxId, userId, desired: { $ne: 'deleting' } },
       { $set: desiredChange('running', { pausedBy: null, lastUsedAt: now }, now) },
@@ -173,28 +187,35 @@ export class SandboxesService {
   async connection(userId: string, sandboxId: string) {
     const record = await this.record(userId, sandboxId);
     const state = await this.stateOf(record);
-    const spec = this.specs.find(record.specId);
+    const sessionKey = this.box.decrypt(record.sessionApiKey, keyContext(sandboxId));
+    const workingDir = this.workingDirOf(record);
     return {
-      state,
+      state: { ...state, exposedUrls: withVscodeToken(state.exposedUrls, sessionKey, workingDir) },
       desired: record.desired,
-      sessionKey: this.box.decrypt(record.sessionApiKey, keyContext(sandboxId)),
+      sessionKey,
       publicUrl: state.exposedUrls?.find((u) => u.name === 'AGENT_SERVER')?.url ?? null,
       internalUrl: state.internalUrl ?? null,
-      workingDir: spec ? this.runtime.workingDir(sandboxId, spec) : '/workspace/project',
+      workingDir,
     };
   }
 
-  /** Live status of several sandboxes of a user (MISSING for unknown ids). */
+  /** Live status of several sandboxes of a user (absent for unknown ids); VSCODE carries its token. */
   async statuses(userId: string, sandboxIds: string[]): Promise<Map<string, SandboxState & { sessionKey: string | null }>> {
     const records = await this.models.Sandbox.find({ userId, _id: { $in: [...new Set(sandboxIds)] } }).lean();
     const result = new Map<string, SandboxState & { sessionKey: string | null }>();
     await Promise.all(
       records.map(async (r) => {
         const state = await this.stateOf(r);
-        result.set(r._id, { ...state, sessionKey: this.box.decrypt(r.sessionApiKey, keyContext(r._id)) });
+        const sessionKey = this.box.decrypt(r.sessionApiKey, keyContext(r._id));
+        result.set(r._id, { ...state, exposedUrls: withVscodeToken(state.exposedUrls, sessionKey, this.workingDirOf(r)), sessionKey });
       }),
     );
     return result;
+  }
+
+  private workingDirOf(record: SandboxFields): string {
+    const spec = this.specs.find(record.specId);
+    return spec ? this.runtime.workingDir(record._id, spec) : '/workspace/project';
   }
 
   private async enforceLimit(userId: string): Promise<void> {
@@ -203,7 +224,7 @@ export class SandboxesService {
     const running = states.filter((s) => s.status === 'RUNNING' || s.status === 'STARTING').length;
     if (running >= this.settings.maxRunningPerUser) {
       const detail = `Sandbox limit reached (${running} running)`;
-      throw new AppError('TOO_MANY_REQUESTS', detail, { retryAfterSeconds: RETRY_AFTER_SECONDS });
+      throw new AppError('TOO_MANY_REQUESTS', detail, { reason: 'sandbox_limit_reached', retryAfterSeconds: RETRY_AFTER_SECONDS });
     }
   }
 
@@ -215,7 +236,11 @@ export class SandboxesService {
 
   private launch(record: SandboxFields, sessionApiKey: string): SandboxLaunch {
     const spec = this.specs.find(record.specId);
-    if (!spec) throw new AppError('CONFLICT', `The sandbox's spec ${record.specId} is no longer configured`);
+    if (!spec) {
+      throw new AppError('CONFLICT', `The sandbox's spec ${record.specId} is no longer configured`, {
+        reason: 'sandbox_spec_unconfigured',
+      });
+    }
     return {
       sandboxId: record._id,
       userId: record.userId,
@@ -239,13 +264,14 @@ export class SandboxesService {
   }
 
   private toInfo(record: SandboxFields, state: SandboxState): SandboxInfo {
+    const sessionKey = this.box.decrypt(record.sessionApiKey, keyContext(record._id));
     return {
       id: record._id,
       created_by_user_id: record.userId,
       sandbox_spec_id: record.specId,
       status: state.status,
-      session_api_key: this.box.decrypt(record.sessionApiKey, keyContext(record._id)),
-      exposed_urls: state.status === 'RUNNING' ? state.exposedUrls : null,
+      session_api_key: sessionKey,
+      exposed_urls: state.status === 'RUNNING' ? withVscodeToken(state.exposedUrls, sessionKey, this.workingDirOf(record)) : null,
       created_at: record.createdAt.toISOString(),
       status_reason: state.reason,
     };
@@ -263,18 +289,4 @@ export function desiredChange(desired: 'running' | 'paused' | 'deleting', extra:
 function notBeingDeleted<T extends { desired: string }>(record: T): T {
   if (record.desired === 'deleting') throw new AppError('CONFLICT', BEING_DELETED, { reason: 'sandbox_being_deleted' });
   return record;
-}
-
-/**
- * The origins a browser calls agent servers from: where the web UI is served (the service's
- * public URL) and TRUSTED_ORIGINS. Once the list is set, agent servers stop allowing localhost
- * implicitly (the reference's agent server), so a service on localhost names both spellings.
- */
-export function browserOrigins(publicUrl: string, trusted: string[]): string[] {
-  const url = new URL(publicUrl);
-  const origins = [url.origin, ...trusted];
-  if (url.hostname === 'localhost' || url.hostname === '127.0.0.1') {
-    for (const host of ['localhost', '127.0.0.1']) origins.push(`${url.protocol}//${host}${url.port ? `:${url.port}` : ''}`);
-  }
-  return [...new Set(origins)];
 }

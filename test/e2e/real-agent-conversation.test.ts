@@ -25,6 +25,7 @@ beforeAll(async () => {
       'README.md': '# widgets\n',
       '.openhands/setup.sh': 'echo "setup ran" > setup-ran.txt\n',
       '.openhands/pre-commit.sh': 'exit 0\n',
+      '.openhands/microagents/repo.md': 'Widgets are counted in dozens.\n',
     },
     { branches: { feature: { 'feature.txt': 'on the feature branch\n' } } },
   );
@@ -134,10 +135,89 @@ describe('a conversation on the real agent server', () => {
         selected_branch: 'feature',
       });
 
+      await checkConversationPage(id, projectDir, agentUrl, conversation.session_api_key);
+
       expect((await call(app, 'DELETE', `/api/conversations/${id}`, { key })).body).toBe(true);
+      expect((await call(app, 'GET', `/api/v1/events/count?conversation_id__eq=${id}`, { key })).body).toBe(0);
     },
   );
 });
+
+/** The conversation page's routes against the real agent server, then stop and start. */
+async function checkConversationPage(id: string, projectDir: string, agentUrl: string, sessionKey: string) {
+  const page = (suffix: string) => `/api/conversations/${id}/${suffix}`;
+  const agentEvents = async (url: string) =>
+    Number(await (await fetch(`${url}/api/conversations/${id}/events/count`, { headers: { 'x-session-api-key': sessionKey } })).text());
+
+  // The events of the run, as the webhooks delivered them: as many as the agent server itself
+  // keeps (it replays those to the web UI's socket), searchable by kind.
+  const ours = await eventually(
+    'every event to arrive by webhook',
+    async () => {
+      const [count, theirs] = [
+        (await call(app, 'GET', `/api/v1/events/count?conversation_id__eq=${id}`, { key })).body,
+        await agentEvents(agentUrl),
+      ];
+      return count > 0 && count === theirs ? count : null;
+    },
+    60_000,
+  );
+  const messages = (await call(app, 'GET', `/api/v1/events/search?conversation_id__eq=${id}&kind__eq=MessageEvent`, { key })).body;
+  expect(messages.items.map((e: { source: string }) => e.source)).toEqual(['user', 'agent']);
+  expect(messages.items[1].llm_message.content[0].text).toBe('Hello from the stub LLM.');
+  const firstTwo = (await call(app, 'GET', `/api/v1/events/search?conversation_id__eq=${id}&limit=2`, { key })).body;
+  expect(firstTwo.items).toHaveLength(2);
+  expect(firstTwo.next_page_id).not.toBeNull();
+
+  // The workspace: a file created in it shows in git/changes, list-files and git/diff.
+  fs.writeFileSync(path.join(projectDir, 'created-by-test.txt'), 'new widget\n');
+  expect((await call(app, 'GET', page('git/changes'), { key })).body).toEqual(
+    expect.arrayContaining([{ status: 'A', path: 'widgets/created-by-test.txt' }]),
+  );
+  expect((await call(app, 'GET', `${page('git/diff')}?path=widgets/created-by-test.txt`, { key })).body).toEqual({
+    modified: 'new widget', // lines joined, no final newline (the agent server's own form)
+    original: '',
+  });
+  expect((await call(app, 'GET', page('list-files'), { key })).body).toEqual(['widgets/']);
+  expect((await call(app, 'GET', `${page('list-files')}?path=widgets`, { key })).body).toEqual(
+    expect.arrayContaining(['widgets/README.md', 'widgets/created-by-test.txt', 'widgets/.openhands/']),
+  );
+  expect((await call(app, 'GET', page('microagents'), { key })).body.microagents).toContainEqual(
+    expect.objectContaining({ name: 'repo', type: 'repo', content: expect.stringContaining('Widgets are counted in dozens.') }),
+  );
+  const trajectory = (await call(app, 'GET', page('trajectory'), { key })).body.trajectory;
+  expect(trajectory.length).toBeGreaterThanOrEqual(ours);
+  expect(trajectory.map((e: { kind: string }) => e.kind)).toContain('MessageEvent');
+  expect((await call(app, 'GET', page('config'), { key })).body).toMatchObject({ session_id: id, runtime_id: expect.any(String) });
+  // The conversation's own agent (the stub LLM, which answers without tags) writes the prompt to remember.
+  expect(await call(app, 'GET', `${page('remember-prompt')}?event_id=1`, { key })).toMatchObject({
+    status: 200,
+    body: { status: 'success', prompt: 'Hello from the stub LLM.' },
+  });
+
+  // Stop pauses the sandbox; start resumes it: the agent server comes back with the
+  // conversation and its events, and the workspace with the file.
+  expect((await call(app, 'POST', page('stop'), { key })).body).toMatchObject({ message: 'Conversation stopped successfully' });
+  expect((await call(app, 'GET', `/api/conversations/${id}`, { key })).body.status).toBe('STOPPED');
+  expect((await call(app, 'GET', page('git/changes'), { key })).status).toBe(409);
+  expect((await call(app, 'GET', page('trajectory'), { key })).body.trajectory).toHaveLength(ours);
+  expect((await call(app, 'POST', page('start'), { key, body: { providers_set: ['github'] } })).body).toMatchObject({
+    status: 'ok',
+    conversation_status: 'STARTING',
+  });
+  await eventually(
+    'RUNNING again',
+    async () => (await call(app, 'GET', `/api/conversations/${id}`, { key })).body.status === 'RUNNING',
+    120_000,
+  );
+  const [again] = (await call(app, 'GET', `/api/v1/app-conversations?ids=${id}`, { key })).body;
+  const agentAgain = again.conversation_url.replace(/\/api\/conversations\/.*$/, '');
+  expect(await agentEvents(agentAgain)).toBeGreaterThanOrEqual(ours);
+  expect((await call(app, 'GET', page('git/changes'), { key })).body).toEqual(
+    expect.arrayContaining([{ status: 'A', path: 'widgets/created-by-test.txt' }]),
+  );
+  expect(fs.readFileSync(path.join(projectDir, 'created-by-test.txt'), 'utf8')).toBe('new widget\n');
+}
 
 /** Every file under dir whose bytes contain the text. */
 function filesContaining(dir: string, text: string): string[] {

@@ -11,6 +11,8 @@ export interface FakeGitProvider {
   failWith: number | null;
   /** Delay before answering (slow-provider and shutdown tests). */
   delayMs: number;
+  /** Pull request states by "owner/repo#number" (GitHub's /repos/{repo}/pulls/{n}). */
+  pullStates: Map<string, 'open' | 'closed'>;
   requests: { path: string; authorization: string | undefined }[];
   close(): Promise<void>;
 }
@@ -18,7 +20,13 @@ export interface FakeGitProvider {
 const USER_PATHS = new Set(['/user', '/api/v3/user', '/api/v4/user', '/2.0/user']);
 
 export async function startFakeGitProvider(): Promise<FakeGitProvider> {
-  const fake: Omit<FakeGitProvider, 'url' | 'close'> = { validTokens: new Set(), failWith: null, delayMs: 0, requests: [] };
+  const fake: Omit<FakeGitProvider, 'url' | 'close'> = {
+    validTokens: new Set(),
+    failWith: null,
+    delayMs: 0,
+    pullStates: new Map(),
+    requests: [],
+  };
   const server = http.createServer(async (req, res) => {
     if (fake.delayMs) await new Promise((r) => setTimeout(r, fake.delayMs));
     const path = (req.url ?? '').split('?')[0]!;
@@ -28,7 +36,9 @@ export async function startFakeGitProvider(): Promise<FakeGitProvider> {
       res.writeHead(fake.failWith).end('{"message":"unavailable"}');
       return;
     }
-    if (!USER_PATHS.has(path)) {
+    const pull = /^\/repos\/([^/]+\/[^/]+)\/pulls\/(\d+)$/.exec(path);
+    const pullState = pull ? fake.pullStates.get(`${pull[1]}#${pull[2]}`) : undefined;
+    if (!USER_PATHS.has(path) && !pullState) {
       res.writeHead(404).end('{"message":"Not Found"}');
       return;
     }
@@ -42,7 +52,7 @@ export async function startFakeGitProvider(): Promise<FakeGitProvider> {
       res.writeHead(401).end('{"message":"Bad credentials"}');
       return;
     }
-    res.writeHead(200).end('{"login":"octocat","id":1}');
+    res.writeHead(200).end(pullState ? JSON.stringify({ number: Number(pull![2]), state: pullState }) : '{"login":"octocat","id":1}');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

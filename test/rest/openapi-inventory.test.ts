@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PROCEDURES } from '../../routers/index.js';
+import { FAILURES } from '../../src/rest/legacy-errors.js';
 import { openApiDocument } from '../../src/rest/openapi-document.js';
 import { CONTRACT_ROUTES } from '../contract-routes.js';
 
@@ -39,5 +40,54 @@ describe('OpenAPI route inventory', () => {
         if (op) expect(op.security).toEqual([{ SessionApiKey: [] }]);
       }
     }
+  });
+});
+
+describe('OpenAPI responses describe the wire', () => {
+  const doc = openApiDocument();
+  const operations = Object.entries(doc.paths ?? {}).flatMap(([path, item]) =>
+    METHODS.flatMap((method) => {
+      const op = (item as Record<string, { responses: Record<string, { content?: Record<string, { schema: unknown }> }> }>)[method];
+      return op ? [{ route: `${method.toUpperCase()} ${path}`, method, path, responses: op.responses }] : [];
+    }),
+  );
+  const schemaOf = (route: string, status: string) => {
+    const op = operations.find((o) => o.route === route)!;
+    return JSON.stringify(op.responses[status]?.content?.['application/json']?.schema ?? null);
+  };
+
+  it('lists the transport failures on every operation and the body failures on body operations', () => {
+    for (const op of operations) {
+      expect(Object.keys(op.responses), op.route).toEqual(expect.arrayContaining(['401', '422', '429', '503']));
+      expect(op.responses.default, op.route).toBeUndefined();
+      expect(op.responses['500'], op.route).toBeUndefined();
+      if (['post', 'put', 'patch'].includes(op.method))
+        expect(Object.keys(op.responses), op.route).toEqual(expect.arrayContaining(['413', '415']));
+    }
+  });
+
+  it('documents the success status of the contract and the legacy body of each failure', () => {
+    const post = operations.find((o) => o.route === 'POST /api/secrets')!;
+    expect(Object.keys(post.responses)).toContain('201');
+    expect(Object.keys(post.responses)).not.toContain('200');
+    expect(schemaOf('POST /api/secrets', '400')).toContain('ErrorMessage');
+    expect(schemaOf('GET /api/settings', '404')).toContain('ErrorError');
+    expect(schemaOf('PATCH /api/conversations/{conversation_id}', '404')).toContain('V0Error');
+    expect(schemaOf('POST /api/conversations', '401')).toContain('ErrorString');
+    expect(schemaOf('POST /api/v1/sandboxes/{sandbox_id}/pause', '404')).toContain('ErrorDetail');
+    expect(schemaOf('POST /api/v1/sandboxes/{sandbox_id}/resume', '404')).toContain('ErrorDetail');
+    expect(schemaOf('POST /api/v1/sandboxes', '429')).toContain('ErrorDetail'); // the sandbox limit…
+    expect(schemaOf('POST /api/v1/sandboxes', '429')).toContain('ErrorMessage'); // …and the rate limit
+    expect(schemaOf('GET /api/secrets', '422')).toContain('HTTPValidationError');
+    const secrets = operations.find((o) => o.route === 'GET /api/v1/webhooks/secrets')!;
+    expect(Object.keys(secrets.responses['200']!.content!)).toEqual(['text/plain']);
+    expect(Object.keys(doc.components?.schemas ?? {}).filter((name) => name.startsWith('error.'))).toEqual([]);
+  });
+
+  it('declares every domain failure of the table on some operation', () => {
+    const declared = new Set([...PROCEDURES.values()].flatMap((p) => p.meta?.errors ?? []));
+    // Every operation lists these (transport failures); two only tRPC can meet, one only background starts.
+    const everywhere = ['rate_limited', 'database_unavailable', 'json_too_deep', 'start_task_not_found', 'sandbox_resume_failed'];
+    expect(Object.keys(FAILURES).filter((reason) => !declared.has(reason as never) && !everywhere.includes(reason))).toEqual([]);
   });
 });

@@ -98,6 +98,11 @@ describe('Kubernetes runtime', () => {
     expect(container.args).toEqual(['--port', '8000']);
     expect(container.env).toEqual([
       { name: 'LOG_JSON', value: 'true' },
+      // The worker and VS Code ports, named as the reference's Docker sandboxes name them.
+      { name: 'WORKER_1', value: '8011' },
+      { name: 'WORKER_2', value: '8012' },
+      { name: 'VSCODE', value: '8001' },
+      { name: 'OH_VSCODE_PORT', value: '8001' },
       { name: 'OH_SESSION_API_KEYS_0', valueFrom: { secretKeyRef: { name, key: 'OH_SESSION_API_KEYS_0' } } },
       { name: 'OH_SECRET_KEY', valueFrom: { secretKeyRef: { name, key: 'OH_SECRET_KEY' } } },
       { name: 'OH_WEBHOOKS_0_BASE_URL', valueFrom: { secretKeyRef: { name, key: 'OH_WEBHOOKS_0_BASE_URL' } } },
@@ -142,22 +147,43 @@ describe('Kubernetes runtime', () => {
       OH_WEBHOOKS_0_BASE_URL: `${app.url}/api/v1/webhooks/${sandboxId}`,
     });
 
+    expect(container.ports).toEqual([
+      { name: 'agent-server', containerPort: 8000, protocol: 'TCP' },
+      { name: 'vscode', containerPort: 8001, protocol: 'TCP' },
+      { name: 'worker-1', containerPort: 8011, protocol: 'TCP' },
+      { name: 'worker-2', containerPort: 8012, protocol: 'TCP' },
+    ]);
+
     const ingress = await cp.kubeConfig.makeApiClient(NetworkingV1Api).readNamespacedIngress({ namespace, name });
+    const rule = (host: string, port: number) => ({
+      host,
+      http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name, port: { number: port } } } }] },
+    });
     expect(ingress.spec?.rules).toEqual([
-      {
-        host: `${sandboxId}.sandboxes.example.com`,
-        http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name, port: { number: 8000 } } } }] },
-      },
+      rule(`${sandboxId}.sandboxes.example.com`, 8000),
+      rule(`vscode-${sandboxId}.sandboxes.example.com`, 8001),
+      rule(`work-1-${sandboxId}.sandboxes.example.com`, 8011),
+      rule(`work-2-${sandboxId}.sandboxes.example.com`, 8012),
     ]);
 
     const service = await core.readNamespacedService({ namespace, name });
     expect(service.spec?.selector).toEqual({ 'agent-control-plane/sandbox-id': sandboxId });
-    expect(service.spec?.ports?.[0]).toMatchObject({ port: 8000, targetPort: 'agent-server' });
+    expect(service.spec?.ports?.map((p) => [p.name, p.port, p.targetPort])).toEqual([
+      ['agent-server', 8000, 'agent-server'],
+      ['vscode', 8001, 'vscode'],
+      ['worker-1', 8011, 'worker-1'],
+      ['worker-2', 8012, 'worker-2'],
+    ]);
   });
 
-  it('follows the pod to RUNNING and exposes the ingress host as AGENT_SERVER', async () => {
+  it('follows the pod to RUNNING and exposes the ingress hosts: AGENT_SERVER, VSCODE with its token, WORKER_1/2', async () => {
     const running = await waitForStatus(sandboxId, 'RUNNING');
-    expect(running.exposed_urls).toEqual([{ name: 'AGENT_SERVER', url: `https://${sandboxId}.sandboxes.example.com` }]);
+    expect(running.exposed_urls).toEqual([
+      { name: 'AGENT_SERVER', url: `https://${sandboxId}.sandboxes.example.com` },
+      { name: 'VSCODE', url: `https://vscode-${sandboxId}.sandboxes.example.com/?tkn=${sessionKey}&folder=/workspace/project` },
+      { name: 'WORKER_1', url: `https://work-1-${sandboxId}.sandboxes.example.com` },
+      { name: 'WORKER_2', url: `https://work-2-${sandboxId}.sandboxes.example.com` },
+    ]);
   });
 
   it('pauses by deleting the pod and keeping the workspace, and resumes on the same claim', async () => {

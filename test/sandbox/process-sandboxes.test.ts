@@ -111,6 +111,15 @@ describe('sandbox lifecycle (process runtime)', () => {
     expect((await fetch(`${agentUrl}/api/test/env`)).status).toBe(401);
     const env = (await (await fetch(`${agentUrl}/api/test/env`, { headers: { 'x-session-api-key': sessionKey } })).json()) as any;
     expect(env.webhookBaseUrl).toBe(`${app.url}/api/v1/webhooks/${sandboxId}`);
+    // Two worker ports, named as the reference names them; VS Code is on by default in the agent
+    // server but not running here, so it is not exposed.
+    expect(running.exposed_urls.map((u: { name: string; url: string }) => [u.name, u.url])).toEqual([
+      ['AGENT_SERVER', agentUrl],
+      ['WORKER_1', `http://127.0.0.1:${env.ports.WORKER_1}`],
+      ['WORKER_2', `http://127.0.0.1:${env.ports.WORKER_2}`],
+    ]);
+    expect(env.ports.OH_VSCODE_PORT).toMatch(/^\d+$/);
+    expect(new Set([agentUrl.split(':')[2], env.ports.WORKER_1, env.ports.WORKER_2, env.ports.OH_VSCODE_PORT]).size).toBe(4);
     // Nothing of the service's own configuration leaks into the sandbox.
     expect(env.names).not.toContain('ENCRYPTION_KEY');
     expect(env.names).not.toContain('MONGODB_URI');

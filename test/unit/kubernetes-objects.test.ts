@@ -1,6 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { buildIngress, buildPod } from '../../src/sandbox/kubernetes-objects.js';
+import { buildIngress, buildPod, buildService, podExposedUrls } from '../../src/sandbox/kubernetes-objects.js';
 import { kubernetesOptions } from '../helpers/kubernetes-options.js';
 import { podStatus } from '../../src/sandbox/kubernetes-runtime.js';
 import type { SandboxLaunch } from '../../src/sandbox/runtime.js';
@@ -13,6 +13,7 @@ const launch: SandboxLaunch = {
   webhookBaseUrl: 'http://svc/api/v1/webhooks/abc123',
   corsOrigins: ['https://ui.example.com', 'https://next.example.com'],
 };
+const noVscode = { ...launch, spec: { ...launch.spec, initial_env: { OH_ENABLE_VSCODE: 'false' } } };
 const options = kubernetesOptions({ cpuRequest: '500m', memoryRequest: '512Mi', cpuLimit: '2', memoryLimit: '1Gi', runAsUser: 1000 });
 
 describe('sandbox pod', () => {
@@ -35,11 +36,61 @@ describe('sandbox pod', () => {
     ]);
   });
 
-  it('builds an ingress only with a sandbox domain, with TLS when configured', () => {
+  it('builds an ingress only with a sandbox domain, one host per exposed port, with TLS when configured', () => {
     expect(buildIngress(launch, options)).toBeNull();
     const ingress = buildIngress(launch, { ...options, domain: 'sb.example.com', ingressTlsSecret: 'tls', ingressClassName: 'nginx' });
-    expect(ingress?.spec).toMatchObject({ ingressClassName: 'nginx', tls: [{ hosts: ['abc123.sb.example.com'], secretName: 'tls' }] });
-    expect(ingress?.spec?.rules?.[0]?.host).toBe('abc123.sb.example.com');
+    const hosts = ['abc123.sb.example.com', 'vscode-abc123.sb.example.com', 'work-1-abc123.sb.example.com', 'work-2-abc123.sb.example.com'];
+    expect(ingress?.spec).toMatchObject({ ingressClassName: 'nginx', tls: [{ hosts, secretName: 'tls' }] });
+    expect(ingress?.spec?.rules?.map((r) => [r.host, r.http?.paths[0]?.backend.service?.port?.number])).toEqual([
+      [hosts[0], 8000],
+      [hosts[1], 8001],
+      [hosts[2], 8011],
+      [hosts[3], 8012],
+    ]);
+    const withoutVscode = buildIngress(noVscode, { ...options, domain: 'sb.example.com' });
+    expect(withoutVscode?.spec?.rules?.map((r) => r.host)).toEqual([hosts[0], hosts[2], hosts[3]]);
+  });
+
+  it('declares the worker ports always and the VS Code port unless the spec turns VS Code off, and names them in the env', () => {
+    const container = buildPod(launch, options).spec!.containers[0]!;
+    expect(container.ports?.map((p) => [p.name, p.containerPort])).toEqual([
+      ['agent-server', 8000],
+      ['vscode', 8001],
+      ['worker-1', 8011],
+      ['worker-2', 8012],
+    ]);
+    expect(container.env).toEqual(
+      expect.arrayContaining([
+        { name: 'WORKER_1', value: '8011' },
+        { name: 'WORKER_2', value: '8012' },
+        { name: 'OH_VSCODE_PORT', value: '8001' },
+      ]),
+    );
+    expect(buildService(launch).spec?.ports?.map((p) => p.name)).toEqual(['agent-server', 'vscode', 'worker-1', 'worker-2']);
+    const plain = buildPod(noVscode, options).spec!.containers[0]!;
+    expect(plain.ports?.map((p) => p.name)).toEqual(['agent-server', 'worker-1', 'worker-2']);
+    expect(plain.env?.map((e) => e.name)).not.toContain('OH_VSCODE_PORT');
+    expect(buildService(noVscode).spec?.ports?.map((p) => p.name)).toEqual(['agent-server', 'worker-1', 'worker-2']);
+  });
+
+  it('exposes the ports a pod declares, as Ingress hosts with a domain and Service URLs without', () => {
+    const pod = buildPod(launch, options);
+    expect(podExposedUrls(pod, 'abc123', options).map((u) => [u.name, u.url, u.port])).toEqual([
+      ['AGENT_SERVER', 'http://sandbox-abc123.ns.svc.cluster.local:8000', 8000],
+      ['VSCODE', 'http://sandbox-abc123.ns.svc.cluster.local:8001', 8001],
+      ['WORKER_1', 'http://sandbox-abc123.ns.svc.cluster.local:8011', 8011],
+      ['WORKER_2', 'http://sandbox-abc123.ns.svc.cluster.local:8012', 8012],
+    ]);
+    const viaIngress = podExposedUrls(pod, 'abc123', { ...options, domain: 'sb.example.com' });
+    expect(viaIngress.map((u) => u.url)).toEqual([
+      'https://abc123.sb.example.com',
+      'https://vscode-abc123.sb.example.com',
+      'https://work-1-abc123.sb.example.com',
+      'https://work-2-abc123.sb.example.com',
+    ]);
+    // A pod made before the extra ports existed still exposes its agent server.
+    const old: V1Pod = { spec: { containers: [{ name: 'agent-server', ports: [{ name: 'agent-server', containerPort: 8000 }] }] } };
+    expect(podExposedUrls(old, 'abc123', options).map((u) => u.name)).toEqual(['AGENT_SERVER']);
   });
 });
 
@@ -98,7 +149,7 @@ describe('podStatus', () => {
 
 describe('browserOrigins', () => {
   it('is the public origin and the trusted ones; a service on localhost names both spellings', async () => {
-    const { browserOrigins } = await import('../../src/services/sandboxes.service.js');
+    const { browserOrigins } = await import('../../src/services/sandbox-urls.js');
     expect(browserOrigins('https://agents.example.com/base', ['https://next.example.com'])).toEqual([
       'https://agents.example.com',
       'https://next.example.com',

@@ -3,131 +3,234 @@
 import { TRPCError } from '@trpc/server';
 import { describe, expect, it } from 'vitest';
 import { AppError, InputIssuesError, toTRPCError, type AppErrorCode, type ErrorReason } from '../../src/errors.js';
-import { LEGACY_ANSWERS, toRestError } from '../../src/rest/legacy-errors.js';
+import { FAILURES, toRestError } from '../../src/rest/legacy-errors.js';
 
 const failed = (code: AppErrorCode, message: string, reason?: ErrorReason, retryAfterSeconds?: number) =>
   toTRPCError(new AppError(code, message, { ...(reason ? { reason } : {}), ...(retryAfterSeconds ? { retryAfterSeconds } : {}) }));
 
+const ROWS = [
+  ['settings.get', 'NOT_FOUND', 'Settings not found', 'settings_not_found', 404, { error: 'Settings not found' }],
+  ['settings.reset', 'GONE', 'Removed.', 'settings_reset_removed', 410, { error: 'Removed.' }],
+  ['secrets.create', 'CONFLICT', 'Secret A already exists', 'secret_exists', 400, { message: 'Secret A already exists' }],
+  ['secrets.update', 'CONFLICT', 'Secret A already exists', 'secret_exists', 400, { message: 'Secret A already exists' }],
+  ['secrets.delete', 'NOT_FOUND', 'Secret with ID x not found', 'secret_not_found', 404, { error: 'Secret with ID x not found' }],
+  ['gitProviders.add', 'UNAUTHORIZED', 'Invalid token.', 'invalid_provider_token', 401, { error: 'Invalid token.' }],
+  ['gitProviders.add', 'BAD_GATEWAY', 'Could not reach github', 'provider_unreachable', 502, { error: 'Could not reach github' }],
+  [
+    'conversations.create',
+    'BAD_REQUEST',
+    'Settings not found',
+    'settings_not_found',
+    400,
+    { status: 'error', message: 'Settings not found', msg_id: 'CONFIGURATION$SETTINGS_NOT_FOUND' },
+  ],
+  [
+    'conversations.create',
+    'BAD_REQUEST',
+    'No key',
+    'llm_key_missing',
+    400,
+    { status: 'error', message: 'No key', msg_id: 'STATUS$ERROR_LLM_AUTHENTICATION' },
+  ],
+  [
+    'conversations.update',
+    'NOT_FOUND',
+    'Conversation not found',
+    'conversation_not_found',
+    404,
+    { status: 'error', message: 'Conversation not found', msg_id: 'CONVERSATION$NOT_FOUND' },
+  ],
+  ['conversations.create', 'UNAUTHORIZED', 'Unable to access repo o/r', 'repository_access_denied', 401, 'Unable to access repo o/r'],
+  ['sandboxes.pause', 'NOT_FOUND', 'Sandbox not found', 'sandbox_not_found', 404, { detail: 'Not Found' }],
+  ['sandboxes.start', 'NOT_FOUND', 'Sandbox spec not found: x', 'sandbox_spec_not_found', 404, { detail: 'Not Found' }],
+  ['sandboxes.resume', 'NOT_FOUND', 'Sandbox workspace is gone', 'sandbox_workspace_gone', 404, { detail: 'Not Found' }],
+  ['appConversations.start', 'NOT_FOUND', 'Start task not found', 'start_task_not_found', 404, { detail: 'Not Found' }],
+  ['user.info', 'UNAUTHORIZED', 'Git provider token required.', 'git_token_required', 401, 'Git provider token required.'],
+  ['user.repositories', 'UNAUTHORIZED', 'Invalid github token', 'invalid_provider_token', 401, 'Invalid github token'],
+  [
+    'user.installations',
+    'BAD_REQUEST',
+    "Provider gitlab doesn't support installations",
+    'provider_unsupported',
+    400,
+    "Provider gitlab doesn't support installations",
+  ],
+  ['user.branches', 'BAD_GATEWAY', 'Could not reach gitlab', 'provider_unreachable', 502, { error: 'Could not reach gitlab' }],
+  ['user.info', 'FORBIDDEN', 'github refused access', 'provider_refused', 403, { error: 'github refused access' }],
+  [
+    'user.microagentContent',
+    'NOT_FOUND',
+    'Microagent file x not found in o/r',
+    'provider_not_found',
+    404,
+    { error: 'Microagent file x not found in o/r' },
+  ],
+  [
+    'user.suggestedTasks',
+    'TOO_MANY_REQUESTS',
+    'github rate limit reached',
+    'provider_rate_limited',
+    429,
+    { error: 'github rate limit reached' },
+  ],
+  [
+    'user.searchRepositories',
+    'SERVICE_UNAVAILABLE',
+    'Too many git provider requests',
+    'provider_busy',
+    503,
+    { error: 'Too many git provider requests' },
+  ],
+  [
+    'sandboxes.delete',
+    'CONFLICT',
+    'The sandbox is being deleted',
+    'sandbox_being_deleted',
+    409,
+    { detail: 'The sandbox is being deleted' },
+  ],
+  [
+    'sandboxes.resume',
+    'SERVICE_UNAVAILABLE',
+    'Sandbox x could not be resumed',
+    'sandbox_resume_failed',
+    503,
+    { detail: 'Sandbox x could not be resumed' },
+  ],
+  [
+    'gitProviders.add',
+    'UNPROCESSABLE_CONTENT',
+    'Host x not allowed',
+    'provider_host_not_allowed',
+    422,
+    { detail: [{ type: 'value_error', loc: ['body'], msg: 'Host x not allowed' }] },
+  ],
+  [
+    'conversations.get',
+    'BAD_REQUEST',
+    'Conversation ID is too long',
+    'invalid_conversation_id',
+    400,
+    { detail: 'Conversation ID is too long' },
+  ],
+  [
+    'appConversations.start',
+    'NOT_FOUND',
+    'Parent conversation not found: p',
+    'parent_conversation_not_found',
+    404,
+    { detail: 'Parent conversation not found: p' },
+  ],
+  ['sandboxes.resume', 'CONFLICT', 'Spec gone', 'sandbox_spec_unconfigured', 409, { detail: 'Spec gone' }],
+  [
+    'sandboxes.start',
+    'TOO_MANY_REQUESTS',
+    'Sandbox limit reached (2 running)',
+    'sandbox_limit_reached',
+    429,
+    { detail: 'Sandbox limit reached (2 running)' },
+  ],
+  ['sandboxes.start', 'SERVICE_UNAVAILABLE', 'Busy', 'sandbox_starts_busy', 503, { detail: 'Busy' }],
+  ['sandboxes.start', 'SERVICE_UNAVAILABLE', 'No Python', 'sandbox_runtime_unavailable', 503, { detail: 'No Python' }],
+  [
+    'sandboxes.start',
+    'BAD_REQUEST',
+    'Cannot run the sandbox command',
+    'sandbox_spec_unrunnable',
+    400,
+    { detail: 'Cannot run the sandbox command' },
+  ],
+  ['webhooks.conversation', 'BAD_REQUEST', 'No id', 'webhook_conversation_id_missing', 400, { detail: 'No id' }],
+  ['webhooks.gitToken', 'NOT_FOUND', 'No such provider', 'provider_token_not_found', 404, { detail: 'No such provider' }],
+  ['secrets.list', 'TOO_MANY_REQUESTS', 'Too many requests', 'rate_limited', 429, { message: 'Too many requests' }],
+  ['settings.get', 'SERVICE_UNAVAILABLE', 'Database unavailable', 'database_unavailable', 503, { detail: 'Database unavailable' }],
+  [
+    'settings.save',
+    'UNPROCESSABLE_CONTENT',
+    'Too deep',
+    'json_too_deep',
+    422,
+    { detail: [{ type: 'value_error', loc: ['body'], msg: 'Too deep' }] },
+  ],
+] as const;
+
 describe('legacy REST answers of domain errors', () => {
-  it.each([
-    ['settings.get', 'NOT_FOUND', 'Settings not found', 'settings_not_found', 404, { error: 'Settings not found' }],
-    ['settings.reset', 'GONE', 'Removed.', 'settings_reset_removed', 410, { error: 'Removed.' }],
-    ['secrets.create', 'CONFLICT', 'Secret A already exists', 'secret_exists', 400, { message: 'Secret A already exists' }],
-    ['secrets.update', 'CONFLICT', 'Secret A already exists', 'secret_exists', 400, { message: 'Secret A already exists' }],
-    ['secrets.delete', 'NOT_FOUND', 'Secret with ID x not found', 'secret_not_found', 404, { error: 'Secret with ID x not found' }],
-    ['gitProviders.add', 'UNAUTHORIZED', 'Invalid token.', 'invalid_provider_token', 401, { error: 'Invalid token.' }],
-    ['gitProviders.add', 'BAD_GATEWAY', 'Could not reach github', 'provider_unreachable', 502, { error: 'Could not reach github' }],
-    [
-      'conversations.create',
-      'BAD_REQUEST',
-      'Settings not found',
-      'settings_not_found',
-      400,
-      { status: 'error', message: 'Settings not found', msg_id: 'CONFIGURATION$SETTINGS_NOT_FOUND' },
-    ],
-    [
-      'conversations.create',
-      'BAD_REQUEST',
-      'No key',
-      'llm_key_missing',
-      400,
-      { status: 'error', message: 'No key', msg_id: 'STATUS$ERROR_LLM_AUTHENTICATION' },
-    ],
-    [
-      'conversations.update',
-      'NOT_FOUND',
-      'Conversation not found',
-      'conversation_not_found',
-      404,
-      { status: 'error', message: 'Conversation not found', msg_id: 'CONVERSATION$NOT_FOUND' },
-    ],
-    ['conversations.create', 'UNAUTHORIZED', 'Unable to access repo o/r', 'repository_access_denied', 401, 'Unable to access repo o/r'],
-    ['sandboxes.pause', 'NOT_FOUND', 'Sandbox not found', 'sandbox_not_found', 404, { detail: 'Not Found' }],
-    ['sandboxes.start', 'NOT_FOUND', 'Sandbox spec not found: x', 'sandbox_spec_not_found', 404, { detail: 'Not Found' }],
-    ['sandboxes.resume', 'NOT_FOUND', 'Sandbox workspace is gone', 'sandbox_workspace_gone', 404, { detail: 'Not Found' }],
-    ['appConversations.start', 'NOT_FOUND', 'Start task not found', 'start_task_not_found', 404, { detail: 'Not Found' }],
-    ['user.info', 'UNAUTHORIZED', 'Git provider token required.', 'git_token_required', 401, 'Git provider token required.'],
-    ['user.repositories', 'UNAUTHORIZED', 'Invalid github token', 'invalid_provider_token', 401, 'Invalid github token'],
-    [
-      'user.installations',
-      'BAD_REQUEST',
-      "Provider gitlab doesn't support installations",
-      'provider_unsupported',
-      400,
-      "Provider gitlab doesn't support installations",
-    ],
-    ['user.branches', 'BAD_GATEWAY', 'Could not reach gitlab', 'provider_unreachable', 502, { error: 'Could not reach gitlab' }],
-    ['user.info', 'FORBIDDEN', 'github refused access', 'provider_refused', 403, { error: 'github refused access' }],
-    [
-      'user.microagentContent',
-      'NOT_FOUND',
-      'Microagent file x not found in o/r',
-      'provider_not_found',
-      404,
-      { error: 'Microagent file x not found in o/r' },
-    ],
-    [
-      'user.suggestedTasks',
-      'TOO_MANY_REQUESTS',
-      'github rate limit reached',
-      'provider_rate_limited',
-      429,
-      { error: 'github rate limit reached' },
-    ],
-    [
-      'user.searchRepositories',
-      'SERVICE_UNAVAILABLE',
-      'Too many git provider requests',
-      'provider_busy',
-      503,
-      { error: 'Too many git provider requests' },
-    ],
-  ] as const)('%s %s (%s) → its legacy answer', (path, code, message, reason, status, body) => {
+  it.each(ROWS)('%s %s (%s) → its legacy answer', (path, code, message, reason, status, body) => {
     expect(toRestError(failed(code, message, reason), path)).toEqual({ status, body });
   });
 
+  const refusals = [
+    ['conversation_not_running', 'CONFLICT', 409],
+    ['sandbox_gone', 'CONFLICT', 409],
+    ['agent_server_unavailable', 'SERVICE_UNAVAILABLE', 503],
+    ['agent_server_failed', 'BAD_GATEWAY', 502],
+    ['workspace_path_not_found', 'NOT_FOUND', 404],
+    ['event_not_found', 'NOT_FOUND', 404],
+  ] as const;
+  it.each(
+    ['conversationRuntime.webHosts', 'conversationWorkspace.gitChanges'].flatMap((path) => refusals.map((row) => [path, ...row] as const)),
+  )('%s %s → {"error": message} (the text the web UI shows)', (path, reason, code, status) => {
+    expect(toRestError(failed(code, 'Why not', reason), path)).toEqual({ status, body: { error: 'Why not' } });
+  });
+
+  const withConversation = (code: AppErrorCode, message: string, reason: ErrorReason) =>
+    toTRPCError(new AppError(code, message, { reason, fields: { conversation_id: 'c1' } }));
+  it.each([
+    ['conversationRuntime.start', 'sandbox_gone', 409],
+    ['conversationRuntime.start', 'conversation_not_running', 409],
+    ['conversationRuntime.stop', 'sandbox_gone', 409],
+    ['conversationRuntime.stop', 'conversation_not_running', 409],
+  ] as const)('%s %s → the V0 action error with the conversation id', (path, reason, status) => {
+    expect(toRestError(withConversation('CONFLICT', 'Failed to start conversation: x', reason), path)).toEqual({
+      status,
+      body: { status: 'error', conversation_id: 'c1', message: 'Failed to start conversation: x' },
+    });
+  });
+  it.each(['conversationRuntime.start', 'conversationRuntime.stop'])('%s of an unknown conversation → 404 with its id only', (path) => {
+    expect(toRestError(withConversation('NOT_FOUND', 'Conversation c1 not found', 'conversation_not_found'), path)).toEqual({
+      status: 404,
+      body: { status: 'error', conversation_id: 'c1' },
+    });
+    // The other conversation-page routes answer the reference's {"detail": …}.
+    for (const other of ['conversationRuntime.config', 'conversationWorkspace.listFiles']) {
+      expect(toRestError(withConversation('NOT_FOUND', 'Conversation c1 not found', 'conversation_not_found'), other)).toEqual({
+        status: 404,
+        body: { detail: 'Conversation c1 not found' },
+      });
+    }
+  });
+
   it('has a test row above for every row of the table', () => {
-    const rows = Object.entries(LEGACY_ANSWERS).flatMap(([router, reasons]) => Object.keys(reasons).map((r) => `${router}:${r}`));
-    expect(rows.sort()).toEqual(
-      [
-        'settings:settings_not_found',
-        'settings:settings_reset_removed',
-        'secrets:secret_exists',
-        'secrets:secret_not_found',
-        'gitProviders:invalid_provider_token',
-        'gitProviders:provider_unreachable',
-        'conversations:settings_not_found',
-        'conversations:llm_key_missing',
-        'conversations:conversation_not_found',
-        'conversations:repository_access_denied',
-        'user:git_token_required',
-        'user:invalid_provider_token',
-        'user:provider_unsupported',
-        'user:provider_unreachable',
-        'user:provider_refused',
-        'user:provider_not_found',
-        'user:provider_rate_limited',
-        'user:provider_busy',
-        '*:sandbox_not_found',
-        '*:sandbox_spec_not_found',
-        '*:sandbox_workspace_gone',
-        '*:start_task_not_found',
-      ].sort(),
-    );
+    // The conversation-page rows are tested by the tables above; together they cover FAILURES.
+    const pageRows = [
+      ...['conversationRuntime.webHosts', 'conversationWorkspace.gitChanges'].flatMap((path) => refusals.map(([reason]) => [path, reason])),
+      ...['conversationRuntime.start', 'conversationRuntime.stop'].flatMap((path) =>
+        ['conversation_not_found', 'sandbox_gone', 'conversation_not_running'].map((reason) => [path, reason]),
+      ),
+      ['conversationRuntime.config', 'conversation_not_found'],
+      ['conversationWorkspace.listFiles', 'conversation_not_found'],
+    ];
+    const all = [...ROWS.map(([path, , , reason]) => [path, reason]), ...pageRows] as [string, string][];
+    // A row key is a router (tested by any of its procedures) or one procedure's path.
+    const tested = (key: string) => all.filter(([path]) => path === key || path.startsWith(`${key}.`)).map(([, reason]) => reason);
+    expect([...new Set(all.map(([, reason]) => reason))].sort()).toEqual(Object.keys(FAILURES).sort());
+    for (const [reason, row] of Object.entries(FAILURES)) {
+      for (const key of Object.keys(row.routers ?? {})) expect(tested(key), `${key}:${reason}`).toContain(reason);
+    }
   });
 
   it('picks the row by router: the same reason answers differently on another router', () => {
-    expect(toRestError(failed('NOT_FOUND', 'Settings not found', 'settings_not_found'), 'settings.get').body).toEqual({
-      error: 'Settings not found',
+    expect(toRestError(failed('NOT_FOUND', 'Settings not found', 'settings_not_found'), 'settings.get')).toEqual({
+      status: 404,
+      body: { error: 'Settings not found' },
     });
-    // No row for this router and none under '*': the default {"detail": message}.
-    expect(toRestError(failed('BAD_REQUEST', 'Settings not found', 'settings_not_found'), 'appConversations.start')).toEqual({
+    expect(toRestError(failed('BAD_REQUEST', 'Settings not found', 'settings_not_found'), 'conversations.create')).toEqual({
       status: 400,
-      body: { detail: 'Settings not found' },
+      body: { status: 'error', message: 'Settings not found', msg_id: 'CONFIGURATION$SETTINGS_NOT_FOUND' },
     });
   });
 
-  it("applies '*' rows on every router, and without a procedure path", () => {
+  it('answers a reason by its own row on every router, and without a procedure path', () => {
     for (const path of ['sandboxes.delete', 'conversations.delete', undefined]) {
       expect(toRestError(failed('NOT_FOUND', 'Sandbox not found', 'sandbox_not_found'), path)).toEqual({
         status: 404,

@@ -1,0 +1,41 @@
+// V1 events (API.md B.10): the agent-server events of a conversation, as its webhooks sent them.
+import { z } from 'zod';
+import { isoDateTime, queryInt } from './common.schema.js';
+
+const UUID = /^(?:[0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$/;
+
+const EventFilters = {
+  // Ours: required (the reference also searches every visible conversation at once, at a cost
+  // that grows with all of a user's events; the web UI always names one).
+  conversation_id__eq: z.string().regex(UUID, 'Input should be a valid UUID'),
+  // An SDK event class name (MessageEvent, ActionEvent, ConversationStateUpdateEvent, …).
+  kind__eq: z
+    .string()
+    .regex(/^[A-Za-z][A-Za-z0-9_]*$/, 'Input should be an event kind')
+    .optional(),
+  timestamp__gte: isoDateTime().optional(),
+  timestamp__lt: isoDateTime().optional(),
+};
+
+export const EventSortOrderSchema = z.enum(['TIMESTAMP', 'TIMESTAMP_DESC']).meta({ id: 'EventSortOrder' });
+
+export const CountEventsInputSchema = z.object({
+  ...EventFilters,
+  // Accepted and ignored for counting, as the reference does.
+  sort_order: EventSortOrderSchema.optional(),
+});
+export type EventFilters = z.output<typeof CountEventsInputSchema>;
+
+export const SearchEventsInputSchema = z.object({
+  ...EventFilters,
+  sort_order: EventSortOrderSchema.default('TIMESTAMP'),
+  page_id: z.string().nullable().optional(),
+  // Reference: limit > 100 fails an assert (500); we answer 422.
+  limit: queryInt().pipe(z.number().gt(0).max(100)).default(100),
+});
+export type SearchEventsInput = z.output<typeof SearchEventsInputSchema>;
+
+/** An SDK event as the agent server serialised it (discriminated by `kind`; `id`, `timestamp`, `source`). */
+export const EventSchema = z.looseObject({ kind: z.string() }).meta({ id: 'Event' });
+
+export const EventPageSchema = z.object({ items: z.array(EventSchema), next_page_id: z.string().nullable() }).meta({ id: 'EventPage' });

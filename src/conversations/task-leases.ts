@@ -1,0 +1,61 @@
+// The start tasks' side of the lease queue (lease-queue.ts). Claims read the claim queue
+// (start_task_queue, task-queue.ts: one entry per unfinished task), never the tasks, so idle
+// polling costs the same with any number of finished tasks. The lease is on the task, where
+// the workflow's writes check it (store.ts, updateLeasedTask); the entry's dueAt only says
+// when to look again.
+import type { Models } from '../../models/index.js';
+import type { StartTaskStatus } from '../../contract/app-conversations.schema.js';
+import type { DecisionClaims } from '../db/claims.js';
+import type { LeaseStore } from './lease-queue.js';
+import { TERMINAL } from './queries.js';
+import type { StartTask } from './store.js';
+import type { TaskQueue } from './task-queue.js';
+
+export function startTaskLeases(models: Models, queue: TaskQueue, claims: DecisionClaims): LeaseStore<StartTask> {
+  const asTask = (record: unknown) => record as StartTask;
+  return {
+    /**
+     * The task of the oldest due queue entry whose lease is free or expired (of the first few,
+     * one another replica has not just taken); the claim counts as an attempt. The attempt's
+     * claim key makes it exclusive: a conditional update alone is not on FerretDB (two
+     * replicas could both win).
+     */
+    claim: async (owner, leaseMs) => {
+      const now = new Date();
+      for (const entry of await queue.due(now, 4)) {
+        const task = await models.StartTask.findOne({ _id: entry._id }, { status: 1, leaseExpiresAt: 1, attempts: 1 }).lean();
+        if (!task || TERMINAL.includes(task.status as StartTaskStatus) || (task.leaseExpiresAt && task.leaseExpiresAt >= now)) {
+          await queue.settle(entry, task && { unfinished: !TERMINAL.includes(task.status as StartTaskStatus), ...task }, now);
+          continue;
+        }
+        if (!(await claims.claim(`start-task:${entry._id}:${task.attempts ?? 0}`))) continue;
+        const leaseEnd = new Date(now.getTime() + leaseMs);
+        const record = await models.StartTask.findOneAndUpdate(
+          { _id: entry._id },
+          { $set: { leaseOwner: owner, leaseExpiresAt: leaseEnd }, $inc: { attempts: 1 } },
+          { new: true },
+        ).lean();
+        if (record) {
+          await queue.dueAt(entry._id, leaseEnd);
+          return asTask(record);
+        }
+      }
+      return null;
+    },
+    renew: async (taskId, owner, leaseMs) => {
+      const leaseEnd = new Date(Date.now() + leaseMs);
+      const renewed = await models.StartTask.updateOne({ _id: taskId, leaseOwner: owner }, { $set: { leaseExpiresAt: leaseEnd } });
+      if (renewed.matchedCount > 0) await queue.dueAt(taskId, leaseEnd);
+    },
+    release: async (taskIds, owner) => {
+      // One task at a time: an _id equality is the one lookup the embedded FerretDB narrows in SQLite.
+      for (const taskId of taskIds) {
+        const released = await models.StartTask.updateOne(
+          { _id: taskId, leaseOwner: owner },
+          { $set: { leaseOwner: null, leaseExpiresAt: null } },
+        );
+        if (released.matchedCount > 0) await queue.dueAt(taskId, new Date());
+      }
+    },
+  };
+}
