@@ -41,6 +41,8 @@ export type ErrorReason =
   | 'sandbox_workspace_gone'
   | 'sandbox_being_deleted'
   | 'sandbox_resume_failed'
+  | 'sandbox_limit_reached'
+  | 'sandbox_paused'
   | 'conversation_not_running'
   | 'sandbox_gone'
   | 'agent_server_unavailable'

@@ -207,7 +207,7 @@ export class SandboxesService {
     const running = states.filter((s) => s.status === 'RUNNING' || s.status === 'STARTING').length;
     if (running >= this.settings.maxRunningPerUser) {
       const detail = `Sandbox limit reached (${running} running)`;
-      throw new AppError('TOO_MANY_REQUESTS', detail, { retryAfterSeconds: RETRY_AFTER_SECONDS });
+      throw new AppError('TOO_MANY_REQUESTS', detail, { reason: 'sandbox_limit_reached', retryAfterSeconds: RETRY_AFTER_SECONDS });
     }
   }
 
