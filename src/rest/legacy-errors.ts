@@ -69,6 +69,8 @@ const v0ActionNotFound = (_message: string, fields: Record<string, string>) => (
 const sandboxRefusals: Partial<Record<ErrorReason, LegacyAnswer>> = {
   conversation_not_running: { body: errorKey },
   sandbox_gone: { body: errorKey },
+  sandbox_limit_reached: { body: errorKey },
+  sandbox_resume_failed: { body: errorKey },
   agent_server_unavailable: { body: errorKey },
   agent_server_failed: { body: errorKey },
   workspace_path_not_found: { body: errorKey },
@@ -78,6 +80,8 @@ const v0Actions: Partial<Record<ErrorReason, LegacyAnswer>> = {
   conversation_not_found: { body: v0ActionNotFound },
   sandbox_gone: { body: v0Action },
   conversation_not_running: { body: v0Action },
+  sandbox_limit_reached: { body: v0Action },
+  sandbox_resume_failed: { body: v0Action },
 };
 
 /**
