@@ -102,7 +102,10 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     config.events.retentionMs,
     log.child({ component: 'events' }),
   );
-  const sandboxAccess = new SandboxAccess(store, sandboxes, config.conversations.sandboxCallTimeoutMs);
+  // The conversation routes resume a paused sandbox the same way a conversation start does.
+  const sandboxAccess = new SandboxAccess(store, sandboxes, config.conversations.sandboxCallTimeoutMs, (userId, sandboxId, current) =>
+    sandboxLifecycle.ensureRunning(userId, sandboxId, current),
+  );
   const feedback = new FeedbackService(models, sandboxAccess, events);
   const removeConversationData = async (userId: string, conversationId: string) => {
     await events.removeConversation(conversationId);

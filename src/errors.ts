@@ -54,6 +54,8 @@ export type ErrorReason =
   | 'json_too_deep'
   | 'sandbox_being_deleted'
   | 'sandbox_resume_failed'
+  | 'sandbox_limit_reached'
+  | 'sandbox_paused'
   | 'conversation_not_running'
   | 'sandbox_gone'
   | 'agent_server_unavailable'

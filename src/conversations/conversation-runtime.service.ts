@@ -1,11 +1,12 @@
 // A conversation's runtime as the conversation page sees it (FRONTEND facts §2.13–2.17):
 // its sandbox id (config), starting and stopping it, and the URLs its sandbox exposes.
 // Start resumes the sandbox (the agent server reloads its conversations from the workspace);
-// stop pauses it, which stops every conversation in that sandbox.
+// stop pauses it, which stops every conversation in that sandbox. Only start resumes: config,
+// web-hosts and vscode-url report the sandbox as it is (the web UI polls some of them).
 import type { ConversationStatus } from '../../contract/conversation-page.schema.js';
 import { AppError } from '../errors.js';
 import type { SandboxesService } from '../services/sandboxes.service.js';
-import type { SandboxAccess, SandboxConnection } from './sandbox-access.js';
+import { withConversation, type SandboxAccess, type SandboxConnection } from './sandbox-access.js';
 
 export class ConversationRuntimeService {
   constructor(
@@ -19,6 +20,11 @@ export class ConversationRuntimeService {
     return { runtime_id: conversation.sandboxId ?? null, session_id: conversationId };
   }
 
+  /**
+   * Brings the conversation's sandbox back: resumed through the same transparent resume as
+   * every route (retries, the per-user limit), answered once it runs. A start under way
+   * answers STARTING (its task brings the sandbox up).
+   */
   async start(userId: string, conversationId: string) {
     const { conversation, connection } = await this.access.sandboxOf(userId, conversationId);
     const ok = (conversation_status: 'STARTING' | 'RUNNING') => ({
@@ -27,22 +33,23 @@ export class ConversationRuntimeService {
       message: null,
       conversation_status,
     });
-    const fail = (reason: 'sandbox_gone', why: string) =>
-      new AppError('CONFLICT', `Failed to start conversation: ${why}`, { reason, fields: { conversation_id: conversationId } });
-    if (conversation.startState === 'failed') throw fail('sandbox_gone', 'its start failed; start a new conversation');
+    const fail = (why: string) =>
+      new AppError('CONFLICT', `Failed to start conversation: ${why}`, {
+        reason: 'sandbox_gone',
+        fields: { conversation_id: conversationId },
+      });
+    if (conversation.startState === 'failed') throw fail('its start failed; start a new conversation');
     if (conversation.startState === 'starting' || !conversation.sandboxId) return ok('STARTING');
-    if (!connection) throw fail('sandbox_gone', 'its sandbox no longer exists');
-    const status = connection.state.status;
-    if (status === 'RUNNING') return ok('RUNNING');
-    if (status === 'STARTING') return ok('STARTING');
+    if (!connection) {
+      throw fail(`its sandbox no longer exists${conversation.sandbox_gone_reason ? `: ${conversation.sandbox_gone_reason}` : ''}`);
+    }
     try {
-      await this.sandboxes.resume(userId, conversation.sandboxId);
+      await this.access.runningSandbox(userId, conversationId, conversation, connection);
     } catch (error) {
-      if (error instanceof AppError && error.code === 'NOT_FOUND') throw fail('sandbox_gone', 'its sandbox workspace no longer exists');
-      if (error instanceof AppError) throw withConversation(error, conversationId);
+      if (error instanceof AppError) throw withConversation(error, conversationId, `Failed to start conversation: ${error.message}`);
       throw error;
     }
-    return ok('STARTING');
+    return ok('RUNNING');
   }
 
   async stop(userId: string, conversationId: string) {
@@ -85,14 +92,4 @@ export function statusOf(startState: string | null | undefined, connection: Sand
 function portOf(url: string): number {
   const parsed = new URL(url);
   return Number(parsed.port) || (parsed.protocol === 'https:' ? 443 : 80);
-}
-
-/** The same failure, naming the conversation (the V0 start/stop error bodies carry its id). */
-function withConversation(error: AppError, conversationId: string): AppError {
-  return new AppError(error.code, error.message, {
-    ...(error.reason ? { reason: error.reason } : {}),
-    ...(error.retryAfterSeconds !== undefined ? { retryAfterSeconds: error.retryAfterSeconds } : {}),
-    fields: { ...error.fields, conversation_id: conversationId },
-    cause: error,
-  });
 }

@@ -111,7 +111,8 @@ export class ConversationWorkspaceService {
   async trajectory(userId: string, conversationId: string) {
     let running;
     try {
-      running = await this.access.running(userId, conversationId);
+      // A download, which the stored events serve as well: not worth resuming a sandbox for.
+      running = await this.access.running(userId, conversationId, { resume: false });
     } catch (error) {
       if (error instanceof AppError && error.code === 'CONFLICT') {
         return { trajectory: await this.events.latest(userId, conversationId, TRAJECTORY_MAX) };

@@ -1,29 +1,31 @@
 // The one way from a conversation to its sandbox for the conversation page's routes:
-// conversation (the owner's, else 404) → its sandbox → a client of the running agent server,
+// conversation (the owner's, else 404) → its sandbox, running (resumed first through the sandbox
+// lifecycle's ensureRunning, unless the route does without) → a client of its agent server,
 // whose every call gives up after SANDBOX_CALL_TIMEOUT_MS. The outcomes are decided here, once:
 //
-//   conversation unknown or another user's        404 conversation_not_found
-//   still starting, or sandbox paused / starting  409 conversation_not_running
-//   sandbox gone, failed or its start failed      409 sandbox_gone (with the reason)
-//   agent server unreachable or too slow          503 agent_server_unavailable (client.ts)
-//   agent server answers an error                 502 agent_server_failed (client.ts)
-//
-// A sandbox that is not running goes through `ensureRunning` first: today it resumes nothing
-// (routes answer 409 and the client resumes, as the web UI does for STOPPED conversations); the
-// sandbox lifecycle can replace it with a transparent resume.
+//   conversation unknown or another user's            404 conversation_not_found
+//   still starting; not running and not resumed here   409 conversation_not_running
+//   stopped by its owner while it resumed              409 conversation_not_running
+//   sandbox deleted or its workspace gone, or its
+//     start failed (nothing to resume)                 409 sandbox_gone (with the reason)
+//   resume past the per-user sandbox limit             429 sandbox_limit_reached (Retry-After)
+//   resume failed after its retries                    503 sandbox_resume_failed (with the reason)
+//   agent server unreachable or too slow               503 agent_server_unavailable (client.ts)
+//   agent server answers an error                      502 agent_server_failed (client.ts)
 import { AgentServerClient } from '../agent-server/client.js';
 import { AppError } from '../errors.js';
 import type { AppConversationRecord } from '../../models/index.js';
 import type { SandboxesService } from '../services/sandboxes.service.js';
-import type { SandboxStatus } from '../sandbox/runtime.js';
+import type { SandboxState } from '../sandbox/runtime.js';
 import type { ConversationStore } from './store.js';
 
 export type SandboxConnection = Awaited<ReturnType<SandboxesService['connection']>>;
 
-/** Called when a conversation's sandbox is not RUNNING; answers the connection to use, or null to refuse. */
-export type EnsureRunning = (userId: string, sandboxId: string, current: SandboxConnection) => Promise<SandboxConnection | null>;
-
-export const resumeNothing: EnsureRunning = async () => null;
+/**
+ * The user's sandbox RUNNING and reachable, resumed first if it is not (the sandbox lifecycle's
+ * transparent resume); `current` is the caller's fresh read of it. Each call is a use of it.
+ */
+export type EnsureRunning = (userId: string, sandboxId: string, current: SandboxConnection) => Promise<SandboxConnection>;
 
 export interface RunningConversation {
   conversation: AppConversationRecord;
@@ -31,12 +33,17 @@ export interface RunningConversation {
   agent: AgentServerClient;
 }
 
+export interface RunningOptions {
+  /** Resume a paused or failed sandbox (the default); false refuses with 409 instead. */
+  resume?: boolean;
+}
+
 export class SandboxAccess {
   constructor(
     private readonly store: ConversationStore,
     private readonly sandboxes: SandboxesService,
     private readonly callTimeoutMs: number,
-    private readonly ensureRunning: EnsureRunning = resumeNothing,
+    private readonly ensureRunning: EnsureRunning,
   ) {}
 
   /** The user's conversation, or 404 "Conversation <id> not found" (the reference's words). */
@@ -67,33 +74,78 @@ export class SandboxAccess {
   }
 
   /** A client of the conversation's running agent server, or the refusal that says why there is none. */
-  async running(userId: string, conversationId: string): Promise<RunningConversation> {
+  async running(userId: string, conversationId: string, options: RunningOptions = {}): Promise<RunningConversation> {
     const { conversation, connection } = await this.sandboxOf(userId, conversationId);
-    const refuse = (reason: 'conversation_not_running' | 'sandbox_gone', message: string) =>
-      new AppError('CONFLICT', message, { reason, fields: { conversation_id: conversationId } });
-    if (conversation.startState === 'failed') throw refuse('sandbox_gone', `Conversation ${conversationId} failed to start`);
+    const running = await this.runningSandbox(userId, conversationId, conversation, connection, options);
+    const url = running.internalUrl ?? running.publicUrl;
+    if (!url) throw refusal(conversationId, 'conversation_not_running', notRunningMessage(conversationId, 'STARTING'));
+    return { conversation, connection: running, agent: new AgentServerClient(url, running.sessionKey, this.callTimeoutMs) };
+  }
+
+  /** The sandbox of a conversation (as sandboxOf read it), running: resumed first unless `resume` is false. */
+  async runningSandbox(
+    userId: string,
+    conversationId: string,
+    conversation: AppConversationRecord,
+    connection: SandboxConnection | null,
+    { resume = true }: RunningOptions = {},
+  ): Promise<SandboxConnection> {
+    if (conversation.startState === 'failed')
+      throw refusal(conversationId, 'sandbox_gone', `Conversation ${conversationId} failed to start`);
     if (conversation.startState === 'starting' || !conversation.sandboxId) {
-      throw refuse('conversation_not_running', `Conversation ${conversationId} is still starting`);
+      throw refusal(conversationId, 'conversation_not_running', `Conversation ${conversationId} is still starting`);
     }
-    if (!connection) throw refuse('sandbox_gone', `The sandbox of conversation ${conversationId} no longer exists`);
-    let current: SandboxConnection | null = connection;
-    if (current.state.status !== 'RUNNING') current = await this.ensureRunning(userId, conversation.sandboxId, current);
-    if (!current || current.state.status !== 'RUNNING') {
-      const state = (current ?? connection).state;
-      if (state.status === 'MISSING' || state.status === 'ERROR') {
-        const why = state.reason ? `: ${state.reason}` : '';
-        throw refuse('sandbox_gone', `The sandbox of conversation ${conversationId} is ${state.status}${why}`);
-      }
-      throw refuse('conversation_not_running', notRunningMessage(conversationId, state.status));
+    if (!connection) {
+      const why = conversation.sandbox_gone_reason ? `: ${conversation.sandbox_gone_reason}` : '';
+      throw refusal(conversationId, 'sandbox_gone', `The sandbox of conversation ${conversationId} no longer exists${why}`);
     }
-    const url = current.internalUrl ?? current.publicUrl;
-    if (!url) throw refuse('conversation_not_running', notRunningMessage(conversationId, 'STARTING'));
-    return { conversation, connection: current, agent: new AgentServerClient(url, current.sessionKey, this.callTimeoutMs) };
+    if (!resume) {
+      if (connection.state.status === 'RUNNING') return connection;
+      throw refusal(conversationId, 'conversation_not_running', notRunningMessage(conversationId, connection.state.status));
+    }
+    try {
+      return await this.ensureRunning(userId, conversation.sandboxId, connection);
+    } catch (error) {
+      throw inConversationTerms(error, conversationId, connection.state);
+    }
   }
 }
 
-function notRunningMessage(conversationId: string, status: SandboxStatus): string {
+function refusal(conversationId: string, reason: 'conversation_not_running' | 'sandbox_gone', message: string): AppError {
+  return new AppError('CONFLICT', message, { reason, fields: { conversation_id: conversationId } });
+}
+
+/**
+ * A failed resume as the conversation's answer: what a retry cannot fix (a sandbox or workspace
+ * that is gone, one being deleted, a spec no longer configured) is 409 with the reason, a stop
+ * that came in between is 409 too; the limit (429) and a resume that failed (503) keep their
+ * status and words.
+ */
+function inConversationTerms(error: unknown, conversationId: string, before: SandboxState): unknown {
+  if (!(error instanceof AppError)) return error;
+  if (error.reason === 'sandbox_paused') {
+    return refusal(conversationId, 'conversation_not_running', `Conversation ${conversationId} was stopped while its sandbox was resuming`);
+  }
+  if (error.code === 'NOT_FOUND' || error.code === 'CONFLICT') {
+    // The runtime's own words for a MISSING sandbox say more than the resume's refusal.
+    const why = before.status === 'MISSING' && before.reason ? before.reason : error.message;
+    return refusal(conversationId, 'sandbox_gone', `The sandbox of conversation ${conversationId} cannot be resumed: ${why}`);
+  }
+  return withConversation(error, conversationId);
+}
+
+/** The same failure naming the conversation (the V0 start/stop error bodies carry its id), in other words if given. */
+export function withConversation(error: AppError, conversationId: string, message = error.message): AppError {
+  return new AppError(error.code, message, {
+    ...(error.reason ? { reason: error.reason } : {}),
+    ...(error.retryAfterSeconds !== undefined ? { retryAfterSeconds: error.retryAfterSeconds } : {}),
+    fields: { ...error.fields, conversation_id: conversationId },
+    cause: error,
+  });
+}
+
+function notRunningMessage(conversationId: string, status: SandboxState['status']): string {
   return status === 'PAUSED'
-    ? `Conversation ${conversationId} is stopped (its sandbox is paused): start it first`
-    : `Conversation ${conversationId} is not running yet (its sandbox is ${status})`;
+    ? `Conversation ${conversationId} is stopped (its sandbox is paused)`
+    : `Conversation ${conversationId} is not running (its sandbox is ${status})`;
 }

@@ -112,12 +112,21 @@ export const FAILURES: Record<ErrorReason, LegacyAnswer & { routers?: Record<str
   sandbox_spec_not_found: { status: 404, body: plainNotFound },
   sandbox_workspace_gone: { status: 404, body: plainNotFound },
   sandbox_spec_unconfigured: { status: 409, body: detail },
-  sandbox_limit_reached: { status: 429, body: detail },
+  sandbox_limit_reached: {
+    status: 429,
+    body: detail,
+    routers: { ...onConversationPage(429), ...onV0Actions({ status: 429, body: v0Action }) },
+  },
   sandbox_starts_busy: { status: 503, body: detail },
   sandbox_runtime_unavailable: { status: 503, body: detail },
   sandbox_spec_unrunnable: { status: 400, body: detail },
   sandbox_being_deleted: { status: 409, body: detail },
-  sandbox_resume_failed: { status: 503, body: detail },
+  sandbox_paused: { status: 409, body: detail },
+  sandbox_resume_failed: {
+    status: 503,
+    body: detail,
+    routers: { ...onConversationPage(503), ...onV0Actions({ status: 503, body: v0Action }) },
+  },
   webhook_conversation_id_missing: { status: 400, body: detail },
   provider_token_not_found: { status: 404, body: detail },
   // Those every operation can meet; listed by TRANSPORT_FAILURES.

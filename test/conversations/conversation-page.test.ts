@@ -1,7 +1,7 @@
 // The conversation page's routes over real HTTP, with the fake agent server in process
-// sandboxes: on a running conversation, then stopped (paused sandbox), started again, with
-// its sandbox gone, with an agent server that stops answering, for another user, and for
-// unknown conversations.
+// sandboxes: on a running conversation, then stopped (paused sandbox), started again and
+// resumed by the routes that need it, with its sandbox gone, with an agent server that stops
+// answering, for another user, and for unknown conversations.
 import fs from 'node:fs';
 import path from 'node:path';
 import { createTRPCClient, httpBatchLink } from '@trpc/client';
@@ -10,7 +10,7 @@ import type { AppRouter } from '../../routers/index.js';
 import { transformer } from '../../src/transformer.js';
 import { call } from '../helpers/app.js';
 import { signIn } from '../helpers/session.js';
-import { startConversationApp, v0, waitForStatus, type ConversationApp } from '../helpers/conversation-app.js';
+import { startConversationApp, v0, type ConversationApp } from '../helpers/conversation-app.js';
 import { eventually } from '../helpers/eventually.js';
 
 let app: ConversationApp;
@@ -234,20 +234,20 @@ describe('when it cannot reach into the sandbox', () => {
   });
 });
 
-describe('stop and start', () => {
-  it('stops by pausing the sandbox: reads that need it answer 409, the rest what they can', async () => {
+describe('stop, start and transparent resume', () => {
+  const sandboxStatus = async () => (await call(app, 'GET', `/api/v1/sandboxes?id=${sandboxId}`, { key: alice })).body[0].status;
+  const stop = async () => {
+    expect((await call(app, 'POST', page('stop'), { key: alice })).body.message).toBe('Conversation stopped successfully');
+    expect(await sandboxStatus()).toBe('PAUSED');
+  };
+
+  it('stops by pausing the sandbox; the routes that need no live sandbox answer without resuming it', async () => {
     expect(await call(app, 'POST', page('stop'), { key: alice })).toMatchObject({
       status: 200,
       body: { status: 'ok', conversation_id: id, message: 'Conversation stopped successfully', conversation_status: 'RUNNING' },
     });
     expect((await v0(app, alice, id)).status).toBe('STOPPED');
-    for (const route of ['git/changes', 'list-files', 'microagents', 'git/diff?path=notes.txt']) {
-      expect(await call(app, 'GET', page(route), { key: alice })).toMatchObject({
-        status: 409,
-        body: { error: `Conversation ${id} is stopped (its sandbox is paused): start it first` },
-      });
-    }
-    expect((await upload(alice, id, { 'late.txt': 'x' })).status).toBe(409);
+    expect((await call(app, 'GET', page('config'), { key: alice })).body).toEqual({ runtime_id: sandboxId, session_id: id });
     expect((await call(app, 'GET', page('web-hosts'), { key: alice })).body).toEqual({ hosts: {} });
     expect((await call(app, 'GET', page('vscode-url'), { key: alice })).body).toEqual({ vscode_url: null });
     // The trajectory and the events come from what the webhooks delivered.
@@ -257,19 +257,50 @@ describe('stop and start', () => {
       message: 'Conversation was not running',
       conversation_status: 'STOPPED',
     });
+    expect(await sandboxStatus()).toBe('PAUSED');
+    expect((await v0(app, alice, id)).status).toBe('STOPPED');
   });
 
-  it('starts again: the sandbox resumes with its workspace and the agent server still knows the conversation', async () => {
+  it('starts again: answers once the sandbox runs, with its workspace, and the agent server still knows the conversation', async () => {
     expect(await call(app, 'POST', page('start'), { key: alice, body: { providers_set: ['github'] } })).toMatchObject({
       status: 200,
-      body: { status: 'ok', conversation_id: id, message: null, conversation_status: 'STARTING' },
+      body: { status: 'ok', conversation_id: id, message: null, conversation_status: 'RUNNING' },
     });
-    await waitForStatus(app, alice, id, 'RUNNING');
+    expect(await sandboxStatus()).toBe('RUNNING');
+    expect((await v0(app, alice, id)).status).toBe('RUNNING');
     expect((await call(app, 'POST', page('start'), { key: alice, body: {} })).body.conversation_status).toBe('RUNNING');
     expect((await call(app, 'GET', page('git/changes'), { key: alice })).body).toEqual(
       expect.arrayContaining([{ status: 'A', path: 'notes.txt' }]),
     );
     expect((await call(app, 'GET', page('trajectory'), { key: alice })).body.trajectory).toHaveLength(4);
+  });
+
+  it.each([
+    ['git/changes', (body: unknown) => expect(body).toEqual(expect.arrayContaining([{ status: 'A', path: 'notes.txt' }]))],
+    ['list-files', (body: unknown) => expect(body).toEqual(expect.arrayContaining(['notes.txt', 'src/']))],
+    ['git/diff?path=notes.txt', (body: unknown) => expect(body).toEqual({ modified: 'remember the milk', original: '' })],
+    ['microagents', (body: any) => expect(body.microagents.map((m: { name: string }) => m.name)).toEqual(['repo', 'deploy'])],
+    [
+      'remember-prompt?event_id=2',
+      (body: unknown) => expect(body).toEqual({ status: 'success', prompt: 'Remember: [agent] MessageEvent: Hello from the fake agent.' }),
+    ],
+  ] as const)('resumes the stopped conversation for GET %s, which answers', async (route, check) => {
+    await stop();
+    const answer = await call(app, 'GET', page(route), { key: alice });
+    expect(answer.status, answer.text).toBe(200);
+    check(answer.body);
+    expect(await sandboxStatus()).toBe('RUNNING');
+    expect((await v0(app, alice, id)).status).toBe('RUNNING');
+  });
+
+  it('resumes the stopped conversation for an upload', async () => {
+    await stop();
+    expect(await upload(alice, id, { 'late.txt': 'after the stop' })).toEqual({
+      status: 200,
+      body: { uploaded_files: [`${workspace}/late.txt`], skipped_files: [] },
+    });
+    expect(fs.readFileSync(path.join(workspace, 'late.txt'), 'utf8')).toBe('after the stop');
+    expect(await sandboxStatus()).toBe('RUNNING');
   });
 });
 

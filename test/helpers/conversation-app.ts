@@ -70,6 +70,3 @@ export function waitForTask(app: TestApp, key: string, taskId: string): Promise<
 
 /** The conversation as the web UI reads it (GET /api/conversations/{id}). */
 export const v0 = async (app: TestApp, key: string, id: string) => (await call(app, 'GET', `/api/conversations/${id}`, { key })).body;
-
-export const waitForStatus = (app: TestApp, key: string, id: string, status: string) =>
-  eventually(`conversation ${status}`, async () => ((await v0(app, key, id))?.status === status ? true : null), 30_000);

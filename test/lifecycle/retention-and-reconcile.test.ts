@@ -74,6 +74,19 @@ describe('retention', () => {
       expect(v0).toMatchObject({ status: 'ARCHIVED', sandbox_status_reason: reason });
       expect((await conversation(app, key, kept.app_conversation_id)).sandbox_status_reason).toBeNull();
 
+      // Its routes have nothing to resume: 409 with the reason, and V0 start the same.
+      const gone = `The sandbox of conversation ${paused.app_conversation_id} no longer exists: ${reason}`;
+      const route = (suffix: string) => `/api/conversations/${paused.app_conversation_id}/${suffix}`;
+      expect(await call(app, 'GET', route('git/changes'), { key })).toMatchObject({ status: 409, body: { error: gone } });
+      expect(await call(app, 'POST', route('start'), { key, body: {} })).toMatchObject({
+        status: 409,
+        body: {
+          status: 'error',
+          conversation_id: paused.app_conversation_id,
+          message: `Failed to start conversation: its sandbox no longer exists: ${reason}`,
+        },
+      });
+
       // Starting a conversation in the deleted sandbox fails with a reason, not a hang.
       const again = await startConversation(app, key, { sandbox_id: paused.sandbox_id });
       expect(again).toMatchObject({ status: 'ERROR', detail: `Sandbox not found: ${paused.sandbox_id}` });

@@ -91,6 +91,14 @@ const ROWS = [
   ],
   [
     'sandboxes.resume',
+    'CONFLICT',
+    'Sandbox x was paused while it was resuming',
+    'sandbox_paused',
+    409,
+    { detail: 'Sandbox x was paused while it was resuming' },
+  ],
+  [
+    'sandboxes.resume',
     'SERVICE_UNAVAILABLE',
     'Sandbox x could not be resumed',
     'sandbox_resume_failed',
@@ -162,6 +170,8 @@ describe('legacy REST answers of domain errors', () => {
   const refusals = [
     ['conversation_not_running', 'CONFLICT', 409],
     ['sandbox_gone', 'CONFLICT', 409],
+    ['sandbox_limit_reached', 'TOO_MANY_REQUESTS', 429],
+    ['sandbox_resume_failed', 'SERVICE_UNAVAILABLE', 503],
     ['agent_server_unavailable', 'SERVICE_UNAVAILABLE', 503],
     ['agent_server_failed', 'BAD_GATEWAY', 502],
     ['workspace_path_not_found', 'NOT_FOUND', 404],
@@ -180,8 +190,11 @@ describe('legacy REST answers of domain errors', () => {
     ['conversationRuntime.start', 'conversation_not_running', 409],
     ['conversationRuntime.stop', 'sandbox_gone', 409],
     ['conversationRuntime.stop', 'conversation_not_running', 409],
+    ['conversationRuntime.start', 'sandbox_limit_reached', 429],
+    ['conversationRuntime.start', 'sandbox_resume_failed', 503],
   ] as const)('%s %s → the V0 action error with the conversation id', (path, reason, status) => {
-    expect(toRestError(withConversation('CONFLICT', 'Failed to start conversation: x', reason), path)).toEqual({
+    const code = ({ 409: 'CONFLICT', 429: 'TOO_MANY_REQUESTS', 503: 'SERVICE_UNAVAILABLE' } as const)[status];
+    expect(toRestError(withConversation(code, 'Failed to start conversation: x', reason), path)).toEqual({
       status,
       body: { status: 'error', conversation_id: 'c1', message: 'Failed to start conversation: x' },
     });
@@ -205,7 +218,9 @@ describe('legacy REST answers of domain errors', () => {
     const pageRows = [
       ...['conversationRuntime.webHosts', 'conversationWorkspace.gitChanges'].flatMap((path) => refusals.map(([reason]) => [path, reason])),
       ...['conversationRuntime.start', 'conversationRuntime.stop'].flatMap((path) =>
-        ['conversation_not_found', 'sandbox_gone', 'conversation_not_running'].map((reason) => [path, reason]),
+        ['conversation_not_found', 'sandbox_gone', 'conversation_not_running', 'sandbox_limit_reached', 'sandbox_resume_failed'].map(
+          (reason) => [path, reason],
+        ),
       ),
       ['conversationRuntime.config', 'conversation_not_found'],
       ['conversationWorkspace.listFiles', 'conversation_not_found'],

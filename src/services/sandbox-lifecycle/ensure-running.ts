@@ -29,6 +29,8 @@ const START_GRACE_MS = 5_000;
 export class SandboxResumer {
   private readonly now: () => number;
   private readonly sleep: (ms: number) => Promise<void>;
+  /** Resumes under way in this process, by user and sandbox. */
+  private readonly resuming = new Map<string, Promise<SandboxConnection>>();
 
   constructor(
     private readonly sandboxes: SandboxesService,
@@ -40,12 +42,27 @@ export class SandboxResumer {
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
   }
 
-  /** The user's sandbox, RUNNING and reachable; resumed first if it is not. */
-  async ensureRunning(userId: string, sandboxId: string): Promise<SandboxConnection> {
-    let connection = await this.sandboxes.connection(userId, sandboxId); // NOT_FOUND when not the user's
+  /**
+   * The user's sandbox, RUNNING and reachable; resumed first if it is not. `current` is the
+   * caller's fresh read of that same user's sandbox, which saves reading it again.
+   */
+  async ensureRunning(userId: string, sandboxId: string, current?: SandboxConnection): Promise<SandboxConnection> {
+    const connection = current ?? (await this.sandboxes.connection(userId, sandboxId)); // NOT_FOUND when not the user's
     await this.usage.touch(sandboxId);
     if (isReachable(connection)) return connection;
+    // Requests that arrive together (a page's several routes) share one resume: separate ones
+    // could count each other's starting sandbox against the per-user limit.
+    const key = `${userId}\n${sandboxId}`;
+    let resuming = this.resuming.get(key);
+    if (!resuming) {
+      resuming = this.resume(userId, sandboxId, connection).finally(() => this.resuming.delete(key));
+      this.resuming.set(key, resuming);
+    }
+    return resuming;
+  }
 
+  private async resume(userId: string, sandboxId: string, found: SandboxConnection): Promise<SandboxConnection> {
+    let connection = found;
     const { attempts: maxAttempts, backoffMs, startupTimeoutMs } = this.options;
     const started = this.now();
     // A start under way that fails was not ours to retry: it reports its own failure, as before.
@@ -53,6 +70,7 @@ export class SandboxResumer {
     let attempts = 0;
     let waitingUntil: number | null = null;
     let lastReason = '';
+    let resumedOnce = false;
     for (;;) {
       const { status, reason } = connection.state;
       if (isReachable(connection)) {
@@ -67,6 +85,10 @@ export class SandboxResumer {
         continue;
       }
       waitingUntil = null;
+      // Paused by its owner (a stop) after a resume of ours went through: the pause wins.
+      if (resumedOnce && connection.desired === 'paused') {
+        throw new AppError('CONFLICT', `Sandbox ${sandboxId} was paused while it was resuming`, { reason: 'sandbox_paused' });
+      }
       if (status === 'ERROR' && foundStarting && attempts === 0) {
         throw this.unavailable(`Sandbox ${sandboxId} failed to start: ${reason ?? status}`);
       }
@@ -83,6 +105,7 @@ export class SandboxResumer {
       attempts++;
       try {
         await this.sandboxes.resume(userId, sandboxId);
+        resumedOnce = true;
       } catch (error) {
         if (!(error instanceof AppError) || FINAL_CODES.has(error.code)) throw error;
         lastReason = error.message;

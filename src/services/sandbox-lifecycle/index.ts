@@ -76,9 +76,9 @@ export class SandboxLifecycle {
     if (config.warmPoolSize > 0) deps.sandboxes.useWarmPool(pool);
   }
 
-  /** The user's sandbox, running and reachable (resumed with retries if it is not). */
-  ensureRunning(userId: string, sandboxId: string): Promise<SandboxConnection> {
-    return this.resumer.ensureRunning(userId, sandboxId);
+  /** The user's sandbox, running and reachable (resumed with retries if it is not); `current` saves a read. */
+  ensureRunning(userId: string, sandboxId: string, current?: SandboxConnection): Promise<SandboxConnection> {
+    return this.resumer.ensureRunning(userId, sandboxId, current);
   }
 
   /** Starts the background jobs; the warm pool fills at once, the others after one interval. */
