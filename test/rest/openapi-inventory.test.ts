@@ -86,8 +86,17 @@ describe('OpenAPI responses describe the wire', () => {
 
   it('declares every domain failure of the table on some operation', () => {
     const declared = new Set([...PROCEDURES.values()].flatMap((p) => p.meta?.errors ?? []));
-    // Every operation lists these (transport failures); two only tRPC can meet, one only background starts.
-    const everywhere = ['rate_limited', 'database_unavailable', 'json_too_deep', 'start_task_not_found', 'sandbox_resume_failed'];
+    // Every operation lists these (transport failures); two only tRPC can meet, one only background
+    // starts; a stop during a resume (sandbox_paused) is answered as conversation_not_running
+    // (src/conversations/sandbox-access.ts) and never leaves the domain as itself.
+    const everywhere = [
+      'rate_limited',
+      'database_unavailable',
+      'json_too_deep',
+      'start_task_not_found',
+      'sandbox_resume_failed',
+      'sandbox_paused',
+    ];
     expect(Object.keys(FAILURES).filter((reason) => !declared.has(reason as never) && !everywhere.includes(reason))).toEqual([]);
   });
 });
