@@ -4,6 +4,7 @@ import type { IncomingMessage } from 'node:http';
 import { browserRequest, configuredOrigins, type BrowserRequest, type HeaderWriter } from './browser-session.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
+import { databaseUnavailable, isDatabaseUnavailable } from './db/unavailable.js';
 import { toTRPCError } from './errors.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
@@ -82,8 +83,11 @@ export function createContextFactory(deps: Deps, transport: Transport) {
     const browser = res ? browserRequest(req, res, deps.config, trustedOrigins) : undefined;
     const log = (req as { log?: Logger }).log ?? deps.log;
     const inner = createContextInner(deps, null, transport, { sessionKey: key, accessToken: headerValue(req, 'x-access-token') });
-    // A failed lookup (the database is down) must reach clients as its own code, not a 500.
-    const auth = await authenticate(deps, key, browser?.sessionId).catch((error: unknown) => Promise.reject(toTRPCError(error)));
+    // A failed lookup (the database is down) must reach clients as its own code, not a 500;
+    // the hot-path lookups use the driver directly, outside mongoose's error mapping.
+    const auth = await authenticate(deps, key, browser?.sessionId).catch((error: unknown) =>
+      Promise.reject(toTRPCError(isDatabaseUnavailable(error) ? databaseUnavailable(error) : error)),
+    );
     return { ...inner, ...auth, log, browser };
   };
 }

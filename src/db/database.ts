@@ -1,10 +1,14 @@
 // Database connection. Each call makes its own mongoose connection (never the global one),
 // so a test process can hold several isolated databases side by side.
 //
-// Outages are bounded: every operation carries the driver's own deadline (timeoutMS covers
-// server selection, connection checkout and the round trip), nothing is buffered behind a
-// dead connection (bufferCommands off), and the failure is one domain error
+// Outages are bounded: each step of an operation (server selection, connection checkout, the
+// socket read) has half the bound as its deadline, so an operation and its one retry of a read
+// end within about the bound; nothing is buffered behind a dead
+// connection (bufferCommands off), and the failure is one domain error
 // (src/db/unavailable.ts). The driver reconnects by itself when the server is back.
+// Not the driver's timeoutMS (one deadline for the whole operation): it sends maxTimeMS with
+// every command and arms timers per operation, which cost a quarter of a settings read's CPU
+// in the service and in FerretDB (README, "Performance").
 import type { CommandStartedEvent } from 'mongodb';
 import mongoose from 'mongoose';
 import { createModels, type Models } from '../../models/index.js';
@@ -37,11 +41,13 @@ export interface DatabaseOptions {
 
 export async function connectDatabase(uri: string, options: DatabaseOptions): Promise<Database> {
   const bound = options.operationTimeoutMs;
+  const step = Math.max(50, Math.floor(bound / 2));
   const { onCommand } = options;
   const connection = mongoose.createConnection(uri, {
     ...(options.dbName ? { dbName: options.dbName } : hasPathDb(uri) ? {} : { dbName: DEFAULT_DB_NAME }),
-    timeoutMS: bound,
-    serverSelectionTimeoutMS: bound,
+    serverSelectionTimeoutMS: step,
+    waitQueueTimeoutMS: step,
+    socketTimeoutMS: step,
     // Notice a restarted server soon (the default is 10 s).
     heartbeatFrequencyMS: 2_000,
     bufferCommands: false,
