@@ -2,8 +2,9 @@
 // so a test process can hold several isolated databases side by side.
 //
 // Outages are bounded: each step of an operation (server selection, connection checkout, the
-// socket read) has half the bound as its deadline, so an operation and its one retry of a read
-// end within about the bound; nothing is buffered behind a dead
+// socket read) has the bound as its deadline, and a failed read is not retried by the driver
+// (the client retries after Retry-After), so a stalled server answers within the bound;
+// nothing is buffered behind a dead
 // connection (bufferCommands off), and the failure is one domain error
 // (src/db/unavailable.ts). The driver reconnects by itself when the server is back.
 // Not the driver's timeoutMS (one deadline for the whole operation): it sends maxTimeMS with
@@ -41,13 +42,13 @@ export interface DatabaseOptions {
 
 export async function connectDatabase(uri: string, options: DatabaseOptions): Promise<Database> {
   const bound = options.operationTimeoutMs;
-  const step = Math.max(50, Math.floor(bound / 2));
   const { onCommand } = options;
   const connection = mongoose.createConnection(uri, {
     ...(options.dbName ? { dbName: options.dbName } : hasPathDb(uri) ? {} : { dbName: DEFAULT_DB_NAME }),
-    serverSelectionTimeoutMS: step,
-    waitQueueTimeoutMS: step,
-    socketTimeoutMS: step,
+    serverSelectionTimeoutMS: bound,
+    waitQueueTimeoutMS: bound,
+    socketTimeoutMS: bound,
+    retryReads: false,
     // Notice a restarted server soon (the default is 10 s).
     heartbeatFrequencyMS: 2_000,
     bufferCommands: false,
