@@ -112,6 +112,9 @@ describe('idle auto-pause', () => {
       const ids: string[] = [];
       for (let i = 0; i < 3; i++) ids.push((await call(i % 2 ? replica : app, 'POST', '/api/v1/sandboxes', { key })).body.id);
       for (const id of ids) await waitForSandbox(app, key, id, 'PAUSED', 15_000);
+      // The record says PAUSED once the decision is taken; the pause is counted after the runtime's stop.
+      await eventually('each pause to be counted', async () => (await count()) - before >= 3, 10_000);
+      await sleep(1_000); // several more passes of both replicas: nothing is paused twice
       expect((await count()) - before).toBe(3);
     } finally {
       await replica.stop({ keepSandboxes: true });
