@@ -297,3 +297,11 @@ function parseTrustProxy(value: string | undefined): boolean | number | string {
 function trimSlash(url: string): string {
   return url.replace(/\/+$/, '');
 }
+
+/** "25mb", "512kb", "1000" → bytes (the formats of MAX_BODY_SIZE and MAX_UPLOAD_SIZE). */
+export function parseSize(size: string): number {
+  const match = /^(\d+)(b|kb|mb)?$/i.exec(size);
+  const n = Number(match?.[1] ?? 1_000_000);
+  const unit = (match?.[2] ?? 'b').toLowerCase();
+  return n * (unit === 'mb' ? 1024 * 1024 : unit === 'kb' ? 1024 : 1);
+}

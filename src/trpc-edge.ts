@@ -12,6 +12,7 @@ import { TRPCError } from '@trpc/server';
 import { internal_exceptionHandler, nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
 import { getErrorShape, getHTTPStatusCodeFromError, transformTRPCResponse } from '@trpc/server/unstable-core-do-not-import';
 import { appRouter, PROCEDURES } from '../routers/index.js';
+import { parseSize } from './config.js';
 import { createContextFactory, type Deps } from './context.js';
 import { unsafeInputIssue } from '../contract/common.schema.js';
 import { AppError, appErrorOf, InputIssuesError, toTRPCError } from './errors.js';
@@ -140,11 +141,4 @@ function writeTrpcError(res: ServerResponse, cause: unknown): void {
   const retryAfter = appErrorOf(error)?.retryAfterSeconds;
   if (retryAfter !== undefined) res.setHeader('retry-after', String(retryAfter));
   res.end(text);
-}
-
-export function parseSize(size: string): number {
-  const match = /^(\d+)(b|kb|mb)?$/i.exec(size);
-  const n = Number(match?.[1] ?? 1_000_000);
-  const unit = (match?.[2] ?? 'b').toLowerCase();
-  return n * (unit === 'mb' ? 1024 * 1024 : unit === 'kb' ? 1024 : 1);
 }

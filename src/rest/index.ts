@@ -25,7 +25,6 @@ export { errorHandler, notFound } from './fallbacks.js';
 export { procedureLane } from './procedure-lane.js';
 export { rawRoutes } from './raw-routes.js';
 export { uploadRoute } from './upload-route.js';
-export { parseSize } from './request-checks.js';
 
 /** `raw` and `upload`: the routers the procedure lane leaves their requests to (shared with it). */
 export function restRoutes(deps: Deps, raw: Router, upload: Router): Router {

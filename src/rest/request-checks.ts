@@ -75,11 +75,3 @@ export function nonObjectBody(req: RestRequest): RestError | null {
     },
   };
 }
-
-/** "25mb", "512kb", "1000" → bytes (the formats of MAX_BODY_SIZE and MAX_UPLOAD_SIZE). */
-export function parseSize(size: string): number {
-  const match = /^(\d+)(b|kb|mb)?$/i.exec(size);
-  const n = Number(match?.[1] ?? 1_000_000);
-  const unit = (match?.[2] ?? 'b').toLowerCase();
-  return n * (unit === 'mb' ? 1024 * 1024 : unit === 'kb' ? 1024 : 1);
-}

@@ -8,7 +8,7 @@ import { createCaller } from '../../routers/index.js';
 import type { Deps } from '../context.js';
 import { createRestContext } from './context.js';
 import { writeProcedureError, writeRestError } from './error-writer.js';
-import { parseSize } from './request-checks.js';
+import { parseSize } from '../config.js';
 
 const PROCEDURE = 'conversationWorkspace.uploadFiles';
 
