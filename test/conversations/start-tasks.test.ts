@@ -366,6 +366,14 @@ describe('durability', () => {
       const done = await eventually('the restarted service to finish the task', async () => {
         const t = await at(service)(started.body.id);
         return ['READY', 'ERROR'].includes(t?.status) ? t : null;
+      }).catch(async (error: Error) => {
+        // What the task, its claim-queue entry and the restarted service say, for the failure's report.
+        const db = mongo.db();
+        const task = await db.collection('start_tasks').findOne({ _id: started.body.id });
+        const entry = await db.collection('start_task_queue').findOne({ _id: started.body.id });
+        throw new Error(
+          `${error.message}\ntask: ${JSON.stringify(task)}\nqueue entry: ${JSON.stringify(entry)}\n${service.stdout().slice(-4000)}`,
+        );
       });
       expect(done).toMatchObject({ status: 'READY' });
       expect((await mongo.db().collection('start_tasks').findOne({ _id: started.body.id }))?.attempts).toBe(2);
