@@ -11,15 +11,7 @@ import type { Deps } from '../context.js';
 import { docsRouter } from './docs.js';
 import { writeRestError } from './error-writer.js';
 import { openApiDocument } from './openapi-document.js';
-import {
-  defaultJsonContentType,
-  ipRateLimited,
-  JSON_TYPES,
-  jsonDepthLimit,
-  nonJsonContentType,
-  nonObjectBody,
-  setNoCache,
-} from './request-checks.js';
+import { admitRequest, jsonBodyReader, nonObjectBody } from './request-checks.js';
 
 export { errorHandler, notFound } from './fallbacks.js';
 export { procedureLane } from './procedure-lane.js';
@@ -33,21 +25,12 @@ export function restRoutes(deps: Deps, raw: Router, upload: Router): Router {
     res.json(openApiDocument());
   });
   rest.use(docsRouter());
-  const { maxBodySize, maxJsonDepth } = deps.config.http;
   rest.use('/api', (req, res, next) => {
-    const limited = ipRateLimited(deps, req);
-    if (limited) return writeRestError(res, limited);
-    setNoCache(res);
-    next();
+    if (admitRequest(deps, req, res)) next();
   });
   rest.use(upload); // multipart bodies, read by the route itself (before the JSON-only checks)
-  rest.use('/api', (req, res, next) => {
-    defaultJsonContentType(req);
-    const refused = nonJsonContentType(req);
-    if (refused) writeRestError(res, refused);
-    else next();
-  });
-  rest.use('/api', express.json({ limit: maxBodySize, strict: false, type: JSON_TYPES, verify: jsonDepthLimit(maxJsonDepth) }));
+  const readJson = jsonBodyReader(deps);
+  rest.use('/api', (req, res, next) => readJson(req, res, next));
   rest.use(raw); // before the object-body check: the events webhook takes a JSON array
   rest.use('/api', objectBody);
   return rest;

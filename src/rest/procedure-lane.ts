@@ -6,7 +6,7 @@
 // routes of `leave` (raw routes, the multipart upload), and any other path, are not taken
 // (false) and go on to express.
 import type { ServerResponse } from 'node:http';
-import express, { type Router } from 'express';
+import type { Router } from 'express';
 import type { Deps } from '../context.js';
 import type { Logger } from '../logger.js';
 import { writeRestError } from './error-writer.js';
@@ -14,53 +14,25 @@ import { requestErrorAnswer } from './fallbacks.js';
 import { sandboxSpecIdFromQuery } from './legacy-shims.js';
 import { procedureCaller, procedureRoutes } from './openapi-handler.js';
 import { isRawRoute } from './raw-routes.js';
-import {
-  defaultJsonContentType,
-  ipRateLimited,
-  JSON_TYPES,
-  jsonDepthLimit,
-  nonJsonContentType,
-  nonObjectBody,
-  setNoCache,
-  type RestRequest,
-} from './request-checks.js';
+import { admitRequest, jsonBodyReader, nonObjectBody, type RestRequest } from './request-checks.js';
 
 export type Lane = (req: RestRequest, res: ServerResponse, pathname: string, search: string) => boolean;
 
 export function procedureLane(deps: Deps, leave: Router[]): Lane {
   const match = procedureRoutes();
   const call = procedureCaller(deps);
-  const { maxBodySize, maxJsonDepth } = deps.config.http;
-  // body-parser works on plain node requests; it sets req.body, and leaves it undefined without a JSON body.
-  const parseJson = express.json({
-    limit: maxBodySize,
-    strict: false,
-    type: JSON_TYPES,
-    verify: jsonDepthLimit(maxJsonDepth),
-  }) as unknown as (req: RestRequest, res: ServerResponse, next: (err?: unknown) => void) => void;
+  const readJson = jsonBodyReader(deps);
   return (req, res, pathname, search) => {
     const method = req.method ?? 'GET';
     if (leave.some((routes) => isRawRoute(routes, method, pathname))) return false;
     const found = match(method, pathname);
     if (!found) return false;
-    const limited = ipRateLimited(deps, req);
-    if (limited) {
-      writeRestError(res, limited);
-      return true;
-    }
-    setNoCache(res);
-    defaultJsonContentType(req);
-    const refused = nonJsonContentType(req);
-    if (refused) {
-      req.resume(); // the body is not read: drain it so the answer can be
-      writeRestError(res, refused);
-      return true;
-    }
+    if (!admitRequest(deps, req, res)) return true;
     const fail = (err: unknown) => {
       const log = (req as { log?: Logger }).log ?? deps.log;
-      writeRestError(res, requestErrorAnswer(err as { type?: string }, maxBodySize, log));
+      writeRestError(res, requestErrorAnswer(err as { type?: string }, deps.config.http.maxBodySize, log));
     };
-    parseJson(req, res, (err) => {
+    readJson(req, res, (err) => {
       if (err) return fail(err);
       try {
         const invalid = nonObjectBody(req);
