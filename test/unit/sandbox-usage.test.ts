@@ -1,6 +1,6 @@
 // The use recorder's throttle (at most one write per sandbox per interval, the interval a
 // quarter of the idle time up to a minute), its holds, and the retention reason's wording.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Models } from '../../models/index.js';
 import { describeDuration } from '../../src/services/sandbox-lifecycle/retention.js';
 import { SandboxUsage } from '../../src/services/sandbox-lifecycle/usage.js';
@@ -41,15 +41,21 @@ describe('SandboxUsage', () => {
   });
 
   it('keeps a held sandbox in use until released', async () => {
-    const { models, writes } = recorder();
-    const usage = new SandboxUsage(models, 200); // touches every 50 ms
-    const release = usage.hold('held');
-    await new Promise((r) => setTimeout(r, 180));
-    release();
-    const whileHeld = writes.length;
-    expect(whileHeld).toBeGreaterThanOrEqual(3);
-    await new Promise((r) => setTimeout(r, 150));
-    expect(writes.length).toBe(whileHeld);
+    // A moved clock: real timers fire late on a loaded machine, and the count would depend on it.
+    vi.useFakeTimers();
+    try {
+      const { models, writes } = recorder();
+      const usage = new SandboxUsage(models, 200); // touches every 50 ms
+      const release = usage.hold('held');
+      await vi.advanceTimersByTimeAsync(180);
+      release();
+      const whileHeld = writes.length;
+      expect(whileHeld).toBeGreaterThanOrEqual(3);
+      await vi.advanceTimersByTimeAsync(150);
+      expect(writes.length).toBe(whileHeld);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('marks a conversation running, and unmarks it on any other status', async () => {
