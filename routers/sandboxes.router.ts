@@ -40,6 +40,7 @@ export const sandboxesRouter = router({
         'sandbox_limit_reached',
         'sandbox_starts_busy',
         'sandbox_runtime_unavailable',
+        'sandbox_isolation_unavailable',
       ],
       openapi: { method: 'POST', path: '/api/v1/sandboxes', tags: ['sandboxes'], summary: 'Start a sandbox' },
     })

@@ -51,7 +51,6 @@ export async function openDatabase(
     : await startEmbeddedMongo({
         dataDir: config.dataDir,
         cacheDir: config.cacheDir,
-        port: config.mongo.embeddedPort,
         log,
         register: opts.registerEmbedded,
       });

@@ -28,7 +28,10 @@ const EnvSchema = z.object({
   DATA_DIR: z.string().default('./.data'),
   AGENT_CP_CACHE_DIR: optionalString,
   MONGODB_URI: optionalString,
-  EMBEDDED_MONGO_PORT: port(0),
+  // Removed: the embedded database listens on a Unix socket only (src/db/embedded-mongo.ts).
+  EMBEDDED_MONGO_PORT: optionalString.refine((v) => v === undefined, {
+    error: 'is no longer supported: the embedded database listens only on a Unix socket in DATA_DIR/ferretdb',
+  }),
   DB_OPERATION_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(5_000),
   SESSION_API_KEY: optionalString,
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
@@ -69,6 +72,8 @@ const EnvSchema = z.object({
     .default(12 * 3600),
   SESSION_COOKIE_SECURE: z.stringbool().default(false),
   SANDBOX_RUNTIME: z.enum(['process', 'kubernetes']).default('process'),
+  SANDBOX_ISOLATION: z.enum(['auto', 'bubblewrap', 'none']).default('auto'),
+  BWRAP_PATH: optionalString,
   SANDBOX_SPECS_FILE: optionalString,
   SANDBOX_MAX_RUNNING_PER_USER: z.coerce.number().int().min(1).max(1000).default(5),
   SANDBOX_MAX_CONCURRENT_STARTS: z.coerce.number().int().min(1).max(1000).default(4),
@@ -158,7 +163,7 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
     log: { level: e.LOG_LEVEL },
     dataDir,
     cacheDir,
-    mongo: { uri: e.MONGODB_URI, embeddedPort: e.EMBEDDED_MONGO_PORT, operationTimeoutMs: e.DB_OPERATION_TIMEOUT_MS },
+    mongo: { uri: e.MONGODB_URI, operationTimeoutMs: e.DB_OPERATION_TIMEOUT_MS },
     auth: { sessionApiKey: e.SESSION_API_KEY, cacheTtlMs: e.AUTH_CACHE_TTL_MS },
     encryption: { key: e.ENCRYPTION_KEY, previousKeys: splitList(e.ENCRYPTION_KEY_PREVIOUS) },
     // Where sandboxes call back (webhooks); unset = this service's own listening URL.
@@ -181,6 +186,9 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
     },
     sandbox: {
       runtime: e.SANDBOX_RUNTIME,
+      // How the process runtime isolates sandboxes (src/sandbox/isolation.ts).
+      isolation: e.SANDBOX_ISOLATION,
+      bwrapPath: e.BWRAP_PATH,
       specsFile: e.SANDBOX_SPECS_FILE ? path.resolve(e.SANDBOX_SPECS_FILE) : undefined,
       maxRunningPerUser: e.SANDBOX_MAX_RUNNING_PER_USER,
       maxConcurrentStarts: e.SANDBOX_MAX_CONCURRENT_STARTS,

@@ -46,6 +46,7 @@ export type ErrorReason =
   | 'sandbox_limit_reached'
   | 'sandbox_starts_busy'
   | 'sandbox_runtime_unavailable'
+  | 'sandbox_isolation_unavailable'
   | 'sandbox_spec_unrunnable'
   | 'webhook_conversation_id_missing'
   | 'provider_token_not_found'

@@ -2,11 +2,18 @@
 // builds on first use (scripts/build-ferretdb.sh, cached outside the work tree) and runs
 // as a child process, with its data under DATA_DIR so it survives restarts.
 //
-// DATA_DIR/ferretdb/server.json records the running server (pid, port). Whoever finds a
+// It listens on a Unix socket inside DATA_DIR and on no TCP port: FerretDB has no
+// authentication, and a sandbox shares the machine's loopback network, so a port would let
+// code in any sandbox read and write every user's records. Sandboxes never see DATA_DIR
+// (src/sandbox/isolation.ts), so they cannot reach the socket.
+//
+// DATA_DIR/ferretdb/server.json records the running server (pid, socket). Whoever finds a
 // live server there reuses it: the CLI works while the service runs, and a service that
 // was killed with SIGKILL picks up its orphaned FerretDB instead of starting a second one.
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
 import type { Logger } from '../logger.js';
@@ -21,8 +28,11 @@ export interface EmbeddedMongo {
 
 interface ServerRecord {
   pid: number;
-  port: number;
+  socket: string;
 }
+
+/** Where a FerretDB listens: a loopback TCP port (tests, the bench) or a Unix socket (the embedded default). */
+export type FerretDbListen = { port?: number } | { socket: string };
 
 /** Builds FerretDB into the cache if needed and returns the binary path. */
 export async function ensureFerretDbBinary(cacheDir: string, log: Logger): Promise<string> {
@@ -53,21 +63,34 @@ export interface StartOptions {
   /** Directory holding the SQLite files (one per database). */
   dbDir: string;
   stateDir: string;
-  port?: number;
+  /** Default: a free loopback port. */
+  listen?: FerretDbListen;
   log: Logger;
 }
 
 /** Starts a FerretDB child process and waits until it answers a ping. */
-export async function startFerretDb(options: StartOptions): Promise<{ uri: string; port: number; child: ChildProcess }> {
-  fs.mkdirSync(options.dbDir, { recursive: true });
-  fs.mkdirSync(options.stateDir, { recursive: true });
-  const port = options.port || (await freePort());
+export async function startFerretDb(options: StartOptions): Promise<{ uri: string; child: ChildProcess }> {
+  fs.mkdirSync(options.dbDir, { recursive: true, mode: 0o700 });
+  fs.mkdirSync(options.stateDir, { recursive: true, mode: 0o700 });
+  const listen = options.listen ?? {};
+  let listenArgs: string[];
+  let uri: string;
+  if ('socket' in listen) {
+    // A socket left by a killed server would make the new one fail to listen (EADDRINUSE).
+    fs.rmSync(listen.socket, { force: true });
+    listenArgs = ['--listen-addr=', `--listen-unix=${listen.socket}`];
+    uri = socketUri(listen.socket);
+  } else {
+    const port = listen.port || (await freePort());
+    listenArgs = [`--listen-addr=127.0.0.1:${port}`];
+    uri = `mongodb://127.0.0.1:${port}/`;
+  }
   const child = spawn(
     options.binary,
     [
       '--handler=sqlite',
       `--sqlite-url=file:${options.dbDir.replace(/\/?$/, '/')}`,
-      `--listen-addr=127.0.0.1:${port}`,
+      ...listenArgs,
       `--state-dir=${options.stateDir}`,
       '--telemetry=disable',
       '--debug-addr=-',
@@ -83,7 +106,6 @@ export async function startFerretDb(options: StartOptions): Promise<{ uri: strin
   const exited = new Promise<never>((_, reject) =>
     child.once('exit', (code) => reject(new Error(`FerretDB exited during start-up (code ${code}): ${stderr.trim()}`))),
   );
-  const uri = `mongodb://127.0.0.1:${port}/`;
   try {
     await Promise.race([waitForPing(uri, 30_000), exited]);
   } catch (error) {
@@ -92,48 +114,84 @@ export async function startFerretDb(options: StartOptions): Promise<{ uri: strin
     throw error;
   }
   child.removeAllListeners('exit');
-  options.log.debug({ port, pid: child.pid }, 'FerretDB ready');
-  return { uri, port, child };
+  options.log.debug({ listen, pid: child.pid }, 'FerretDB ready');
+  return { uri, child };
+}
+
+/** The driver's address of a Unix socket: the path percent-encoded as the host. */
+export function socketUri(socket: string): string {
+  return `mongodb://${encodeURIComponent(socket)}/`;
+}
+
+// sun_path holds 108 bytes; a longer DATA_DIR path cannot hold the socket.
+const MAX_SOCKET_PATH = 100;
+
+/**
+ * The embedded server's socket: in DATA_DIR/ferretdb, or, when that path is too long for a
+ * socket, in an owner-only folder under the system's temporary directory named after DATA_DIR.
+ */
+export function embeddedSocketPath(root: string): string {
+  const inside = path.join(root, 'ferretdb.sock');
+  if (Buffer.byteLength(inside) <= MAX_SOCKET_PATH) return inside;
+  const uid = process.getuid?.() ?? 0;
+  const dir = path.join(os.tmpdir(), `acp-ferretdb-${uid}-${crypto.createHash('sha256').update(root).digest('hex').slice(0, 16)}`);
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const stat = fs.lstatSync(dir);
+  // Someone else's folder (or a link) at that name could observe or replace the socket.
+  if (!stat.isDirectory() || stat.uid !== uid || (stat.mode & 0o077) !== 0) {
+    throw new Error(`${dir} is not an owner-only folder of this user; remove it or use a shorter DATA_DIR`);
+  }
+  return path.join(dir, 'ferretdb.sock');
 }
 
 /**
  * The embedded default: reuse a live server recorded in DATA_DIR, else start one. The
- * service (register) supervises it: a server that dies is started again on the same port
+ * service (register) supervises it: a server that dies is started again on the same socket
  * and data directory, so the driver reconnects by itself.
  */
 export async function startEmbeddedMongo(opts: {
   dataDir: string;
   cacheDir: string;
-  port: number;
   log: Logger;
   /** Record and supervise the server so later processes reuse it (the service does; the CLI does not). */
   register: boolean;
 }): Promise<EmbeddedMongo> {
   const root = path.join(opts.dataDir, 'ferretdb');
+  fs.mkdirSync(root, { recursive: true, mode: 0o700 });
+  fs.chmodSync(root, 0o700);
+  const socket = embeddedSocketPath(root);
   const recordFile = path.join(root, 'server.json');
   const existing = readRecord(recordFile);
   const log = opts.log.child({ component: 'embedded-ferretdb' });
   let binary: string | undefined;
-  const start = async (port: number) => {
+  const start = async () => {
     binary ??= await ensureFerretDbBinary(opts.cacheDir, log);
-    const started = await startFerretDb({ binary, dbDir: path.join(root, 'sqlite'), stateDir: path.join(root, 'state'), port, log });
-    if (opts.register) fs.writeFileSync(recordFile, JSON.stringify({ pid: started.child.pid!, port: started.port } satisfies ServerRecord));
+    const started = await startFerretDb({
+      binary,
+      dbDir: path.join(root, 'sqlite'),
+      stateDir: path.join(root, 'state'),
+      listen: { socket },
+      log,
+    });
+    if (opts.register)
+      fs.writeFileSync(recordFile, JSON.stringify({ pid: started.child.pid!, socket } satisfies ServerRecord), { mode: 0o600 });
     return started;
   };
 
   if (existing && isProcessAlive(existing.pid)) {
-    const uri = `mongodb://127.0.0.1:${existing.port}/`;
-    if (await ping(uri, 2_000)) {
-      log.info({ port: existing.port }, 'reusing the running embedded FerretDB');
+    const uri = socketUri(existing.socket);
+    if (existing.socket === socket && (await ping(uri, 2_000))) {
+      log.info({ socket }, 'reusing the running embedded FerretDB');
       if (!opts.register) return { uri, stop: async () => {} };
-      const supervisor = superviseFerretDb({ orphanPid: existing.pid }, () => start(existing.port).then((s) => s.child), log);
+      const supervisor = superviseFerretDb({ orphanPid: existing.pid }, () => start().then((s) => s.child), log);
       // A reused server is not ours to stop; one this process restarted is.
       return { uri, stop: () => supervisor.stop() };
     }
   }
+  await stopStaleServer(root, log);
   log.info('starting the embedded FerretDB (first run builds it from the Go module proxy)');
-  const { uri, port, child } = await start(opts.port);
-  const supervisor = opts.register ? superviseFerretDb({ child }, () => start(port).then((s) => s.child), log) : null;
+  const { uri, child } = await start();
+  const supervisor = opts.register ? superviseFerretDb({ child }, () => start().then((s) => s.child), log) : null;
   return {
     uri,
     stop: async () => {
@@ -169,8 +227,30 @@ async function waitForPing(uri: string, timeoutMs: number): Promise<void> {
 function readRecord(file: string): ServerRecord | undefined {
   try {
     const parsed = JSON.parse(fs.readFileSync(file, 'utf8')) as ServerRecord;
-    return Number.isInteger(parsed.pid) && Number.isInteger(parsed.port) ? parsed : undefined;
+    return Number.isInteger(parsed.pid) && typeof parsed.socket === 'string' ? parsed : undefined;
   } catch {
     return undefined;
   }
+}
+
+/**
+ * A server this data directory recorded that cannot be reused (one started by an earlier
+ * version on a TCP port, or on another socket path) must not go on serving the same files
+ * beside a new one: stop it first.
+ */
+async function stopStaleServer(root: string, log: Logger): Promise<void> {
+  let pid: unknown;
+  try {
+    pid = (JSON.parse(fs.readFileSync(path.join(root, 'server.json'), 'utf8')) as { pid?: unknown }).pid;
+  } catch {
+    return;
+  }
+  if (typeof pid !== 'number' || !Number.isInteger(pid) || !isProcessAlive(pid)) return;
+  const command = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  if (!command.includes('ferretdb') || !command.includes(root)) return; // the pid was reused by something else
+  log.warn({ pid }, 'stopping the embedded FerretDB an earlier start left listening elsewhere');
+  process.kill(pid, 'SIGTERM');
+  const deadline = Date.now() + 10_000;
+  while (isProcessAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  if (isProcessAlive(pid)) process.kill(pid, 'SIGKILL');
 }

@@ -1,5 +1,5 @@
 // Keeps the embedded FerretDB running: when the process dies (crash, OOM kill, SIGKILL) it
-// is started again on the same port and data directory, with exponential backoff between
+// is started again on the same address and data directory, with exponential backoff between
 // failed attempts. The driver reconnects by itself; meanwhile requests answer 503 and /ready
 // reports the database as down. A stalled (stopped) process is left alone: it is alive, and
 // requests are bounded by the driver's operation timeout until it continues.

@@ -119,6 +119,7 @@ export const FAILURES: Record<ErrorReason, LegacyAnswer & { routers?: Record<str
   },
   sandbox_starts_busy: { status: 503, body: detail },
   sandbox_runtime_unavailable: { status: 503, body: detail },
+  sandbox_isolation_unavailable: { status: 503, body: detail },
   sandbox_spec_unrunnable: { status: 400, body: detail },
   sandbox_being_deleted: { status: 409, body: detail },
   sandbox_paused: { status: 409, body: detail },

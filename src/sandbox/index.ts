@@ -3,20 +3,30 @@
 import path from 'node:path';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
+import { announceIsolation, resolveIsolation } from './isolation.js';
 import { ProcessSandboxRuntime } from './process-runtime.js';
 import type { SandboxRuntime } from './runtime.js';
 
 export async function createSandboxRuntime(config: Config, log: Logger): Promise<SandboxRuntime> {
   switch (config.sandbox.runtime) {
-    case 'process':
+    case 'process': {
+      const runtimeLog = log.child({ component: 'process-runtime' });
+      const isolation = await resolveIsolation({
+        mode: config.sandbox.isolation,
+        cacheDir: config.cacheDir,
+        bwrapPath: config.sandbox.bwrapPath,
+      });
+      announceIsolation(isolation, runtimeLog);
       return new ProcessSandboxRuntime({
         rootDir: path.join(config.dataDir, 'sandboxes'),
         cacheDir: config.cacheDir,
         startupTimeoutMs: config.sandbox.startupTimeoutMs,
         agentServerVersion: config.sandbox.agentServerVersion,
         agentServerPython: config.sandbox.agentServerPython,
-        log: log.child({ component: 'process-runtime' }),
+        isolation,
+        log: runtimeLog,
       });
+    }
     case 'kubernetes': {
       const [{ KubeConfig }, { KubernetesSandboxRuntime }] = await Promise.all([
         import('@kubernetes/client-node'),

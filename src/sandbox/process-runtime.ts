@@ -1,5 +1,10 @@
 // The embedded default runtime: each sandbox is a local child process running the spec's
-// command, with its own directory under DATA_DIR/sandboxes/<id> and a free loopback port.
+// command, with its own directory under DATA_DIR/sandboxes/<id> and a free loopback port,
+// isolated by bubblewrap where the machine allows (src/sandbox/isolation.ts): its own uid,
+// pid namespace and a filesystem view of its own directory and the read-only toolchain.
+// What the service keeps about a sandbox (runtime.json, its log, its passwd file) lives in
+// DATA_DIR/sandboxes/.state/<id>, out of the sandbox's reach: a sandbox that could write its
+// runtime.json could make the service signal another sandbox's processes.
 //
 // - RUNNING only after GET /alive answers 200; a start that does not get there within the
 //   start-up timeout ends in ERROR with the reason, and the process is stopped.
@@ -10,16 +15,19 @@
 //   encryption key) leaks into agent code. Besides the agent server's port it gets two free
 //   loopback worker ports (WORKER_1, WORKER_2) and, when its spec enables VS Code, a VS Code
 //   port; VSCODE is exposed only once the agent server reports VS Code running.
+// - Without isolation, sandboxes start for one user at a time (admit) unless the operator
+//   declared the deployment single-user.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { KeyedQueue } from '../keyed-queue.js';
-import { freePorts, isProcessAlive } from '../processes.js';
+import { freePorts } from '../processes.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { AGENT_SERVER_INSTALLING, AgentServerInstall } from './agent-server-setup.js';
+import { insideView, locateCommand, mkdirOwned, ownTree, pythonPaths, sandboxUid, wrapCommand, type Isolation } from './isolation.js';
 import { loadRuntimeRecord, saveRuntimeRecord, type Handle } from './process-handles.js';
-import { fill, isHealthy, stopProcessGroup, tail, vscodeRunning } from './process-support.js';
+import { fill, groupAlive, isHealthy, stopProcessGroup, tail, vscodeRunning } from './process-support.js';
 import { corsEnv, type SandboxLaunch, type SandboxRuntime, type SandboxSpec, type SandboxState } from './runtime.js';
 import { exposedUrls, exposureEnv, vscodeEnabled, WORKERS, type SandboxPorts } from './sandbox-ports.js';
 
@@ -30,6 +38,7 @@ export interface ProcessRuntimeOptions {
   agentServerVersion: string;
   /** An interpreter >= 3.12 to use instead of probing PATH and pyenv. */
   agentServerPython?: string | undefined;
+  isolation: Isolation;
   log: Logger;
 }
 
@@ -37,6 +46,8 @@ const HEALTH_INTERVAL_MS = 250;
 /** How long a start waits for a first-use install before answering STARTING and going on in the background. */
 const FIRST_USE_WAIT_MS = 2_000;
 const SANDBOX_ID = /^[a-z0-9-]+$/;
+/** Who may start sandboxes while they cannot be isolated (see admit). */
+const SINGLE_USER_FILE = 'single-user';
 
 export class ProcessSandboxRuntime implements SandboxRuntime {
   readonly kind = 'process' as const;
@@ -46,13 +57,52 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
   private readonly agentServer: AgentServerInstall;
 
   constructor(private readonly options: ProcessRuntimeOptions) {
-    fs.mkdirSync(options.rootDir, { recursive: true, mode: 0o700 });
+    fs.mkdirSync(this.stateRoot, { recursive: true, mode: 0o700 });
+    fs.chmodSync(options.rootDir, 0o700);
     this.agentServer = new AgentServerInstall(options);
   }
 
   sandboxDir(sandboxId: string): string {
     if (!SANDBOX_ID.test(sandboxId)) throw new Error(`invalid sandbox id ${sandboxId}`);
     return path.join(this.options.rootDir, sandboxId);
+  }
+
+  private get stateRoot(): string {
+    return path.join(this.options.rootDir, '.state');
+  }
+
+  /** The service's own files about a sandbox (never mounted into it). */
+  private stateDir(sandboxId: string): string {
+    if (!SANDBOX_ID.test(sandboxId)) throw new Error(`invalid sandbox id ${sandboxId}`);
+    return path.join(this.stateRoot, sandboxId);
+  }
+
+  /** The uid the sandbox runs as, when the service can give it one of its own. */
+  private uidOf(sandboxId: string): number | null {
+    const isolation = this.options.isolation;
+    return isolation.kind === 'bubblewrap' && isolation.privileged ? sandboxUid(sandboxId) : null;
+  }
+
+  /**
+   * Without isolation a sandbox could read every other sandbox and the service's files, so
+   * sandboxes start for one user at a time: whoever started the sandboxes that exist now.
+   * (Concurrent first starts of two users can both pass; the next start is refused.)
+   */
+  async admit(userId: string): Promise<void> {
+    const isolation = this.options.isolation;
+    if (isolation.kind !== 'none' || isolation.declaredSingleUser) return;
+    const file = path.join(this.stateRoot, SINGLE_USER_FILE);
+    const owner = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : null;
+    if (owner === userId) return;
+    if (owner !== null && (await this.list()).length > 0) {
+      throw new AppError(
+        'SERVICE_UNAVAILABLE',
+        `Sandboxes cannot be isolated on this machine (${isolation.reason}), so they run for one user at a time and another ` +
+          'user has sandboxes. The operator can install bubblewrap, or set SANDBOX_ISOLATION=none for a single-user deployment.',
+        { reason: 'sandbox_isolation_unavailable' },
+      );
+    }
+    fs.writeFileSync(file, userId, { mode: 0o600 });
   }
 
   workingDir(sandboxId: string, spec: SandboxSpec): string {
@@ -66,6 +116,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
   private async startNow(launch: SandboxLaunch): Promise<void> {
     const dir = this.sandboxDir(launch.sandboxId);
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    fs.mkdirSync(this.stateDir(launch.sandboxId), { recursive: true, mode: 0o700 });
     try {
       await this.launch(launch);
     } catch (error) {
@@ -118,12 +169,13 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
       clearTimeout(handle.healthTimer);
       await stopProcessGroup(handle.pid);
     }
-    fs.rmSync(path.join(this.sandboxDir(sandboxId), 'runtime.json'), { force: true });
+    fs.rmSync(path.join(this.stateDir(sandboxId), 'runtime.json'), { force: true });
   }
 
   private async removeNow(sandboxId: string): Promise<void> {
     await this.pauseNow(sandboxId);
     fs.rmSync(this.sandboxDir(sandboxId), { recursive: true, force: true });
+    fs.rmSync(this.stateDir(sandboxId), { recursive: true, force: true });
   }
 
   async list(): Promise<string[]> {
@@ -179,6 +231,8 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
 
   private async spawn(launch: SandboxLaunch, extra: Record<string, string>): Promise<void> {
     const dir = this.sandboxDir(launch.sandboxId);
+    const stateDir = this.stateDir(launch.sandboxId);
+    const uid = this.uidOf(launch.sandboxId);
     const withVscode = vscodeEnabled(launch.spec);
     const [port, ...more] = await freePorts(1 + WORKERS.length + (withVscode ? 1 : 0));
     const ports: SandboxPorts = { agentServer: port!, workers: more.slice(0, WORKERS.length), vscode: more[WORKERS.length] ?? null };
@@ -186,11 +240,15 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
     const [command, ...args] = (launch.spec.command ?? []).map((part) => fill(part, values));
     if (!command) throw unrunnable(`Sandbox spec ${launch.spec.id} has no command for the process runtime`);
     const workingDir = fill(launch.spec.working_dir, values);
-    fs.mkdirSync(workingDir, { recursive: true });
+    fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+    if (uid !== null) await ownTree(dir, uid);
+    mkdirOwned(workingDir, uid);
 
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
       HOME: dir,
+      USER: 'sandbox',
+      LOGNAME: 'sandbox',
       LANG: process.env.LANG ?? 'C.UTF-8',
       TMPDIR: dir,
       ...Object.fromEntries(Object.entries(launch.spec.initial_env).map(([k, v]) => [k, fill(v, values)])),
@@ -201,10 +259,27 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
       SANDBOX_PORT: String(port),
       ...exposureEnv(ports),
     };
-    const logFile = fs.openSync(path.join(dir, 'sandbox.log'), 'a', 0o600);
+    const isolation = this.options.isolation;
+    const view = {
+      dir,
+      stateDir,
+      uid: uid ?? process.getuid?.() ?? 0,
+      readOnlyPaths: [...(launch.spec.read_only_paths ?? []), ...(extra.agent_server_python ? pythonPaths(extra.agent_server_python) : [])],
+    };
+    const isolated = isolation.kind === 'bubblewrap';
+    // Checked here: inside bubblewrap a missing command would only show as an early exit.
+    if (!locateCommand(command, env.PATH!, isolated ? insideView(view) : null)) {
+      throw unrunnable(
+        isolated && locateCommand(command, env.PATH!, null)
+          ? `Cannot run the sandbox command "${command}": it is outside what an isolated sandbox sees (add its folder to the spec's read_only_paths)`
+          : `Cannot run the sandbox command "${command}": not found or not executable`,
+      );
+    }
+    const run = isolated ? wrapCommand(isolation, view, command, args) : { command, args };
+    const logFile = fs.openSync(path.join(stateDir, 'sandbox.log'), 'a', 0o600);
     let child: ChildProcess;
     try {
-      child = spawn(command, args, { cwd: dir, env, detached: true, stdio: ['ignore', logFile, logFile] });
+      child = spawn(run.command, run.args, { cwd: dir, env, detached: true, stdio: ['ignore', logFile, logFile] });
     } finally {
       fs.closeSync(logFile);
     }
@@ -223,14 +298,14 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
       // Paused or removed on purpose, or already failed (a timed-out start is stopped by us).
       if (this.handles.get(launch.sandboxId) !== handle || handle.phase === 'ERROR') return;
       handle.phase = 'ERROR';
-      handle.reason = `The sandbox process exited (${signal ?? `code ${code}`}); last output: ${tail(path.join(dir, 'sandbox.log'))}`;
+      handle.reason = `The sandbox process exited (${signal ?? `code ${code}`}); last output: ${tail(path.join(stateDir, 'sandbox.log'))}`;
       this.options.log.warn({ sandboxId: launch.sandboxId, code, signal }, 'sandbox process exited');
     });
     this.watchHealth(launch.sandboxId, handle, Date.now() + this.options.startupTimeoutMs, launch.sessionApiKey);
   }
 
   private record(sandboxId: string, handle: Handle): void {
-    saveRuntimeRecord(this.sandboxDir(sandboxId), handle);
+    saveRuntimeRecord(this.stateDir(sandboxId), handle);
   }
 
   /** sessionKey: to ask the agent server whether VS Code runs (unknown for an adopted process that is still starting). */
@@ -266,8 +341,8 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
     const handle = this.handles.get(sandboxId);
     if (!handle) return undefined;
     if (handle.installing) return handle; // no process yet: the first-use install runs
-    const paused = !fs.existsSync(path.join(this.sandboxDir(sandboxId), 'runtime.json'));
-    if (!paused && (handle.child || isProcessAlive(handle.pid))) return handle;
+    const paused = !fs.existsSync(path.join(this.stateDir(sandboxId), 'runtime.json'));
+    if (!paused && (handle.child || groupAlive(handle.pid))) return handle;
     clearTimeout(handle.healthTimer);
     this.handles.delete(sandboxId);
     return undefined;
@@ -275,9 +350,10 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
 
   /** Finds a sandbox process started by an earlier service instance. */
   private async adopt(sandboxId: string): Promise<Handle | undefined> {
-    const record = loadRuntimeRecord(this.sandboxDir(sandboxId));
+    await this.migrateLegacyRecord(sandboxId);
+    const record = loadRuntimeRecord(this.stateDir(sandboxId));
     if (!record) return undefined;
-    if (!isProcessAlive(record.pid)) return undefined;
+    if (!groupAlive(record.pid)) return undefined;
     const healthy = await isHealthy(record.ports.agentServer);
     // A live process that is not healthy yet is still ours: adopt it as STARTING and keep
     // checking it (its start-up deadline restarts from now), so it can be stopped and removed.
@@ -286,6 +362,32 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
     this.handles.set(sandboxId, handle);
     if (!healthy) this.watchHealth(sandboxId, handle, Date.now() + this.options.startupTimeoutMs);
     return handle;
+  }
+
+  /**
+   * Versions before isolation kept runtime.json in the sandbox's own folder, and their
+   * processes run unisolated. Without isolation now, the record moves and the process is
+   * adopted. With isolation the process is stopped (its next use starts it isolated), but
+   * only when the file can only be ours: both it and the folder belong to the service, which
+   * runs as root while sandboxes have uids of their own. A sandbox writes that file otherwise.
+   */
+  private async migrateLegacyRecord(sandboxId: string): Promise<void> {
+    const dir = this.sandboxDir(sandboxId);
+    const legacy = path.join(dir, 'runtime.json');
+    if (!fs.existsSync(legacy)) return;
+    if (this.options.isolation.kind === 'none') {
+      fs.mkdirSync(this.stateDir(sandboxId), { recursive: true, mode: 0o700 });
+      fs.renameSync(legacy, path.join(this.stateDir(sandboxId), 'runtime.json'));
+      return;
+    }
+    const me = process.getuid?.();
+    if (this.uidOf(sandboxId) === null || fs.statSync(dir).uid !== me || fs.statSync(legacy).uid !== me) return;
+    const record = loadRuntimeRecord(dir);
+    fs.rmSync(legacy, { force: true });
+    if (record && groupAlive(record.pid)) {
+      this.options.log.warn({ sandboxId, pid: record.pid }, 'stopping a sandbox started without isolation by an earlier version');
+      await stopProcessGroup(record.pid);
+    }
   }
 }
 

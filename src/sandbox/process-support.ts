@@ -1,7 +1,6 @@
 // Small pieces of the process runtime: spec placeholders, the health and VS Code probes over
 // loopback, the log tail and stopping a sandbox's process group.
 import fs from 'node:fs';
-import { isProcessAlive } from '../processes.js';
 
 const STOP_GRACE_MS = 5_000;
 
@@ -31,20 +30,71 @@ export async function isHealthy(port: number): Promise<boolean> {
   }
 }
 
-/** SIGTERM to the sandbox's process group (the agent server's shells too), SIGKILL after the grace time. */
+/**
+ * Stops a sandbox started as the leader of its own process group: SIGTERM to the group, a
+ * grace time until every member but a namespace's init has exited, then SIGKILL to the group
+ * and to the init of an isolated sandbox's pid namespace (bwrap's child), which ends whatever
+ * escaped the group (a daemon that called setsid) with the namespace.
+ */
 export async function stopProcessGroup(pid: number): Promise<void> {
-  const signalGroup = (signal: NodeJS.Signals) => {
-    try {
-      process.kill(-pid, signal);
-    } catch {
-      /* already gone */
-    }
-  };
-  if (!isProcessAlive(pid)) return;
-  signalGroup('SIGTERM');
+  if (!groupAlive(pid)) return;
+  const inits = childrenOf(pid);
+  signalGroup(pid, 'SIGTERM');
   const deadline = Date.now() + STOP_GRACE_MS;
-  while (isProcessAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-  if (isProcessAlive(pid)) signalGroup('SIGKILL');
+  const working = () => groupMembers(pid).some((member) => !inits.includes(member));
+  while (working() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  for (const init of inits) signal(init, 'SIGKILL');
+  signalGroup(pid, 'SIGKILL');
+}
+
+/** Whether any process of the group still runs. */
+export function groupAlive(pgid: number): boolean {
+  return groupMembers(pgid).length > 0;
+}
+
+function signalGroup(pgid: number, name: NodeJS.Signals): void {
+  signal(-pgid, name);
+}
+
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name);
+  } catch {
+    /* already gone */
+  }
+}
+
+/** Live (not zombie) processes, from /proc: [pid, ppid, pgid]. */
+function processTable(): [number, number, number][] {
+  const table: [number, number, number][] = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // exited meanwhile
+    }
+    // "pid (comm) state ppid pgrp …": comm may hold spaces and parentheses.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (fields[0] === 'Z') continue;
+    table.push([Number(entry), Number(fields[1]), Number(fields[2])]);
+  }
+  return table;
+}
+
+function groupMembers(pgid: number): number[] {
+  if (pgid <= 0) return [];
+  return processTable()
+    .filter(([, , group]) => group === pgid)
+    .map(([pid]) => pid);
+}
+
+function childrenOf(pid: number): number[] {
+  if (pid <= 0) return [];
+  return processTable()
+    .filter(([, parent]) => parent === pid)
+    .map(([child]) => child);
 }
 
 /** Whether the agent server runs VS Code (it needs openvscode-server, which a PyPI install lacks). */

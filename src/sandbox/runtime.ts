@@ -8,6 +8,8 @@ export interface SandboxSpec {
   command: string[] | null;
   initial_env: Record<string, string>;
   working_dir: string;
+  /** Host paths an isolated process sandbox sees read-only at the same path (what its command needs beyond /usr and /etc). */
+  read_only_paths?: string[];
 }
 
 export type SandboxStatus = 'STARTING' | 'RUNNING' | 'PAUSED' | 'ERROR' | 'MISSING';
@@ -50,6 +52,8 @@ export interface SandboxState {
 
 export interface SandboxRuntime {
   readonly kind: 'process' | 'kubernetes';
+  /** Refuses (AppError) a new sandbox for a user this runtime cannot take now; undefined = always takes. */
+  admit?(userId: string): Promise<void>;
   /** Creates and starts everything; on failure removes what it created and throws AppError. */
   start(launch: SandboxLaunch): Promise<void>;
   /** Live state; `desired` is what the service last asked for (a stopped sandbox is PAUSED only if paused on purpose). */

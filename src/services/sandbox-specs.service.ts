@@ -18,6 +18,7 @@ const SandboxSpecsFileSchema = z.preprocess(
         command: z.array(z.string()).nullable().default(null),
         initial_env: z.record(z.string(), z.string()).default({}),
         working_dir: z.string().default('/workspace/project'),
+        read_only_paths: z.array(z.string().startsWith('/', 'an absolute path')).optional(),
       }),
     )
     .min(1, 'at least one sandbox spec is required'),

@@ -69,6 +69,7 @@ export class SandboxesService {
   async acquire(userId: string, specId?: string | null): Promise<{ info: SandboxInfo; source: SandboxSource }> {
     const spec = specId ? this.specs.find(specId) : this.specs.default;
     if (!spec) throw new AppError('NOT_FOUND', `Sandbox spec not found: ${specId}`, { reason: 'sandbox_spec_not_found' });
+    await this.runtime.admit?.(userId);
     await this.enforceLimit(userId);
     const claimed = await this.warm?.claim(userId, spec.id);
     const source = claimed ? 'warm_pool' : 'cold_start';

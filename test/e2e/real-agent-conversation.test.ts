@@ -88,7 +88,9 @@ describe('a conversation on the real agent server', () => {
       // The repository: right branch, setup script run, hook installed, no token anywhere in .git.
       const spec = app.server.deps.services.sandboxSpecs.default;
       const projectDir = path.join(app.server.deps.runtime.workingDir(task.sandbox_id, spec), 'widgets');
-      const gitIn = (...args: string[]) => execFileSync('git', ['-C', projectDir, ...args], { encoding: 'utf8' }).trim();
+      // The workspace belongs to the sandbox's own uid, not to this test's.
+      const gitIn = (...args: string[]) =>
+        execFileSync('git', ['-c', 'safe.directory=*', '-C', projectDir, ...args], { encoding: 'utf8' }).trim();
       expect(gitIn('rev-parse', '--abbrev-ref', 'HEAD')).toBe('feature');
       expect(fs.readFileSync(path.join(projectDir, 'feature.txt'), 'utf8')).toBe('on the feature branch\n');
       expect(gitIn('config', '--get', 'remote.origin.url')).toBe(`${git.url}/acme/widgets.git`);

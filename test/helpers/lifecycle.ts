@@ -1,9 +1,9 @@
 // Shared steps of the sandbox lifecycle tests: users with LLM settings, start tasks, sandbox
 // reads, agent-server webhooks, and reading a counter or histogram from /metrics.
 import path from 'node:path';
-import { PACKAGE_ROOT } from '../../src/processes.js';
 import { call, type TestApp } from './app.js';
 import { eventually } from './eventually.js';
+import { FIXTURES_DIR } from './specs.js';
 
 /**
  * The fake agent server behind a shell guard: with a `fail-next` file in the sandbox
@@ -17,11 +17,12 @@ export const FLAKY_AGENT_SPEC = {
     '-c',
     'if [ -e {sandbox_dir}/fail-always ]; then exit 3; fi; if [ -e {sandbox_dir}/fail-next ]; then rm {sandbox_dir}/fail-next; exit 3; fi; exec "$0" "$@"',
     process.execPath,
-    path.join(PACKAGE_ROOT, 'test/fixtures/fake-agent-server.mjs'),
+    path.join(FIXTURES_DIR, 'fake-agent-server.mjs'),
     '--port',
     '{port}',
   ],
   working_dir: '{sandbox_dir}/workspace/project',
+  read_only_paths: [FIXTURES_DIR],
 };
 
 let counter = 0;

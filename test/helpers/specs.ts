@@ -4,10 +4,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { PACKAGE_ROOT } from '../../src/processes.js';
 
+/** What an isolated sandbox must see of this checkout to run the fixtures (src/sandbox/isolation.ts). */
+export const FIXTURES_DIR = path.join(PACKAGE_ROOT, 'test/fixtures');
+
 export const FAKE_AGENT_SPEC = {
   id: 'fake-agent',
-  command: [process.execPath, path.join(PACKAGE_ROOT, 'test/fixtures/fake-agent-server.mjs'), '--port', '{port}'],
+  command: [process.execPath, path.join(FIXTURES_DIR, 'fake-agent-server.mjs'), '--port', '{port}'],
   working_dir: '{sandbox_dir}/workspace/project',
+  read_only_paths: [FIXTURES_DIR],
 };
 
 /** A spec whose process never answers /alive. */
