@@ -268,7 +268,9 @@ class MountPlan {
 
   readOnly(paths: string[]): string[] {
     const args: string[] = [];
-    for (const p of new Set(paths.map((p) => path.resolve(p)))) {
+    // Parents first: a folder bound after one inside it would hide that mount.
+    const ordered = [...new Set(paths.map((p) => path.resolve(p)))].sort((a, b) => a.split('/').length - b.split('/').length);
+    for (const p of ordered) {
       if (this.covered(p) || !fs.existsSync(p)) continue;
       args.push(...this.parents(p), '--ro-bind', p, p);
       this.made.add(p);

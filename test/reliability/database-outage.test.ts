@@ -4,10 +4,10 @@
 // (never a 500, never a hang, never the driver's text), and the service must heal by itself:
 // the stalled server continues, the killed one is restarted by the service's supervisor.
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isProcessAlive } from '../../src/processes.js';
 import { call } from '../helpers/app.js';
 import { eventually } from '../helpers/eventually.js';
 import { startServiceProcess, type ServiceProcess } from '../helpers/processes.js';
@@ -20,22 +20,18 @@ const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-outage-'));
 let service: ServiceProcess;
 let key: string;
 const ferretRecord = () =>
-  JSON.parse(fs.readFileSync(path.join(dataDir, 'ferretdb', 'server.json'), 'utf8')) as { pid: number; port: number };
+  JSON.parse(fs.readFileSync(path.join(dataDir, 'ferretdb', 'server.json'), 'utf8')) as { pid: number; socket: string };
 const ferretPid = () => ferretRecord().pid;
 
-/** Listens on the port as soon as the killed server has released it; drops every connection. */
-async function holdPort(port: number): Promise<net.Server> {
-  return eventually(
-    `port ${port} to be free`,
-    async () => {
-      const server = net.createServer((socket) => socket.destroy());
-      return new Promise<net.Server | null>((resolve) => {
-        server.once('error', () => resolve(null));
-        server.listen(port, '127.0.0.1', () => resolve(server));
-      });
-    },
-    5_000,
-  );
+/**
+ * Occupies the killed server's socket path with a folder, which a new server cannot replace,
+ * until release() removes it.
+ */
+async function occupySocket(socket: string): Promise<{ release(): void }> {
+  await eventually('the killed server to be gone', async () => !isProcessAlive(ferretPid()), 5_000);
+  fs.rmSync(socket, { force: true });
+  fs.mkdirSync(socket);
+  return { release: () => fs.rmdirSync(socket) };
 }
 const signal = (pid: number, name: NodeJS.Signals) => {
   try {
@@ -122,21 +118,21 @@ describe('database outages (embedded FerretDB, real processes)', () => {
     expect(ferretPid()).toBe(pid); // the same server: nothing was restarted
   });
 
-  it('restarts a killed database on the same port and data, answering 503 until it is back', async () => {
-    const { pid, port } = ferretRecord();
+  it('restarts a killed database on the same socket and data, answering 503 until it is back', async () => {
+    const { pid, socket } = ferretRecord();
     signal(pid, 'SIGKILL');
-    // Another process holds the port for a while (it accepts and drops connections), so the
-    // outage outlasts the bound and the supervisor's first restarts fail and back off.
-    const squatter = await holdPort(port);
+    // Something occupies the socket path for a while, so the outage outlasts the bound and
+    // the supervisor's first restarts fail and back off.
+    const squatter = await occupySocket(socket);
     try {
       for (let i = 0; i < 2; i++) expectOutageAnswers(await round());
       expect((await call(service, 'GET', '/ready')).status).toBe(503);
     } finally {
-      await new Promise((resolve) => squatter.close(resolve));
+      squatter.release();
     }
     await eventually('the supervisor to restart FerretDB', async () => ferretRecord().pid !== pid, 20_000);
     await eventually('the service to heal after the restart', healthy, 15_000);
-    expect(ferretRecord().port).toBe(port);
+    expect(ferretRecord().socket).toBe(socket);
     // Same data directory: what was stored before the crash is still there.
     expect((await call(service, 'GET', '/api/settings', { key })).body.llm_model).toBe('openai/outage-test');
     expect((await call(service, 'GET', '/ready')).status).toBe(200);

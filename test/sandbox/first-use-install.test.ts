@@ -7,12 +7,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { PACKAGE_ROOT } from '../../src/processes.js';
 import { call, startTestApp, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/eventually.js';
+import { FIXTURES_DIR } from '../helpers/specs.js';
 
-const FAKE_PYTHON = path.join(PACKAGE_ROOT, 'test/fixtures/fake-python.sh');
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-first-use-'));
+fs.chmodSync(tmp, 0o755);
 const apps: TestApp[] = [];
 
 afterAll(async () => {
@@ -23,11 +23,18 @@ afterAll(async () => {
 /** A service whose cache holds no agent server, with a fake interpreter that installs in installSeconds. */
 async function serviceWithoutInstall(label: string, installSeconds: number, installExit: number) {
   const dir = fs.mkdtempSync(path.join(tmp, `${label}-`));
+  // World-readable, as an installed interpreter is: a sandbox runs it under its own uid.
+  fs.chmodSync(dir, 0o755);
+  // Beside the interpreter, as a real one's files are: an isolated sandbox sees the folders of
+  // the interpreter its venv names, not this checkout.
+  for (const file of ['fake-python.sh', 'fake-agent-server.mjs', 'fake-agent-git.mjs'])
+    fs.copyFileSync(path.join(FIXTURES_DIR, file), path.join(dir, file));
+  fs.chmodSync(path.join(dir, 'fake-python.sh'), 0o755);
   // The setup script passes its environment to the interpreter; the fake reads its behaviour there.
   const python = path.join(dir, 'python3.12');
   fs.writeFileSync(
     python,
-    `#!/bin/sh\nexport FAKE_SELF='${python}' FAKE_INSTALL_SECONDS=${installSeconds} FAKE_INSTALL_EXIT=${installExit} FAKE_NODE='${process.execPath}'\nexec '${FAKE_PYTHON}' "$@"\n`,
+    `#!/bin/sh\nexport FAKE_SELF='${python}' FAKE_INSTALL_SECONDS=${installSeconds} FAKE_INSTALL_EXIT=${installExit} FAKE_NODE='${process.execPath}'\nexec '${path.join(dir, 'fake-python.sh')}' "$@"\n`,
     { mode: 0o755 },
   );
   const app = await startTestApp(label, {
