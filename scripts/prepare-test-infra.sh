@@ -17,3 +17,4 @@ optional() {
 optional setup-agent-server.sh
 optional setup-browser.sh
 optional setup-schemathesis.sh
+optional setup-bubblewrap.sh

@@ -59,7 +59,9 @@ describe('idle auto-pause', () => {
     const id = (await call(app, 'POST', '/api/v1/sandboxes', { key })).body.id as string;
     await waitForSandbox(app, key, id, 'RUNNING');
     fs.writeFileSync(path.join(sandboxDir(id), 'workspace-mark'), 'kept');
-    const { pid } = JSON.parse(fs.readFileSync(path.join(sandboxDir(id), 'runtime.json'), 'utf8')) as { pid: number };
+    const { pid } = JSON.parse(fs.readFileSync(path.join(env.DATA_DIR!, 'sandboxes/.state', id, 'runtime.json'), 'utf8')) as {
+      pid: number;
+    };
 
     const paused = await waitForSandbox(app, key, id, 'PAUSED', 15_000);
     expect(paused.status_reason).toBe('Paused automatically after a period without use; it resumes when used');

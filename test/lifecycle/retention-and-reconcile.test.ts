@@ -40,7 +40,9 @@ afterAll(async () => {
 });
 
 const sandboxDir = (id: string) => path.join(env.DATA_DIR!, 'sandboxes', id);
-const pidOf = (id: string) => (JSON.parse(fs.readFileSync(path.join(sandboxDir(id), 'runtime.json'), 'utf8')) as { pid: number }).pid;
+// The service's own record of a sandbox's process, kept out of the sandbox's folder.
+const pidOf = (id: string) =>
+  (JSON.parse(fs.readFileSync(path.join(env.DATA_DIR!, 'sandboxes/.state', id, 'runtime.json'), 'utf8')) as { pid: number }).pid;
 
 describe('retention', () => {
   it('deletes sandboxes paused past the retention period, once across replicas; their conversations stay listed and say why', async () => {
