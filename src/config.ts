@@ -3,6 +3,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { parseKey } from './crypto.js';
 
 const optionalString = z
   .string()
@@ -20,127 +21,201 @@ const optionalHttpUrl = optionalString.pipe(z.url({ protocol: /^https?$/ }).opti
 
 const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
 
-const EnvSchema = z.object({
-  PORT: port(3000),
-  HOST: z.string().default('127.0.0.1'),
-  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  DATA_DIR: z.string().default('./.data'),
-  AGENT_CP_CACHE_DIR: optionalString,
-  MONGODB_URI: optionalString,
-  // Removed: the embedded database listens on a Unix socket only (src/db/embedded-mongo.ts).
-  EMBEDDED_MONGO_PORT: optionalString.refine((v) => v === undefined, {
-    error: 'is no longer supported: the embedded database listens only on a Unix socket in DATA_DIR/ferretdb',
-  }),
-  DB_OPERATION_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(5_000),
-  SESSION_API_KEY: optionalString,
-  AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
-  ENCRYPTION_KEY: optionalString,
-  ENCRYPTION_KEY_PREVIOUS: optionalString,
-  MAX_BODY_SIZE: z
-    .string()
-    .regex(/^\d+(b|kb|mb)?$/i, 'a size such as 1mb, 512kb or 100000')
-    .default('1mb'),
-  MAX_JSON_DEPTH: z.coerce.number().int().min(2).max(1000).default(64),
-  PERMITTED_CORS_ORIGINS: optionalString,
-  RATE_LIMIT_PER_USER: rateLimit(600),
-  RATE_LIMIT_PER_IP: rateLimit(1200),
-  RATE_LIMIT_WINDOW_MS: z.coerce.number().int().min(1000).max(86_400_000).default(60_000),
-  TRPC_MAX_BATCH: z.coerce.number().int().min(1).max(10_000).default(50),
-  GIT_PROVIDER_HOSTS: optionalString,
-  GITHUB_API_URL: z.url().default('https://api.github.com'),
-  GITLAB_API_URL: z.url().default('https://gitlab.com/api/v4'),
-  BITBUCKET_API_URL: z.url().default('https://api.bitbucket.org/2.0'),
-  PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
-  PROVIDER_MAX_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(32),
-  WEB_URL: optionalString,
-  PUBLIC_URL: optionalHttpUrl,
-  TRUSTED_ORIGINS: optionalString,
-  TRUST_PROXY: optionalString,
-  WEB_UI_DIR: optionalString,
-  POSTHOG_CLIENT_KEY: z.string().trim().default(''),
-  GITHUB_APP_CLIENT_ID: z.string().trim().default(''),
-  ENABLE_BILLING: z.stringbool().default(false),
-  HIDE_LLM_SETTINGS: z.stringbool().default(false),
-  MAINTENANCE_START_TIME: optionalString.pipe(z.iso.datetime({ offset: true }).optional()),
-  LLM_MODELS: optionalString,
-  SESSION_TTL_SECONDS: z.coerce
-    .number()
-    .int()
-    .min(60)
-    .max(30 * 24 * 3600)
-    .default(12 * 3600),
-  SESSION_COOKIE_SECURE: z.stringbool().default(false),
-  SANDBOX_RUNTIME: z.enum(['process', 'kubernetes']).default('process'),
-  SANDBOX_ISOLATION: z.enum(['auto', 'bubblewrap', 'none']).default('auto'),
-  BWRAP_PATH: optionalString,
-  SANDBOX_SPECS_FILE: optionalString,
-  SANDBOX_MAX_RUNNING_PER_USER: z.coerce.number().int().min(1).max(1000).default(5),
-  SANDBOX_MAX_CONCURRENT_STARTS: z.coerce.number().int().min(1).max(1000).default(4),
-  SANDBOX_STARTUP_TIMEOUT_MS: z.coerce.number().int().min(1000).default(120_000),
-  SANDBOX_IMAGE: z.string().default('ghcr.io/openhands/agent-server:4e2ecd8-python'),
-  AGENT_SERVER_VERSION: z.string().default('1.58.0'),
-  AGENT_SERVER_PYTHON: optionalString,
-  SANDBOX_K8S_NAMESPACE: z
-    .string()
-    .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/)
-    .default('agent-sandboxes'),
-  SANDBOX_K8S_KUBECONFIG: optionalString,
-  SANDBOX_K8S_CPU_REQUEST: z.string().default('1'),
-  SANDBOX_K8S_MEMORY_REQUEST: z.string().default('1Gi'),
-  SANDBOX_K8S_CPU_LIMIT: optionalString,
-  SANDBOX_K8S_MEMORY_LIMIT: z.string().default('2Gi'),
-  SANDBOX_K8S_STORAGE_SIZE: z.string().default('2Gi'),
-  SANDBOX_K8S_STORAGE_CLASS: optionalString,
-  SANDBOX_K8S_NODE_SELECTOR: optionalString,
-  SANDBOX_K8S_TOLERATIONS: optionalString,
-  SANDBOX_K8S_IMAGE_PULL_SECRET: optionalString,
-  SANDBOX_K8S_RUNTIME_CLASS: optionalString,
-  SANDBOX_K8S_RUN_AS_USER: z.coerce.number().int().min(1).default(10001),
-  SANDBOX_DOMAIN: optionalString,
-  SANDBOX_INGRESS_CLASS: optionalString,
-  SANDBOX_INGRESS_TLS_SECRET: optionalString,
-  SANDBOX_URL_SCHEME: z.enum(['http', 'https']).default('https'),
-  KUBERNETES_SERVICE_HOST: optionalString,
-  SANDBOX_IDLE_PAUSE_SECONDS: z.coerce.number().min(0).default(1800),
-  SANDBOX_PAUSED_RETENTION_SECONDS: z.coerce
-    .number()
-    .min(0)
-    .default(30 * 24 * 3600),
-  SANDBOX_WARM_POOL_SIZE: z.coerce.number().int().min(0).max(100).default(0),
-  SANDBOX_LIFECYCLE_INTERVAL_MS: z.coerce.number().int().min(50).default(30_000),
-  SANDBOX_RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(300_000),
-  SANDBOX_RESUME_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(3),
-  SANDBOX_RESUME_BACKOFF_MS: z.coerce.number().int().min(0).default(1_000),
-  START_TASK_LEASE_MS: z.coerce.number().int().min(1000).default(30_000),
-  START_TASK_MAX_ATTEMPTS: z.coerce.number().int().min(1).default(3),
-  START_TASK_DEADLINE_MS: z.coerce
-    .number()
-    .int()
-    .min(10_000)
-    .default(15 * 60_000),
-  START_TASK_POLL_MS: z.coerce.number().int().min(50).default(1_000),
-  AGENT_TOOLS: z.string().default('terminal,file_editor,task_tracker'),
-  EVENTS_MAX_PER_CONVERSATION: z.coerce.number().int().min(10).default(10_000),
-  EVENTS_RETENTION_DAYS: z.coerce.number().min(0).default(0),
-  SANDBOX_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
-  MAX_UPLOAD_SIZE: z
-    .string()
-    .regex(/^\d+(b|kb|mb)?$/i, 'a size such as 25mb, 512kb or 100000')
-    .default('25mb'),
-  GIT_TOKEN_TTL_SECONDS: z.coerce
-    .number()
-    .int()
-    .min(60)
-    .default(24 * 3600),
+/** "k=v,k2=v2" → {k: v, k2: v2}. */
+const keyValues = optionalString.transform((value, ctx) => {
+  const pairs: Record<string, string> = {};
+  for (const item of splitList(value)) {
+    const eq = item.indexOf('=');
+    if (eq <= 0) {
+      ctx.addIssue({ code: 'custom', message: `expected key=value pairs separated by commas, got "${item}"` });
+      return z.NEVER;
+    }
+    pairs[item.slice(0, eq).trim()] = item.slice(eq + 1).trim();
+  }
+  return pairs;
 });
 
+/** A JSON list of Kubernetes tolerations. */
+const tolerations = optionalString.transform((value, ctx) => {
+  if (!value) return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    parsed = undefined;
+  }
+  if (!Array.isArray(parsed)) {
+    ctx.addIssue({ code: 'custom', message: 'expected a JSON list of tolerations' });
+    return z.NEVER;
+  }
+  return parsed as { key?: string; operator?: string; value?: string; effect?: string }[];
+});
+
+/** Origins (scheme://host[:port]) as browsers send them in the Origin header. */
+const origins = optionalString.transform((value, ctx) => {
+  const list: string[] = [];
+  for (const item of splitList(value)) {
+    let url: URL | undefined;
+    try {
+      url = new URL(item);
+    } catch {
+      url = undefined;
+    }
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || trimSlash(item) !== url.origin) {
+      ctx.addIssue({ code: 'custom', message: `entries are origins such as https://app.example.com, got "${item}"` });
+      return z.NEVER;
+    }
+    list.push(url.origin);
+  }
+  return list;
+});
+
+const KEY_FORMAT = 'must be 32 bytes, base64 or hex encoded';
+const isKey = (text: string) => {
+  try {
+    parseKey(text);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+const EnvSchema = z
+  .object({
+    PORT: port(3000),
+    HOST: z.string().default('127.0.0.1'),
+    NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    DATA_DIR: z.string().default('./.data'),
+    AGENT_CP_CACHE_DIR: optionalString,
+    MONGODB_URI: optionalString,
+    // Removed: the embedded database listens on a Unix socket only (src/db/embedded-mongo.ts).
+    EMBEDDED_MONGO_PORT: optionalString.refine((v) => v === undefined, {
+      error: 'is no longer supported: the embedded database listens only on a Unix socket in DATA_DIR/ferretdb',
+    }),
+    DB_OPERATION_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(5_000),
+    SESSION_API_KEY: optionalString,
+    AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
+    ENCRYPTION_KEY: optionalString.refine((v) => v === undefined || isKey(v), KEY_FORMAT),
+    ENCRYPTION_KEY_PREVIOUS: optionalString.refine((v) => splitList(v).every(isKey), KEY_FORMAT),
+    MAX_BODY_SIZE: z
+      .string()
+      .regex(/^\d+(b|kb|mb)?$/i, 'a size such as 1mb, 512kb or 100000')
+      .default('1mb'),
+    MAX_JSON_DEPTH: z.coerce.number().int().min(2).max(1000).default(64),
+    PERMITTED_CORS_ORIGINS: optionalString,
+    RATE_LIMIT_PER_USER: rateLimit(600),
+    RATE_LIMIT_PER_IP: rateLimit(1200),
+    RATE_LIMIT_WINDOW_MS: z.coerce.number().int().min(1000).max(86_400_000).default(60_000),
+    TRPC_MAX_BATCH: z.coerce.number().int().min(1).max(10_000).default(50),
+    GIT_PROVIDER_HOSTS: optionalString,
+    GITHUB_API_URL: z.url().default('https://api.github.com'),
+    GITLAB_API_URL: z.url().default('https://gitlab.com/api/v4'),
+    BITBUCKET_API_URL: z.url().default('https://api.bitbucket.org/2.0'),
+    PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+    PROVIDER_MAX_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(32),
+    WEB_URL: optionalString,
+    PUBLIC_URL: optionalHttpUrl,
+    TRUSTED_ORIGINS: origins,
+    TRUST_PROXY: optionalString,
+    WEB_UI_DIR: optionalString,
+    POSTHOG_CLIENT_KEY: z.string().trim().default(''),
+    GITHUB_APP_CLIENT_ID: z.string().trim().default(''),
+    ENABLE_BILLING: z.stringbool().default(false),
+    HIDE_LLM_SETTINGS: z.stringbool().default(false),
+    MAINTENANCE_START_TIME: optionalString.pipe(z.iso.datetime({ offset: true }).optional()),
+    LLM_MODELS: optionalString,
+    SESSION_TTL_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(60)
+      .max(30 * 24 * 3600)
+      .default(12 * 3600),
+    SESSION_COOKIE_SECURE: z.stringbool().default(false),
+    SANDBOX_RUNTIME: z.enum(['process', 'kubernetes']).default('process'),
+    SANDBOX_ISOLATION: z.enum(['auto', 'bubblewrap', 'none']).default('auto'),
+    BWRAP_PATH: optionalString,
+    SANDBOX_SPECS_FILE: optionalString,
+    SANDBOX_MAX_RUNNING_PER_USER: z.coerce.number().int().min(1).max(1000).default(5),
+    SANDBOX_MAX_CONCURRENT_STARTS: z.coerce.number().int().min(1).max(1000).default(4),
+    SANDBOX_STARTUP_TIMEOUT_MS: z.coerce.number().int().min(1000).default(120_000),
+    SANDBOX_IMAGE: z.string().default('ghcr.io/openhands/agent-server:4e2ecd8-python'),
+    AGENT_SERVER_VERSION: z.string().default('1.58.0'),
+    AGENT_SERVER_PYTHON: optionalString,
+    SANDBOX_K8S_NAMESPACE: z
+      .string()
+      .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/)
+      .default('agent-sandboxes'),
+    SANDBOX_K8S_KUBECONFIG: optionalString,
+    SANDBOX_K8S_CPU_REQUEST: z.string().default('1'),
+    SANDBOX_K8S_MEMORY_REQUEST: z.string().default('1Gi'),
+    SANDBOX_K8S_CPU_LIMIT: optionalString,
+    SANDBOX_K8S_MEMORY_LIMIT: z.string().default('2Gi'),
+    SANDBOX_K8S_STORAGE_SIZE: z.string().default('2Gi'),
+    SANDBOX_K8S_STORAGE_CLASS: optionalString,
+    SANDBOX_K8S_NODE_SELECTOR: keyValues,
+    SANDBOX_K8S_TOLERATIONS: tolerations,
+    SANDBOX_K8S_IMAGE_PULL_SECRET: optionalString,
+    SANDBOX_K8S_RUNTIME_CLASS: optionalString,
+    SANDBOX_K8S_RUN_AS_USER: z.coerce.number().int().min(1).default(10001),
+    SANDBOX_DOMAIN: optionalString,
+    SANDBOX_INGRESS_CLASS: optionalString,
+    SANDBOX_INGRESS_TLS_SECRET: optionalString,
+    SANDBOX_URL_SCHEME: z.enum(['http', 'https']).default('https'),
+    KUBERNETES_SERVICE_HOST: optionalString,
+    SANDBOX_IDLE_PAUSE_SECONDS: z.coerce.number().min(0).default(1800),
+    SANDBOX_PAUSED_RETENTION_SECONDS: z.coerce
+      .number()
+      .min(0)
+      .default(30 * 24 * 3600),
+    SANDBOX_WARM_POOL_SIZE: z.coerce.number().int().min(0).max(100).default(0),
+    SANDBOX_LIFECYCLE_INTERVAL_MS: z.coerce.number().int().min(50).default(30_000),
+    SANDBOX_RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(300_000),
+    SANDBOX_RESUME_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(3),
+    SANDBOX_RESUME_BACKOFF_MS: z.coerce.number().int().min(0).default(1_000),
+    START_TASK_LEASE_MS: z.coerce.number().int().min(1000).default(30_000),
+    START_TASK_MAX_ATTEMPTS: z.coerce.number().int().min(1).default(3),
+    START_TASK_DEADLINE_MS: z.coerce
+      .number()
+      .int()
+      .min(10_000)
+      .default(15 * 60_000),
+    START_TASK_POLL_MS: z.coerce.number().int().min(50).default(1_000),
+    AGENT_TOOLS: z.string().default('terminal,file_editor,task_tracker'),
+    EVENTS_MAX_PER_CONVERSATION: z.coerce.number().int().min(10).default(10_000),
+    EVENTS_RETENTION_DAYS: z.coerce.number().min(0).default(0),
+    SANDBOX_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
+    MAX_UPLOAD_SIZE: z
+      .string()
+      .regex(/^\d+(b|kb|mb)?$/i, 'a size such as 25mb, 512kb or 100000')
+      .default('25mb'),
+    GIT_TOKEN_TTL_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(60)
+      .default(24 * 3600),
+  })
+  .refine((e) => !e.MONGODB_URI || e.ENCRYPTION_KEY, {
+    path: ['ENCRYPTION_KEY'],
+    message: 'is required when MONGODB_URI is set (generate one with: npm run cli -- encryption generate-key)',
+    // Checked even when other variables are bad: one message lists them all.
+    when: () => true,
+  });
+
 export type Env = z.input<typeof EnvSchema>;
+
+/** Every bad variable at once, in words for the operator (main.ts prints it without a stack). */
+export class ConfigError extends Error {
+  constructor(readonly issues: string) {
+    super(`Invalid configuration:\n${issues}`);
+    this.name = 'ConfigError';
+  }
+}
 
 export function loadConfig(env: NodeJS.ProcessEnv) {
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {
-    throw new Error(`Invalid configuration:\n${z.prettifyError(parsed.error)}`);
+    throw new ConfigError(parsed.error.issues.map((issue) => `  ${issue.path.join('.') || 'environment'}: ${issue.message}`).join('\n'));
   }
   const e = parsed.data;
   const dataDir = path.resolve(e.DATA_DIR);
@@ -182,7 +257,7 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
     session: {
       ttlSeconds: e.SESSION_TTL_SECONDS,
       cookieSecure: e.SESSION_COOKIE_SECURE,
-      trustedOrigins: splitList(e.TRUSTED_ORIGINS).map(parseOrigin),
+      trustedOrigins: e.TRUSTED_ORIGINS,
     },
     sandbox: {
       runtime: e.SANDBOX_RUNTIME,
@@ -206,8 +281,8 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
         memoryLimit: e.SANDBOX_K8S_MEMORY_LIMIT,
         storageSize: e.SANDBOX_K8S_STORAGE_SIZE,
         storageClass: e.SANDBOX_K8S_STORAGE_CLASS,
-        nodeSelector: parseKeyValues(e.SANDBOX_K8S_NODE_SELECTOR),
-        tolerations: parseTolerations(e.SANDBOX_K8S_TOLERATIONS),
+        nodeSelector: e.SANDBOX_K8S_NODE_SELECTOR,
+        tolerations: e.SANDBOX_K8S_TOLERATIONS,
         imagePullSecret: e.SANDBOX_K8S_IMAGE_PULL_SECRET,
         runtimeClassName: e.SANDBOX_K8S_RUNTIME_CLASS,
         runAsUser: e.SANDBOX_K8S_RUN_AS_USER,
@@ -260,39 +335,6 @@ function splitList(value: string | undefined): string[] {
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
-}
-
-/** "k=v,k2=v2" → {k: v, k2: v2}. */
-function parseKeyValues(value: string | undefined): Record<string, string> {
-  const pairs: Record<string, string> = {};
-  for (const item of splitList(value)) {
-    const eq = item.indexOf('=');
-    if (eq <= 0) throw new Error(`Invalid configuration: expected key=value, got "${item}"`);
-    pairs[item.slice(0, eq).trim()] = item.slice(eq + 1).trim();
-  }
-  return pairs;
-}
-
-/** A JSON list of Kubernetes tolerations. */
-function parseTolerations(value: string | undefined): { key?: string; operator?: string; value?: string; effect?: string }[] {
-  if (!value) return [];
-  const parsed: unknown = JSON.parse(value);
-  if (!Array.isArray(parsed)) throw new Error('Invalid configuration: SANDBOX_K8S_TOLERATIONS must be a JSON list');
-  return parsed as { key?: string }[];
-}
-
-/** An origin (scheme://host[:port]) as browsers send it in the Origin header. */
-function parseOrigin(value: string): string {
-  let url: URL | undefined;
-  try {
-    url = new URL(value);
-  } catch {
-    url = undefined;
-  }
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || trimSlash(value) !== url.origin) {
-    throw new Error(`Invalid configuration: TRUSTED_ORIGINS entries are origins such as https://app.example.com, got "${value}"`);
-  }
-  return url.origin;
 }
 
 /** express's "trust proxy": unset = trust none; true/false; a hop count; or addresses/subnets ("loopback, 10.0.0.0/8"). */

@@ -1,10 +1,18 @@
 // Process entry point: the only place (with cli.ts) that reads process.env.
 import path from 'node:path';
-import { loadConfig } from './config.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger } from './logger.js';
 import { startServer } from './server.js';
 
-const config = loadConfig(process.env);
+let config: Config;
+try {
+  config = loadConfig(process.env);
+} catch (error) {
+  // Before anything starts: one message naming every bad variable, no stack trace.
+  if (!(error instanceof ConfigError)) throw error;
+  process.stderr.write(`${error.message}\n`);
+  process.exit(1);
+}
 const log = createLogger(config.log.level);
 
 try {

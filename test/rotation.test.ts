@@ -94,6 +94,6 @@ describe('encryption key rotation', () => {
   it('refuses to start against an external database without ENCRYPTION_KEY', async () => {
     const result = await runCli(['keys', 'list'], { MONGODB_URI: testDatabaseUri(dbName) });
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain('ENCRYPTION_KEY is required when MONGODB_URI is set');
+    expect(result.stderr).toContain('ENCRYPTION_KEY: is required when MONGODB_URI is set');
   });
 });

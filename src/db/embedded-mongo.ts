@@ -34,9 +34,16 @@ interface ServerRecord {
 /** Where a FerretDB listens: a loopback TCP port (tests, the bench) or a Unix socket (the embedded default). */
 export type FerretDbListen = { port?: number } | { socket: string };
 
-/** Builds FerretDB into the cache if needed and returns the binary path. */
+/**
+ * Builds FerretDB into the cache if needed and returns the binary path. A build (first start
+ * on a machine) says once what it does and how long it takes, then how it went; the Go
+ * toolchain's own lines only appear when it fails.
+ */
 export async function ensureFerretDbBinary(cacheDir: string, log: Logger): Promise<string> {
   const script = path.join(PACKAGE_ROOT, 'scripts', 'build-ferretdb.sh');
+  const started = Date.now();
+  let building = false;
+  let stderr = '';
   return new Promise((resolve, reject) => {
     const child = execFile(
       'bash',
@@ -46,14 +53,21 @@ export async function ensureFerretDbBinary(cacheDir: string, log: Logger): Promi
         maxBuffer: 1024 * 1024,
       },
       (error, stdout) => {
-        if (error) return reject(new Error(`building FerretDB failed: ${error.message}`));
+        const tail = stderr.trim().split('\n').slice(-5).join(' | ');
+        if (error) return reject(new Error(`building FerretDB failed: ${error.message.split('\n')[0]}: ${tail}`));
         const binary = stdout.trim().split('\n').pop() ?? '';
         if (!fs.existsSync(binary)) return reject(new Error(`FerretDB build printed no binary path`));
+        if (building) log.info({ seconds: Math.round((Date.now() - started) / 1000), binary }, 'built the embedded database');
         resolve(binary);
       },
     );
     child.stderr?.on('data', (chunk: Buffer) => {
-      for (const line of chunk.toString().split('\n')) if (line.trim()) log.info(line.trim());
+      stderr = (stderr + chunk.toString()).slice(-8000);
+      if (!building) {
+        building = true;
+        log.info('building the embedded database (FerretDB, from the Go module proxy) for the first start: about 1-3 minutes');
+        log.flush();
+      }
     });
   });
 }

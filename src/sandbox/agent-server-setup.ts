@@ -57,14 +57,27 @@ export function installAgentServer(options: AgentServerSetupOptions): Promise<st
     });
     let stdout = '';
     let stderr = '';
+    const started = Date.now();
+    let announced = false;
     child.stdout.on('data', (c: Buffer) => (stdout += c));
+    // pip's hundreds of lines stay out of the log: one line when an install starts, one when it ends.
     child.stderr.on('data', (c: Buffer) => {
-      stderr += c;
-      options.log.info({ setup: c.toString().trim() }, 'agent server setup');
+      if (!announced && /creating venv|pip install/.test(c.toString())) {
+        announced = true;
+        options.log.info(
+          { version: options.agentServerVersion },
+          'installing the OpenHands agent server into the cache (first use; 1-2 minutes)',
+        );
+      }
+      stderr = (stderr + c.toString()).slice(-16_000);
     });
     child.on('exit', (code) => {
       const python = stdout.trim().split('\n').pop() ?? '';
-      if (code === 0 && python) return resolve(python);
+      if (code === 0 && python) {
+        if (/installed in/.test(stderr))
+          options.log.info({ seconds: Math.round((Date.now() - started) / 1000), python }, 'installed the OpenHands agent server');
+        return resolve(python);
+      }
       const message = stderr.includes('no usable Python >= 3.12')
         ? 'The local sandbox runtime needs Python >= 3.12 to run the OpenHands agent server, and none was found ' +
           '(looked for python3.13/python3.12 on PATH and ~/.pyenv/versions/3.12+). Install one or set AGENT_SERVER_PYTHON.'

@@ -16,11 +16,12 @@ import { startFakeGitProvider, type FakeGitProvider } from '../helpers/fake-git-
 import { runCli, startServiceProcess } from '../helpers/processes.js';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-prod-'));
+const BUILD = path.join(PACKAGE_ROOT, 'scripts/build-if-changed.mjs');
 let provider: FakeGitProvider;
 let env: Record<string, string>;
 
 beforeAll(async () => {
-  await promisify(execFile)('npm', ['run', '-s', 'build'], { cwd: PACKAGE_ROOT });
+  await promisify(execFile)(process.execPath, [BUILD], { cwd: PACKAGE_ROOT }); // npm start's build step
   provider = await startFakeGitProvider();
   provider.validTokens.add('ghp_slow');
   const specsFile = path.join(tmp, 'specs.json');
@@ -79,5 +80,41 @@ describe('the production build', () => {
       await restarted.stop();
       await mongo.close();
     }
+  });
+});
+
+describe('the first minute', () => {
+  it('compiles nothing when nothing changed since the last build', async () => {
+    const entry = path.join(PACKAGE_ROOT, 'dist/src/main.js');
+    const before = fs.statSync(entry).mtimeMs;
+    const again = await promisify(execFile)(process.execPath, [BUILD], { cwd: PACKAGE_ROOT });
+    expect(again.stderr).toBe('');
+    expect(fs.statSync(entry).mtimeMs).toBe(before);
+  });
+
+  it('names every bad variable in one message and exits 1, without a stack trace, before starting anything', async () => {
+    const dataDir = path.join(tmp, 'never-created');
+    const result = await new Promise<{ code: number | null; stderr: string; stdout: string }>((resolve) =>
+      execFile(
+        process.execPath,
+        [path.join(PACKAGE_ROOT, 'dist/src/main.js')],
+        {
+          env: {
+            PATH: process.env.PATH,
+            DATA_DIR: dataDir,
+            PORT: 'eighty',
+            MONGODB_URI: 'mongodb://127.0.0.1:9/x',
+            TRUSTED_ORIGINS: 'app.example.com',
+          },
+        },
+        (error, stdout, stderr) => resolve({ code: error ? (error.code as number) : 0, stdout, stderr }),
+      ),
+    );
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(/^Invalid configuration:\n/);
+    for (const name of ['PORT', 'TRUSTED_ORIGINS', 'ENCRYPTION_KEY']) expect(result.stderr).toContain(`  ${name}: `);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    expect(fs.existsSync(dataDir)).toBe(false);
   });
 });
