@@ -1,5 +1,5 @@
 // Headless Debian chromium driven by playwright-core, for tests that need a real browser.
-// scripts/setup-browser.sh installs chromium (npm test's pretest runs it); playwright-core never
+// scripts/setup-browser.sh installs chromium (npm test runs it before the whole suite); playwright-core never
 // downloads a browser. A missing browser fails the test with what to run: browser features are
 // core, so they are never skipped quietly.
 import fs from 'node:fs';
@@ -33,7 +33,7 @@ export class BrowserMissingError extends Error {
     super(
       [
         `No Chromium at ${executable}${fromEnv ? ' (from CHROMIUM_PATH)' : ''}: the browser tests need Debian's chromium.`,
-        'Install it with:  bash scripts/setup-browser.sh   (npm test runs it before the tests; it needs root or password-less sudo)',
+        'Install it with:  bash scripts/setup-browser.sh   (npm test runs it before the whole suite; it needs root or password-less sudo)',
         'or point CHROMIUM_PATH at another Chromium executable.',
       ].join('\n'),
     );
