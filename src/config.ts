@@ -18,6 +18,8 @@ const rateLimit = (fallback: number) =>
 
 const optionalHttpUrl = optionalString.pipe(z.url({ protocol: /^https?$/ }).optional());
 
+/** A GIT_PROVIDER_HOSTS entry (services/git/provider-hosts.ts): "*", a host with an optional port, or a CIDR network. */
+const HOST_RULE = /^(\*|(\[[0-9a-f:.]+\]|[^\s:/[\]]+)(:\d{1,5})?|[0-9a-f:.]+\/\d{1,3})$/i;
 const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
 
 const EnvSchema = z.object({
@@ -44,7 +46,10 @@ const EnvSchema = z.object({
   RATE_LIMIT_PER_IP: rateLimit(1200),
   RATE_LIMIT_WINDOW_MS: z.coerce.number().int().min(1000).max(86_400_000).default(60_000),
   TRPC_MAX_BATCH: z.coerce.number().int().min(1).max(10_000).default(50),
-  GIT_PROVIDER_HOSTS: optionalString,
+  GIT_PROVIDER_HOSTS: optionalString.refine(
+    (v) => splitList(v).every((h) => HOST_RULE.test(h)),
+    '*, host[:port] or network/prefix, comma-separated',
+  ),
   GITHUB_API_URL: z.url().default('https://api.github.com'),
   GITLAB_API_URL: z.url().default('https://gitlab.com/api/v4'),
   BITBUCKET_API_URL: z.url().default('https://api.bitbucket.org/2.0'),
@@ -61,12 +66,7 @@ const EnvSchema = z.object({
   HIDE_LLM_SETTINGS: z.stringbool().default(false),
   MAINTENANCE_START_TIME: optionalString.pipe(z.iso.datetime({ offset: true }).optional()),
   LLM_MODELS: optionalString,
-  SESSION_TTL_SECONDS: z.coerce
-    .number()
-    .int()
-    .min(60)
-    .max(30 * 24 * 3600)
-    .default(12 * 3600),
+  SESSION_TTL_SECONDS: z.coerce.number().int().min(60).max(2_592_000).default(43_200), // 60 s to 30 days, 12 h
   SESSION_COOKIE_SECURE: z.stringbool().default(false),
   SANDBOX_RUNTIME: z.enum(['process', 'kubernetes']).default('process'),
   SANDBOX_SPECS_FILE: optionalString,
@@ -239,7 +239,7 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
       bitbucketApiUrl: trimSlash(e.BITBUCKET_API_URL),
       timeoutMs: e.PROVIDER_TIMEOUT_MS,
       maxConcurrency: e.PROVIDER_MAX_CONCURRENCY,
-      // Self-hosted provider hosts users may name (host or host:port); empty = any.
+      // Which hosts users may name for their tokens: "*" (public addresses), hosts, networks; empty = "*".
       allowedHosts: splitList(e.GIT_PROVIDER_HOSTS).map((h) => h.toLowerCase()),
     },
   });

@@ -23,6 +23,7 @@ import type { SandboxRuntime } from './sandbox/runtime.js';
 import { SandboxLifecycle } from './services/sandbox-lifecycle/index.js';
 import { createCredentialServices } from './services/credentials.js';
 import { ProviderHttp } from './services/git/provider-http.js';
+import { providerHostPolicy } from './services/git/provider-hosts.js';
 import { GitProvidersService } from './services/git-providers.service.js';
 import { SandboxSpecsService } from './services/sandbox-specs.service.js';
 import { browserOrigins } from './services/sandbox-urls.js';
@@ -51,6 +52,7 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     timeoutMs: config.providers.timeoutMs,
     maxConcurrent: config.providers.maxConcurrency,
     log: log.child({ component: 'git-providers' }),
+    hosts: providerHostPolicy(config.providers),
   });
   const gitProviders = new GitProvidersService(models, box, config.providers, providerHttp);
   const settings = new SettingsService(models, box);

@@ -8,6 +8,9 @@ import { startFakeGitHub } from '../helpers/fake-providers/github.js';
 import { startFakeGitLab } from '../helpers/fake-providers/gitlab.js';
 import type { FakeProvider } from '../helpers/fake-providers/server.js';
 
+// The fake self-hosted hosts run on 127.0.0.1: a loopback address only the operator can allow.
+const LOOPBACK = '127.0.0.1';
+
 const TOKEN = 'ghp_failures_secret_token';
 let app: TestApp;
 let github: FakeProvider;
@@ -28,7 +31,13 @@ beforeAll(async () => {
   gitlab.validTokens.add('glpat-fast');
   app = await startTestApp(
     'user-git-failures',
-    { GITHUB_API_URL: github.url, GITLAB_API_URL: `${gitlab.url}/api/v4`, PROVIDER_TIMEOUT_MS: '1000', PROVIDER_MAX_CONCURRENCY: '4' },
+    {
+      GITHUB_API_URL: github.url,
+      GITLAB_API_URL: `${gitlab.url}/api/v4`,
+      PROVIDER_TIMEOUT_MS: '1000',
+      PROVIDER_MAX_CONCURRENCY: '4',
+      GIT_PROVIDER_HOSTS: LOOPBACK,
+    },
     { logLines },
   );
   key = await app.keyFor('failing');
@@ -157,7 +166,7 @@ describe('a provider in trouble answers 502 (or 429), never 500 and never an emp
     await host.close();
     expect(await get('/api/user/repositories?selected_provider=github&page=1&per_page=30', gone)).toMatchObject({
       status: 502,
-      body: { error: 'Could not reach github (ECONNREFUSED)' },
+      body: { error: 'Could not reach github' },
     });
   });
 

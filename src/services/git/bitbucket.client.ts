@@ -11,6 +11,7 @@ import {
   repositoryPath,
   settleAll,
   str,
+  userIdOf,
   type ClientContext,
   type GitProviderClient,
   type RepositoryFile,
@@ -33,8 +34,12 @@ export class BitbucketClient implements GitProviderClient {
     this.base = providerApiBase('bitbucket', ctx.host, ctx.roots)!;
   }
 
+  get host(): string | null {
+    return this.ctx.host;
+  }
+
   private request<T = Json>(url: string, expect: 'json' | 'text' = 'json') {
-    return this.ctx.http.request<T>(url, { provider: 'bitbucket', token: this.ctx.token, expect });
+    return this.ctx.http.request<T>(url, { provider: 'bitbucket', host: this.ctx.host, token: this.ctx.token, expect });
   }
 
   private get<T = Json>(path: string, expect: 'json' | 'text' = 'json') {
@@ -56,7 +61,7 @@ export class BitbucketClient implements GitProviderClient {
   async user(): Promise<GitUser> {
     const { body } = await this.get('/user');
     return {
-      id: String(body.account_id ?? body.uuid),
+      id: userIdOf('bitbucket', body.account_id ?? body.uuid),
       login: str(body.username) ?? '',
       avatar_url: str(body.links?.avatar?.href) ?? '',
       company: null,

@@ -36,6 +36,8 @@ export interface RepositoryFile {
 
 export interface GitProviderClient {
   readonly provider: GitProvider;
+  /** The stored token's self-hosted host, or null for the configured API root. */
+  readonly host: string | null;
   user(): Promise<GitUser>;
   /** GitHub App installation ids or Bitbucket workspaces; undefined where the provider has none. */
   installations?(): Promise<string[]>;
@@ -112,3 +114,9 @@ export async function allPages(page: (n: number) => Promise<{ items: Repository[
 }
 
 export const str = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+
+/** A user's id from a provider's answer; an answer without one is no user (nothing of it is echoed). */
+export function userIdOf(provider: GitProvider, value: unknown): string {
+  if ((typeof value === 'number' && Number.isFinite(value)) || (typeof value === 'string' && value !== '')) return String(value);
+  throw new ProviderError(provider, 'unavailable', `${provider} sent an unexpected response`);
+}

@@ -11,6 +11,7 @@ import {
   repositoryPath,
   settleAll,
   str,
+  userIdOf,
   type ClientContext,
   type GitProviderClient,
   type RepositoryFile,
@@ -34,9 +35,14 @@ export class GitHubClient implements GitProviderClient {
     this.graphqlUrl = providerGraphqlUrl('github', ctx.host, ctx.roots);
   }
 
+  get host(): string | null {
+    return this.ctx.host;
+  }
+
   private get<T = Json>(path: string) {
     return this.ctx.http.request<T>(this.base + path, {
       provider: 'github',
+      host: this.ctx.host,
       token: this.ctx.token,
       accept: 'application/vnd.github.v3+json',
     });
@@ -45,6 +51,7 @@ export class GitHubClient implements GitProviderClient {
   private async graphql(text: string, variables: Json): Promise<Json> {
     const { body } = await this.ctx.http.request<Json>(this.graphqlUrl, {
       provider: 'github',
+      host: this.ctx.host,
       token: this.ctx.token,
       method: 'POST',
       json: { query: text, variables },
@@ -63,7 +70,7 @@ export class GitHubClient implements GitProviderClient {
   async user(): Promise<GitUser> {
     const { body } = await this.get('/user');
     return {
-      id: String(body.id),
+      id: userIdOf('github', body.id),
       login: str(body.login) ?? '',
       avatar_url: str(body.avatar_url) ?? '',
       company: str(body.company),

@@ -7,6 +7,7 @@ import {
   publicUrlSegments,
   query,
   str,
+  userIdOf,
   type ClientContext,
   type GitProviderClient,
   type RepositoryFile,
@@ -44,14 +45,18 @@ export class GitLabClient implements GitProviderClient {
     this.graphqlUrl = providerGraphqlUrl('gitlab', ctx.host, ctx.roots);
   }
 
+  get host(): string | null {
+    return this.ctx.host;
+  }
+
   private get<T = Json>(path: string, expect: 'json' | 'text' = 'json') {
-    return this.ctx.http.request<T>(this.base + path, { provider: 'gitlab', token: this.ctx.token, expect });
+    return this.ctx.http.request<T>(this.base + path, { provider: 'gitlab', host: this.ctx.host, token: this.ctx.token, expect });
   }
 
   async user(): Promise<GitUser> {
     const { body } = await this.get('/user');
     return {
-      id: String(body.id),
+      id: userIdOf('gitlab', body.id),
       login: str(body.username) ?? '',
       avatar_url: str(body.avatar_url) ?? '',
       company: str(body.organization),
@@ -122,6 +127,7 @@ export class GitLabClient implements GitProviderClient {
     const { body: me } = await this.get('/user');
     const { body: graph } = await this.ctx.http.request<Json>(this.graphqlUrl, {
       provider: 'gitlab',
+      host: this.ctx.host,
       token: this.ctx.token,
       method: 'POST',
       json: { query: AUTHORED_MERGE_REQUESTS },
