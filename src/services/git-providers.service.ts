@@ -7,6 +7,7 @@ import type { AddGitProvidersInput } from '../../contract/git-providers.schema.j
 import type { Config } from '../config.js';
 import type { SecretBox } from '../crypto.js';
 import { AppError } from '../errors.js';
+import { userIdIn } from './git/client.js';
 import { originOf, providerApiBase } from './git/provider-api.js';
 import { ProviderError, type ProviderHttp } from './git/provider-http.js';
 
@@ -151,7 +152,7 @@ export class GitProvidersService {
   }
 
   /**
-   * A token check: GET <api>/user must answer a JSON object. The provider refusing the token
+   * A token check: GET <api>/user must answer a user (an object with its id). The provider refusing the token
    * (401, 403) means invalid; anything else (down, a redirect, 404, not a user) means the host
    * is no working provider API: unreachable.
    */
@@ -161,7 +162,7 @@ export class GitProvidersService {
     if (!base || !/^[\x21-\x7e]+$/.test(token)) return 'invalid';
     try {
       const { body } = await this.http.request<unknown>(`${base}/user`, { provider, host, token });
-      return typeof body === 'object' && body !== null && !Array.isArray(body) ? 'valid' : 'unreachable';
+      return userIdIn(body) !== null ? 'valid' : 'unreachable';
     } catch (error) {
       const kind = error instanceof ProviderError ? error.kind : undefined;
       if (kind === 'host_not_allowed') return 'refused';

@@ -61,7 +61,7 @@ export class BitbucketClient implements GitProviderClient {
   async user(): Promise<GitUser> {
     const { body } = await this.get('/user');
     return {
-      id: userIdOf('bitbucket', body.account_id ?? body.uuid),
+      id: userIdOf(body),
       login: str(body.username) ?? '',
       avatar_url: str(body.links?.avatar?.href) ?? '',
       company: null,

@@ -115,8 +115,18 @@ export async function allPages(page: (n: number) => Promise<{ items: Repository[
 
 export const str = (value: unknown): string | null => (typeof value === 'string' ? value : null);
 
-/** A user's id from a provider's answer; an answer without one is no user (nothing of it is echoed). */
-export function userIdOf(provider: GitProvider, value: unknown): string {
-  if ((typeof value === 'number' && Number.isFinite(value)) || (typeof value === 'string' && value !== '')) return String(value);
-  throw new ProviderError(provider, 'unavailable', `${provider} sent an unexpected response`);
+/** The user id of a "current user" answer (GitHub, GitLab: id; Bitbucket: account_id or uuid), or null. */
+export function userIdIn(body: unknown): string | null {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return null;
+  const { id, account_id: accountId, uuid } = body as Record<string, unknown>;
+  const value = id ?? accountId ?? uuid;
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  return typeof value === 'string' && value !== '' ? value : null;
+}
+
+/** As userIdIn; an answer without one is no user, and nothing of it is echoed (the caller reports a bad answer). */
+export function userIdOf(body: unknown): string {
+  const id = userIdIn(body);
+  if (id === null) throw new TypeError('the current-user answer has no user id');
+  return id;
 }

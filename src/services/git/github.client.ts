@@ -70,7 +70,7 @@ export class GitHubClient implements GitProviderClient {
   async user(): Promise<GitUser> {
     const { body } = await this.get('/user');
     return {
-      id: userIdOf('github', body.id),
+      id: userIdOf(body),
       login: str(body.login) ?? '',
       avatar_url: str(body.avatar_url) ?? '',
       company: str(body.company),

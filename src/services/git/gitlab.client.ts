@@ -56,7 +56,7 @@ export class GitLabClient implements GitProviderClient {
   async user(): Promise<GitUser> {
     const { body } = await this.get('/user');
     return {
-      id: userIdOf('gitlab', body.id),
+      id: userIdOf(body),
       login: str(body.username) ?? '',
       avatar_url: str(body.avatar_url) ?? '',
       company: str(body.organization),

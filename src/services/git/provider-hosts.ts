@@ -35,8 +35,8 @@ for (const [network, prefix] of [
 ] as const)
   SPECIAL.addSubnet(network, prefix, 'ipv4');
 for (const [network, prefix] of [
+  // IPv4-mapped addresses (::ffff:a.b.c.d) need no rule: BlockList matches them against the IPv4 rules.
   ['::', 96], // unspecified, loopback, IPv4-compatible
-  ['::ffff:0:0', 96], // IPv4-mapped (also matched against the IPv4 rules above)
   ['64:ff9b::', 96], // NAT64
   ['64:ff9b:1::', 48],
   ['100::', 64],
