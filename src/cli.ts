@@ -41,7 +41,7 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfig(process.env);
   // Progress of the embedded database goes to stderr so stdout stays machine-readable.
   const log = createLogger(process.env.LOG_LEVEL ?? 'warn', process.stderr);
-  ensureDataDir(config);
+  ensureDataDir(config, log);
   const box = loadSecretBox(config, log);
   const opened = await openDatabase(config, log, { registerEmbedded: false });
   try {
