@@ -142,6 +142,32 @@ describe('a provider in trouble answers 502 (or 429), never 500 and never an emp
     }
   });
 
+  it.each([
+    '{"success": true}',
+    '[]',
+    '[1, "two", null]',
+    '[{"id": {}, "name": 5, "full_name": [], "stargazers_count": "many", "owner": 7}]',
+    '{"items": [{"id": null, "full_name": {"x": 1}}], "total_count": "x"}',
+    '{"data": {"viewer": 5, "search": {"nodes": [1]}}}',
+    '{"data": {"user": {"pullRequests": {"nodes": [{"number": "x", "title": 5, "mergeable": "CONFLICTING"}]}, "issues": {"nodes": [{}]}}}}',
+    'null',
+    '42',
+    '"text"',
+  ])('any JSON of the wrong shape (%s) is a 502 naming github, never junk or a 500', async (text) => {
+    github.answerWith = { status: 200, text };
+    try {
+      for (const path of routes) {
+        const res = await get(path);
+        // An empty list is a fair reading of "[]"; a missing microagent file is the route's 404.
+        if (res.status === 200)
+          expect(res.body, `${path}: ${res.text}`).toSatisfy((b: unknown) => /^\[\]$|"branches":\[\]/.test(JSON.stringify(b)));
+        else if (res.status !== 404) expect(res, path).toMatchObject({ status: 502, body: { error: expect.stringMatching(/^github /) } });
+      }
+    } finally {
+      github.answerWith = null;
+    }
+  });
+
   it('unexpected JSON shapes read as a failing provider', async () => {
     github.answerWith = { status: 200, text: '{"unexpected":true}' };
     try {

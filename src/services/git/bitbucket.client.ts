@@ -11,6 +11,8 @@ import {
   repositoryPath,
   settleAll,
   str,
+  textOf,
+  idOf,
   userIdOf,
   type ClientContext,
   type GitProviderClient,
@@ -71,7 +73,7 @@ export class BitbucketClient implements GitProviderClient {
   }
 
   async installations(): Promise<string[]> {
-    return (await this.collect('/workspaces', MAX_WORKSPACES)).map((w) => String(w.slug));
+    return (await this.collect('/workspaces', MAX_WORKSPACES)).map((w) => textOf(w.slug));
   }
 
   async repositories({ page, perPage, sort, installationId }: RepositoryPageQuery): Promise<Repository[]> {
@@ -167,7 +169,7 @@ export class BitbucketClient implements GitProviderClient {
     );
     return (body.values ?? [])
       .filter((item: Json) => item.type === 'commit_file')
-      .map((item: Json) => ({ name: String(item.path).split('/').pop()!, path: String(item.path) }));
+      .map((item: Json) => ({ name: textOf(item.path).split('/').pop()!, path: textOf(item.path) }));
   }
 
   async readFile(repository: string, path: string): Promise<string> {
@@ -191,7 +193,7 @@ function toRepository(r: Json, linkHeader: string | null): Repository {
   const workspace = str(r.workspace?.slug);
   const slug = str(r.slug);
   return {
-    id: String(r.uuid),
+    id: idOf(r.uuid),
     full_name: workspace && slug ? `${workspace}/${slug}` : '',
     git_provider: 'bitbucket',
     is_public: r.is_private === false,
@@ -204,7 +206,7 @@ function toRepository(r: Json, linkHeader: string | null): Repository {
 }
 
 const toBranch = (b: Json): Branch => ({
-  name: String(b.name),
+  name: textOf(b.name),
   commit_sha: str(b.target?.hash) ?? '',
   protected: false,
   last_push_date: str(b.target?.date),

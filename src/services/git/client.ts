@@ -115,6 +115,25 @@ export async function allPages(page: (n: number) => Promise<{ items: Repository[
 
 export const str = (value: unknown): string | null => (typeof value === 'string' ? value : null);
 
+// The fields a mapping cannot do without. Anything else means the answer is not the provider's
+// (a TypeError, which the service reports as an unexpected answer: 502), never junk passed on.
+/** A string field. */
+export function textOf(value: unknown): string {
+  if (typeof value !== 'string') throw new TypeError('expected a string field');
+  return value;
+}
+/** An id: a string or a finite number. */
+export function idOf(value: unknown): string {
+  if ((typeof value === 'number' && Number.isFinite(value)) || (typeof value === 'string' && value !== '')) return String(value);
+  throw new TypeError('expected an id field');
+}
+/** A whole number (issue and pull request numbers; GitLab's GraphQL sends them as digit strings). */
+export function wholeOf(value: unknown): number {
+  if (typeof value === 'number' && Number.isInteger(value)) return value;
+  if (typeof value === 'string' && /^\d{1,15}$/.test(value)) return Number(value);
+  throw new TypeError('expected a whole number');
+}
+
 /** The user id of a "current user" answer (GitHub, GitLab: id; Bitbucket: account_id or uuid), or null. */
 export function userIdIn(body: unknown): string | null {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return null;
