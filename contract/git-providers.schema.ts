@@ -2,19 +2,34 @@
 import { z } from 'zod';
 import { McpConfigInputSchema } from './mcp.schema.js';
 
-/** A bare host ("git.example.com", optionally with a port) or an http(s) URL; "" means none. */
+/**
+ * The origin ("scheme://host[:port]") a provider host names, or null when it names more or
+ * less than that. A host is a bare host ("git.example.com", https) or an http(s) origin, with
+ * an optional port and trailing "/": no path, query, fragment, credentials or escapes, so the
+ * service can only ever be sent to the root of a host (the service checks stored hosts again
+ * with this before every call).
+ */
+export function providerHostOrigin(host: string): string | null {
+  const text = host.trim();
+  const scheme = /^(https?):\/\//i.exec(text);
+  const rest = scheme ? text.slice(scheme[0].length) : text;
+  if (!/^(?:[\p{L}\p{N}_.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?\/?$/u.test(rest)) return null;
+  try {
+    const url = new URL(`${scheme ? scheme[1]!.toLowerCase() : 'https'}://${rest}`);
+    return url.hostname ? url.origin : null;
+  } catch {
+    return null;
+  }
+}
+
+/** A provider host (see providerHostOrigin); "" means none. */
 const ProviderHostSchema = z
   .string()
   .trim()
-  .refine((host) => {
-    if (host === '') return true;
-    try {
-      const url = new URL(/^https?:\/\//i.test(host) ? host : `https://${host}`);
-      return url.hostname !== '' && !url.username && !url.password;
-    } catch {
-      return false;
-    }
-  }, 'Host must be a host name or an http(s) URL');
+  .refine(
+    (host) => host === '' || providerHostOrigin(host) !== null,
+    'Host must be a host name with an optional port, or an http(s) origin: no path, query or credentials',
+  );
 
 const ProviderTokenInputSchema = z.object({
   token: z.string().nullable().optional(),

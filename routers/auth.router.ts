@@ -19,7 +19,8 @@ export const authRouter = router({
     .input(SignInInputSchema)
     .output(SessionInfoSchema)
     .mutation(async ({ ctx, input }) => {
-      const opened = await ctx.services.sessions.open(input.api_key ?? ctx.sessionKey);
+      // A session cookie sent along is ended: signing in always rotates the session id.
+      const opened = await ctx.services.sessions.open(input.api_key ?? ctx.sessionKey, ctx.browser?.sessionId);
       ctx.browser?.setSessionCookie(opened.sessionId, ctx.services.sessions.ttl);
       return { user_id: opened.userId, expires_at: opened.expiresAt.toISOString() };
     }),

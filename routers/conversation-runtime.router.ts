@@ -55,7 +55,8 @@ export const conversationRuntimeRouter = router({
 
   webHosts: authedProcedure
     .meta({
-      errors: [...REACHES_SANDBOX],
+      // The sandbox's state as the runtime reports it: no agent-server call, no resume.
+      errors: ['conversation_not_found'],
       openapi: { method: 'GET', path: path('web-hosts'), tags, summary: "The sandbox's worker URLs and their ports" },
     })
     .input(ConversationPathSchema)
@@ -64,7 +65,8 @@ export const conversationRuntimeRouter = router({
 
   vscodeUrl: authedProcedure
     .meta({
-      errors: [...REACHES_SANDBOX],
+      // The sandbox's state as the runtime reports it: no agent-server call, no resume.
+      errors: ['conversation_not_found'],
       openapi: { method: 'GET', path: path('vscode-url'), tags, summary: "The sandbox's VS Code URL, with its token" },
     })
     .input(ConversationPathSchema)

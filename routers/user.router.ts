@@ -32,6 +32,7 @@ const PROVIDER_FAILURES: Meta['errors'] = [
   'provider_rate_limited',
   'provider_busy',
   'provider_unreachable',
+  'provider_host_not_allowed',
 ];
 
 const get = (path: `/api/${string}`, summary: string): Meta => ({

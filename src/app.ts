@@ -23,7 +23,7 @@ export function createApp(deps: Deps): RequestListener {
   fallback.disable('x-powered-by');
   fallback.set('etag', false);
   // Which proxies may name the client address (X-Forwarded-For: the per-IP rate limit) and its
-  // protocol and host (X-Forwarded-Proto/-Host: the session cookie's Secure flag, origin checks).
+  // protocol (X-Forwarded-Proto: the session cookie's Secure flag, the own origin's scheme).
   fallback.set('trust proxy', deps.config.http.trustProxy);
   fallback.use(restRoutes(deps, raw, upload));
   fallback.use(webRoutes(deps));
@@ -58,10 +58,10 @@ export function createApp(deps: Deps): RequestListener {
 type TrustProxy = (address: string | undefined, hop: number) => boolean;
 
 /**
- * The request's client address, protocol and host as express reads them (X-Forwarded-For,
- * -Proto and -Host only from a trusted proxy, with express's own TRUST_PROXY rule), for the
- * requests served without it: the per-IP rate limit, the session cookie's Secure flag and the
- * origin checks read them.
+ * The request's client address and protocol as express reads them (X-Forwarded-For and -Proto
+ * only from a trusted proxy, with express's own TRUST_PROXY rule), for the requests served
+ * without it: the per-IP rate limit and the session cookie's Secure flag read them.
+ * X-Forwarded-Host counts nowhere (src/browser-session.ts).
  */
 function forwardedFacts(trust: TrustProxy) {
   const first = (value: string | string[] | undefined) => {
@@ -74,12 +74,10 @@ function forwardedFacts(trust: TrustProxy) {
       const trusted = trust(req.socket.remoteAddress, 0);
       const own = (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
       const protocol = (trusted && first(req.headers['x-forwarded-proto'])) || own;
-      const host = (trusted && first(req.headers['x-forwarded-host'])) || req.headers.host;
-      Object.assign(req, { protocol, host, ip: clientAddress(req, trust) });
+      Object.assign(req, { protocol, ip: clientAddress(req, trust) });
     },
     unset(req: IncomingMessage) {
       delete (req as { protocol?: string }).protocol;
-      delete (req as { host?: string }).host;
       delete (req as { ip?: string }).ip;
     },
   };

@@ -13,8 +13,29 @@ import type { Services } from './domain.js';
 export const ENCRYPTION_KEY_FILE = 'encryption.key';
 export const DEFAULT_API_KEY_FILE = 'default-api-key';
 
-export function ensureDataDir(config: Config): void {
+/**
+ * DATA_DIR holds the database files and keys: owner-only whoever created it. mkdir's mode
+ * applies only to a folder it creates, so a folder the operator made (0755, say) is tightened
+ * here, and so are key files left in it with wider modes. A folder of another owner (a mounted
+ * volume) cannot be changed: that is said at start, and the key files stay 0600.
+ */
+export function ensureDataDir(config: Config, log: Logger): void {
   fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  ownerOnly(config.dataDir, 0o700, log);
+  for (const name of [ENCRYPTION_KEY_FILE, DEFAULT_API_KEY_FILE]) {
+    const file = path.join(config.dataDir, name);
+    if (fs.existsSync(file)) ownerOnly(file, 0o600, log);
+  }
+}
+
+function ownerOnly(target: string, mode: number, log: Logger): void {
+  if ((fs.statSync(target).mode & 0o777) === mode) return;
+  try {
+    fs.chmodSync(target, mode);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') throw error;
+    log.warn({ path: target, mode: mode.toString(8) }, 'could not make this owner-only (it belongs to another user)');
+  }
 }
 
 /**

@@ -13,7 +13,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 export interface BrowserRequest {
   /** The acp_session cookie's value, if the request carries one. */
   sessionId: string | undefined;
-  /** The request's Origin header is ours (own origin, PUBLIC_URL/WEB_URL) or in TRUSTED_ORIGINS. */
+  /** The request's Origin header is ours (scheme and Host header, PUBLIC_URL/WEB_URL) or in TRUSTED_ORIGINS. */
   originTrusted: boolean;
   /** The request carries an Origin header at all. */
   originPresent: boolean;
@@ -53,10 +53,13 @@ function appendSetCookie(res: HeaderWriter, cookie: string): void {
 }
 
 export function browserRequest(req: IncomingMessage, res: HeaderWriter, config: Config, trusted: Set<string>): BrowserRequest {
-  // express's req.protocol and req.host honour X-Forwarded-* only from a trusted proxy (TRUST_PROXY).
-  const viaExpress = req as IncomingMessage & { protocol?: string; host?: string };
+  // express's req.protocol honours X-Forwarded-Proto only from a trusted proxy (TRUST_PROXY).
+  const viaExpress = req as IncomingMessage & { protocol?: string };
   const protocol = viaExpress.protocol ?? ((req.socket as TLSSocket).encrypted ? 'https' : 'http');
-  const host = viaExpress.host ?? req.headers.host;
+  // Our own origin is the Host header the browser sent, never X-Forwarded-Host: TRUST_PROXY
+  // cannot tell a proxy from a browser on a trusted address (a page on another localhost port
+  // could name itself there). A proxy that rewrites Host needs PUBLIC_URL.
+  const host = req.headers.host;
   const origin = single(req.headers.origin);
   const secure = config.session.cookieSecure || protocol === 'https';
   const flag = secure ? '; Secure' : '';

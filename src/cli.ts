@@ -11,7 +11,7 @@ import { ensureDataDir, loadSecretBox, openDatabase } from './bootstrap.js';
 import { loadConfig } from './config.js';
 import { generateKeyText } from './crypto.js';
 import { createLogger } from './logger.js';
-import { ApiKeysService } from './services/api-keys.service.js';
+import { createCredentialServices } from './services/credentials.js';
 import { reencryptServiceSecrets, rewrapper } from './services/rotation.service.js';
 import { ConversationStore } from './conversations/store.js';
 
@@ -41,11 +41,12 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfig(process.env);
   // Progress of the embedded database goes to stderr so stdout stays machine-readable.
   const log = createLogger(process.env.LOG_LEVEL ?? 'warn', process.stderr);
-  ensureDataDir(config);
+  ensureDataDir(config, log);
   const box = loadSecretBox(config, log);
   const opened = await openDatabase(config, log, { registerEmbedded: false });
   try {
-    const services = { apiKeys: new ApiKeysService(opened.db.models.ApiKey, config.auth.sessionApiKey) };
+    // With the sessions wired in: revoking a key here deletes its browser sessions too.
+    const services = createCredentialServices(opened.db.models, config);
     if (group === 'keys' && command === 'create') {
       if (!values.user) return fail('keys create needs --user <id>');
       const { key, info } = await services.apiKeys.create(values.user, values.label ?? null);

@@ -3,82 +3,23 @@
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { parseKey } from './crypto.js';
+import {
+  HOST_RULE,
+  isKey,
+  KEY_FORMAT,
+  keyValues,
+  optionalHttpUrl,
+  optionalString,
+  origins,
+  parseTrustProxy,
+  port,
+  rateLimit,
+  splitList,
+  tolerations,
+  trimSlash,
+} from './config-values.js';
 
-const optionalString = z
-  .string()
-  .optional()
-  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
-
-/** A per-window request limit, or "off". */
-const rateLimit = (fallback: number) =>
-  z
-    .union([z.literal('off'), z.coerce.number().int().min(1).max(1_000_000)])
-    .default(fallback)
-    .transform((v) => (v === 'off' ? null : v));
-
-const optionalHttpUrl = optionalString.pipe(z.url({ protocol: /^https?$/ }).optional());
-
-const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
-
-/** "k=v,k2=v2" → {k: v, k2: v2}. */
-const keyValues = optionalString.transform((value, ctx) => {
-  const pairs: Record<string, string> = {};
-  for (const item of splitList(value)) {
-    const eq = item.indexOf('=');
-    if (eq <= 0) {
-      ctx.addIssue({ code: 'custom', message: `expected key=value pairs separated by commas, got "${item}"` });
-      return z.NEVER;
-    }
-    pairs[item.slice(0, eq).trim()] = item.slice(eq + 1).trim();
-  }
-  return pairs;
-});
-
-/** A JSON list of Kubernetes tolerations. */
-const tolerations = optionalString.transform((value, ctx) => {
-  if (!value) return [];
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(value);
-  } catch {
-    parsed = undefined;
-  }
-  if (!Array.isArray(parsed)) {
-    ctx.addIssue({ code: 'custom', message: 'expected a JSON list of tolerations' });
-    return z.NEVER;
-  }
-  return parsed as { key?: string; operator?: string; value?: string; effect?: string }[];
-});
-
-/** Origins (scheme://host[:port]) as browsers send them in the Origin header. */
-const origins = optionalString.transform((value, ctx) => {
-  const list: string[] = [];
-  for (const item of splitList(value)) {
-    let url: URL | undefined;
-    try {
-      url = new URL(item);
-    } catch {
-      url = undefined;
-    }
-    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || trimSlash(item) !== url.origin) {
-      ctx.addIssue({ code: 'custom', message: `entries are origins such as https://app.example.com, got "${item}"` });
-      return z.NEVER;
-    }
-    list.push(url.origin);
-  }
-  return list;
-});
-
-const KEY_FORMAT = 'must be 32 bytes, base64 or hex encoded';
-const isKey = (text: string) => {
-  try {
-    parseKey(text);
-    return true;
-  } catch {
-    return false;
-  }
-};
+export { parseSize } from './config-values.js';
 
 const EnvSchema = z
   .object({
@@ -108,7 +49,10 @@ const EnvSchema = z
     RATE_LIMIT_PER_IP: rateLimit(1200),
     RATE_LIMIT_WINDOW_MS: z.coerce.number().int().min(1000).max(86_400_000).default(60_000),
     TRPC_MAX_BATCH: z.coerce.number().int().min(1).max(10_000).default(50),
-    GIT_PROVIDER_HOSTS: optionalString,
+    GIT_PROVIDER_HOSTS: optionalString.refine(
+      (v) => splitList(v).every((h) => HOST_RULE.test(h)),
+      '*, host[:port] or network/prefix, comma-separated',
+    ),
     GITHUB_API_URL: z.url().default('https://api.github.com'),
     GITLAB_API_URL: z.url().default('https://gitlab.com/api/v4'),
     BITBUCKET_API_URL: z.url().default('https://api.bitbucket.org/2.0'),
@@ -322,36 +266,10 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
       bitbucketApiUrl: trimSlash(e.BITBUCKET_API_URL),
       timeoutMs: e.PROVIDER_TIMEOUT_MS,
       maxConcurrency: e.PROVIDER_MAX_CONCURRENCY,
-      // Self-hosted provider hosts users may name (host or host:port); empty = any.
+      // Which hosts users may name for their tokens: "*" (public addresses), hosts, networks; empty = "*".
       allowedHosts: splitList(e.GIT_PROVIDER_HOSTS).map((h) => h.toLowerCase()),
     },
   });
 }
 
 export type Config = ReturnType<typeof loadConfig>;
-
-function splitList(value: string | undefined): string[] {
-  return (value ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-}
-
-/** express's "trust proxy": unset = trust none; true/false; a hop count; or addresses/subnets ("loopback, 10.0.0.0/8"). */
-function parseTrustProxy(value: string | undefined): boolean | number | string {
-  if (value === undefined || value === 'false') return false;
-  if (value === 'true') return true;
-  return /^\d+$/.test(value) ? Number(value) : value;
-}
-
-function trimSlash(url: string): string {
-  return url.replace(/\/+$/, '');
-}
-
-/** "25mb", "512kb", "1000" → bytes (the formats of MAX_BODY_SIZE and MAX_UPLOAD_SIZE). */
-export function parseSize(size: string): number {
-  const match = /^(\d+)(b|kb|mb)?$/i.exec(size);
-  const n = Number(match?.[1] ?? 1_000_000);
-  const unit = (match?.[2] ?? 'b').toLowerCase();
-  return n * (unit === 'mb' ? 1024 * 1024 : unit === 'kb' ? 1024 : 1);
-}

@@ -21,14 +21,14 @@ import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
 import type { SandboxRuntime } from './sandbox/runtime.js';
 import { SandboxLifecycle } from './services/sandbox-lifecycle/index.js';
-import { ApiKeysService } from './services/api-keys.service.js';
+import { createCredentialServices } from './services/credentials.js';
 import { ProviderHttp } from './services/git/provider-http.js';
+import { providerHostPolicy } from './services/git/provider-hosts.js';
 import { GitProvidersService } from './services/git-providers.service.js';
 import { SandboxSpecsService } from './services/sandbox-specs.service.js';
 import { browserOrigins } from './services/sandbox-urls.js';
 import { SandboxesService } from './services/sandboxes.service.js';
 import { SecretsService } from './services/secrets.service.js';
-import { SessionsService } from './services/sessions.service.js';
 import { OptionsService } from './services/options.service.js';
 import { SettingsService } from './services/settings.service.js';
 import { UserGitService } from './services/user-git.service.js';
@@ -52,6 +52,7 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     timeoutMs: config.providers.timeoutMs,
     maxConcurrent: config.providers.maxConcurrency,
     log: log.child({ component: 'git-providers' }),
+    hosts: providerHostPolicy(config.providers),
   });
   const gitProviders = new GitProvidersService(models, box, config.providers, providerHttp);
   const settings = new SettingsService(models, box);
@@ -112,16 +113,7 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     await feedback.removeConversation(userId, conversationId);
   };
   const appConversations = new AppConversationsService(store, sandboxes, () => startTasks.kick(), log, removeConversationData);
-  // Verified keys and sessions are remembered for AUTH_CACHE_TTL_MS (src/services/verified-cache.ts).
-  const verified = { ttlMs: config.auth.cacheTtlMs, ...(clock ? { now: clock } : {}) };
-  // Revoking a key ends the browser sessions opened with it.
-  const apiKeys: ApiKeysService = new ApiKeysService(
-    models.ApiKey,
-    config.auth.sessionApiKey,
-    (keyId) => sessions.endForKey(keyId),
-    verified,
-  );
-  const sessions = new SessionsService(models.Session, apiKeys, config.session.ttlSeconds, verified);
+  const { apiKeys, sessions } = createCredentialServices(models, config, clock);
   return {
     apiKeys,
     sessions,

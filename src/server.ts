@@ -30,7 +30,7 @@ export interface ServerOptions {
 }
 
 export async function startServer(config: Config, log: Logger, options: ServerOptions = {}): Promise<RunningServer> {
-  ensureDataDir(config);
+  ensureDataDir(config, log);
   const box = loadSecretBox(config, log);
   const opened = await openDatabase(config, log, {
     registerEmbedded: true,

@@ -1,8 +1,11 @@
 // A small client for the agent server inside a sandbox (API.md B.12; observed shapes in
 // docs/agent-server-notes.md). Every call carries the sandbox's session key and gives up
 // after the client's timeout. Failures are AgentServerErrors: unreachable or too slow →
-// SERVICE_UNAVAILABLE (status null); any other answer than 2xx → BAD_GATEWAY with its status.
+// SERVICE_UNAVAILABLE (status null); any other answer than 2xx (redirects are not followed),
+// and a 2xx whose body is not JSON of the expected shape → BAD_GATEWAY naming the agent server.
+// A sandbox's agent server is the user's to change, so nothing it answers is trusted as is.
 // Messages never repeat what was sent (the agent server's validation errors echo the input).
+import { z } from 'zod';
 import { AppError } from '../errors.js';
 
 export class AgentServerError extends AppError {
@@ -39,6 +42,31 @@ export interface AgentConversationInfo {
 
 const POLL_MS = 250;
 
+// The shapes this service relies on (the agent server's models, extra fields allowed).
+const json = z.record(z.string(), z.unknown());
+const conversationInfo = z.looseObject({ id: z.string(), title: z.string().nullish(), execution_status: z.string().nullish() });
+const SHAPE = {
+  bashStarted: z.looseObject({ id: z.string().min(1) }),
+  bashOutputs: z.looseObject({
+    items: z.array(
+      z.looseObject({
+        order: z.number(),
+        exit_code: z.number().int().nullable(),
+        stdout: z.string().nullish(),
+        stderr: z.string().nullish(),
+      }),
+    ),
+  }),
+  uploaded: z.looseObject({ file_size: z.number() }),
+  conversation: conversationInfo,
+  conversations: z.array(conversationInfo.nullable()),
+  events: z.looseObject({ items: z.array(json), next_page_id: z.string().nullish() }),
+  answer: z.looseObject({ response: z.string() }),
+  changes: z.array(z.looseObject({ status: z.string(), path: z.string() })),
+  diff: z.looseObject({ modified: z.string().nullable(), original: z.string().nullable() }),
+  skills: z.looseObject({ skills: z.array(json) }),
+};
+
 export class AgentServerClient {
   constructor(
     readonly baseUrl: string,
@@ -49,16 +77,15 @@ export class AgentServerClient {
   /** Runs a shell command (sh) and waits for it; output arrives when the command ends. */
   async bash(command: string, opts: { cwd?: string; timeoutSeconds?: number } = {}): Promise<BashResult> {
     const timeout = opts.timeoutSeconds ?? 120;
-    const started = await this.request<{ id: string }>('POST', '/api/bash/start_bash_command', {
-      command,
-      timeout,
-      ...(opts.cwd ? { cwd: opts.cwd } : {}),
-    });
+    const body = { command, timeout, ...(opts.cwd ? { cwd: opts.cwd } : {}) };
+    const started = await this.request('POST', '/api/bash/start_bash_command', SHAPE.bashStarted, body);
     const deadline = Date.now() + (timeout + 30) * 1000;
     for (;;) {
-      const page = await this.request<{
-        items: { order: number; exit_code: number | null; stdout: string | null; stderr: string | null }[];
-      }>('GET', `/api/bash/bash_events/search?command_id__eq=${started.id}&limit=100`);
+      const page = await this.request(
+        'GET',
+        `/api/bash/bash_events/search?command_id__eq=${encodeURIComponent(started.id)}&limit=100`,
+        SHAPE.bashOutputs,
+      );
       const done = page.items.find((i) => i.exit_code !== null);
       if (done) {
         const items = [...page.items].sort((a, b) => a.order - b.order);
@@ -68,7 +95,7 @@ export class AgentServerClient {
           stderr: items.map((i) => i.stderr ?? '').join(''),
         };
       }
-      if (Date.now() > deadline) throw new Error(`command did not finish within ${timeout} s`);
+      if (Date.now() > deadline) throw new AgentServerError(null, `Agent server did not finish a command within ${timeout} s`);
       await new Promise((r) => setTimeout(r, POLL_MS));
     }
   }
@@ -77,28 +104,28 @@ export class AgentServerClient {
   async uploadFile(path: string, content: string | Uint8Array): Promise<void> {
     const form = new FormData();
     form.append('file', new Blob([content]), 'file');
-    await this.request('POST', `/api/file/upload?path=${encodeURIComponent(path)}`, form);
+    await this.request('POST', `/api/file/upload?path=${encodeURIComponent(path)}`, SHAPE.uploaded, form);
   }
 
   async startConversation(body: unknown): Promise<AgentConversationInfo> {
-    return this.request('POST', '/api/conversations', body);
+    return this.request('POST', '/api/conversations', SHAPE.conversation, body);
   }
 
   async getConversations(ids: string[]): Promise<(AgentConversationInfo | null)[]> {
     const query = ids.map((id) => `ids=${encodeURIComponent(id)}`).join('&');
-    return this.request('GET', `/api/conversations?${query}`);
+    return this.request('GET', `/api/conversations?${query}`, SHAPE.conversations);
   }
 
   async deleteConversation(id: string): Promise<void> {
-    await this.request('DELETE', `/api/conversations/${id}`);
+    await this.request('DELETE', `/api/conversations/${id}`, null);
   }
 
   async setTitle(id: string, title: string): Promise<void> {
-    await this.request('PATCH', `/api/conversations/${id}`, { title });
+    await this.request('PATCH', `/api/conversations/${id}`, null, { title });
   }
 
   async getConversation(id: string): Promise<AgentConversationInfo> {
-    return this.request('GET', `/api/conversations/${id}`);
+    return this.request('GET', `/api/conversations/${id}`, SHAPE.conversation);
   }
 
   /** One page of the conversation's events, oldest first. */
@@ -108,30 +135,34 @@ export class AgentServerClient {
     limit = 100,
   ): Promise<{ items: Record<string, unknown>[]; next_page_id: string | null }> {
     const page = pageId ? `&page_id=${encodeURIComponent(pageId)}` : '';
-    return this.request('GET', `/api/conversations/${id}/events/search?limit=${limit}${page}`);
+    const events = await this.request('GET', `/api/conversations/${id}/events/search?limit=${limit}${page}`, SHAPE.events);
+    return { items: events.items, next_page_id: events.next_page_id ?? null };
   }
 
   /** A one-off question to the conversation's agent, with the conversation as context. */
   async askAgent(id: string, question: string): Promise<string> {
-    return (await this.request<{ response: string }>('POST', `/api/conversations/${id}/ask_agent`, { question })).response;
+    return (await this.request('POST', `/api/conversations/${id}/ask_agent`, SHAPE.answer, { question })).response;
   }
 
   /** Changes of the repository at an absolute path and of the repositories directly below it ([] for none). */
   async gitChanges(repoPath: string): Promise<GitChange[]> {
-    return this.request('GET', `/api/git/changes?path=${encodeURIComponent(repoPath)}`);
+    return this.request('GET', `/api/git/changes?path=${encodeURIComponent(repoPath)}`, SHAPE.changes);
   }
 
   async gitDiff(filePath: string): Promise<{ modified: string | null; original: string | null }> {
-    return this.request('GET', `/api/git/diff?path=${encodeURIComponent(filePath)}`);
+    return this.request('GET', `/api/git/diff?path=${encodeURIComponent(filePath)}`, SHAPE.diff);
   }
 
   /** Skills the agent server finds for a project directory (the repository's and the public ones). */
   async skills(projectDir: string): Promise<Record<string, unknown>[]> {
     const body = { load_public: false, load_user: false, load_project: true, load_org: false, project_dir: projectDir };
-    return (await this.request<{ skills: Record<string, unknown>[] }>('POST', '/api/skills', body)).skills;
+    return (await this.request('POST', '/api/skills', SHAPE.skills, body)).skills;
   }
 
-  private async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+  /** One call; `shape`: what a 2xx body must be (JSON), or null when only the status matters. */
+  private async request<T>(method: string, path: string, shape: z.ZodType<T>, body?: unknown): Promise<T>;
+  private async request(method: string, path: string, shape: null, body?: unknown): Promise<void>;
+  private async request<T>(method: string, path: string, shape: z.ZodType<T> | null, body?: unknown): Promise<T | void> {
     const isForm = body instanceof FormData;
     let response: Response;
     try {
@@ -139,6 +170,8 @@ export class AgentServerClient {
         method,
         headers: { 'x-session-api-key': this.sessionKey, ...(body !== undefined && !isForm ? { 'content-type': 'application/json' } : {}) },
         body: body === undefined ? undefined : isForm ? body : JSON.stringify(body),
+        // A redirect could carry the session key elsewhere: it is an unexpected answer.
+        redirect: 'manual',
         signal: AbortSignal.timeout(this.requestTimeoutMs),
       });
     } catch (error) {
@@ -163,12 +196,22 @@ export class AgentServerClient {
         detail ? detail.slice(2) : null,
       );
     }
+    if (shape === null) return;
+    const type = response.headers.get('content-type') ?? '';
+    if (!/^application\/([\w.+-]+\+)?json\s*(;|$)/i.test(type)) {
+      throw new AgentServerError(response.status, `Agent server answered ${what} with a content type that is not JSON`);
+    }
+    let parsed: unknown;
     try {
-      return (text ? JSON.parse(text) : undefined) as T;
+      parsed = JSON.parse(text);
     } catch {
       // The parser's message would quote the body.
       throw new AgentServerError(response.status, `Agent server answered ${what} with a body that is not JSON`);
     }
+    const checked = shape.safeParse(parsed);
+    // The issues would quote the body: the message names only the call.
+    if (!checked.success) throw new AgentServerError(response.status, `Agent server answered ${what} with an unexpected body`);
+    return checked.data;
   }
 }
 

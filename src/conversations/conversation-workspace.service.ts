@@ -97,8 +97,12 @@ export class ConversationWorkspaceService {
         await agent.uploadFile(target, file.content);
         uploaded_files.push(target);
       } catch (error) {
-        if (error instanceof AgentServerError && error.upstreamStatus === null) throw error; // the sandbox is unreachable
-        skipped_files.push({ name: file.name, reason: error instanceof AppError ? error.message : 'Upload failed' });
+        // The agent server refusing this file (4xx: a bad path, too large) skips it; an agent
+        // server that cannot be reached or answers anything else fails the whole upload.
+        const refused =
+          error instanceof AgentServerError && error.upstreamStatus !== null && error.upstreamStatus >= 400 && error.upstreamStatus < 500;
+        if (!refused) throw error;
+        skipped_files.push({ name: file.name, reason: error.message });
       }
     }
     return { uploaded_files, skipped_files };

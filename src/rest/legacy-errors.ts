@@ -78,7 +78,8 @@ export const FAILURES: Record<ErrorReason, LegacyAnswer & { routers?: Record<str
   secret_not_found: { status: 404, body: errorKey },
   invalid_provider_token: { status: 401, body: errorKey, routers: { user: { status: 401, body: bareString } } },
   provider_unreachable: { status: 502, body: errorKey },
-  provider_host_not_allowed: { status: 422, body: BODY_SHAPES.validation },
+  // Storing a token for such a host is invalid input; using one stored earlier is refused.
+  provider_host_not_allowed: { status: 422, body: BODY_SHAPES.validation, routers: { user: { status: 403, body: errorKey } } },
   git_token_required: { status: 401, body: bareString },
   provider_unsupported: { status: 400, body: bareString },
   provider_refused: { status: 403, body: errorKey },

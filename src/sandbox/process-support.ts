@@ -102,6 +102,7 @@ export async function vscodeRunning(port: number, sessionKey: string): Promise<b
   try {
     const response = await fetch(`http://127.0.0.1:${port}/api/vscode/status`, {
       headers: { 'x-session-api-key': sessionKey },
+      redirect: 'manual', // the key goes to the sandbox's own address only
       signal: AbortSignal.timeout(5_000),
     });
     if (!response.ok) return false;

@@ -7,10 +7,11 @@ import type { AddGitProvidersInput } from '../../contract/git-providers.schema.j
 import type { Config } from '../config.js';
 import type { SecretBox } from '../crypto.js';
 import { AppError } from '../errors.js';
-import { authorizationFor, originOf, providerApiBase } from './git/provider-api.js';
+import { userIdIn } from './git/client.js';
+import { originOf, providerApiBase } from './git/provider-api.js';
 import { ProviderError, type ProviderHttp } from './git/provider-http.js';
 
-export type ProbeResult = 'valid' | 'invalid' | 'unreachable';
+export type ProbeResult = 'valid' | 'invalid' | 'unreachable' | 'refused';
 
 type StoredToken = NonNullable<NonNullable<SettingsRecord['providerTokens']>[ProviderType]>;
 
@@ -96,7 +97,7 @@ export class GitProvidersService {
     const order = [...new Set([...(preferred ? [preferred] : []), ...(Object.keys(tokens) as ProviderType[])])];
     for (const provider of order) {
       const stored = tokens[provider];
-      if (!stored || (stored.host && !hostAllowed(stored.host, this.providers.allowedHosts))) continue;
+      if (!stored || (stored.host && !this.http.hosts.hostAllowed(stored.host))) continue;
       if (await this.canReadRepository(provider, stored.token, stored.host, repository)) {
         return { provider, ...cloneCredentials(provider, stored.token, stored.host, repository) };
       }
@@ -121,13 +122,10 @@ export class GitProvidersService {
       bitbucket: `/repositories/${repository}/pullrequests/${number}`,
     }[chosen];
     try {
-      const response = await fetch(base + path, {
-        headers: { authorization: authorizationFor(chosen, stored.token), accept: 'application/json', 'user-agent': 'agent-control-plane' },
-        signal: AbortSignal.timeout(this.providers.timeoutMs),
-      });
-      if (!response.ok) return true;
-      const state = String(((await response.json()) as { state?: unknown }).state ?? '').toLowerCase();
-      return !['closed', 'merged', 'declined', 'superseded'].includes(state);
+      // The guarded client like every provider call: the host rules at call time, no redirects.
+      const { body } = await this.http.request<unknown>(base + path, { provider: chosen, host: stored.host, token: stored.token });
+      const state = typeof body === 'object' && body !== null ? (body as { state?: unknown }).state : undefined;
+      return !['closed', 'merged', 'declined', 'superseded'].includes(String(state ?? '').toLowerCase());
     } catch {
       return true;
     }
@@ -139,12 +137,10 @@ export class GitProvidersService {
 
   private async validate(provider: ProviderType, token: string, host: string | null): Promise<void> {
     // Users name the host the service sends their token to: only allowed hosts, when configured (SSRF).
-    if (host && !hostAllowed(host, this.providers.allowedHosts)) {
-      throw new AppError('UNPROCESSABLE_CONTENT', `Git provider host ${host} is not allowed here (GIT_PROVIDER_HOSTS)`, {
-        reason: 'provider_host_not_allowed',
-      });
-    }
+    if (host && !this.http.hosts.hostAllowed(host)) throw hostNotAllowed(host);
     const result = await this.probeToken(provider, token, host);
+    // The host's name was allowed but it resolved to an address that is not.
+    if (result === 'refused') throw hostNotAllowed(host ?? '');
     if (result === 'invalid') {
       throw new AppError('UNAUTHORIZED', `Invalid token. Please make sure it is a valid ${provider} token.`, {
         reason: 'invalid_provider_token',
@@ -155,17 +151,22 @@ export class GitProvidersService {
     }
   }
 
-  /** A token check: GET <api>/user. A refusal below 500 means invalid; trouble means unreachable. */
+  /**
+   * A token check: GET <api>/user must answer a user (an object with its id). The provider refusing the token
+   * (401, 403) means invalid; anything else (down, a redirect, 404, not a user) means the host
+   * is no working provider API: unreachable.
+   */
   private async probeToken(provider: ProviderType, token: string, host: string | null): Promise<ProbeResult> {
     const base = providerApiBase(provider, host, this.providers);
     // A token that cannot even be sent in a header is not a token.
     if (!base || !/^[\x21-\x7e]+$/.test(token)) return 'invalid';
     try {
-      await this.http.request(`${base}/user`, { provider, token, expect: 'text' });
-      return 'valid';
+      const { body } = await this.http.request<unknown>(`${base}/user`, { provider, host, token });
+      return userIdIn(body) !== null ? 'valid' : 'unreachable';
     } catch (error) {
-      const status = error instanceof ProviderError ? error.status : undefined;
-      return status !== undefined && status < 500 ? 'invalid' : 'unreachable';
+      const kind = error instanceof ProviderError ? error.kind : undefined;
+      if (kind === 'host_not_allowed') return 'refused';
+      return kind === 'unauthorized' || kind === 'forbidden' ? 'invalid' : 'unreachable';
     }
   }
 
@@ -179,7 +180,7 @@ export class GitProvidersService {
           ? `/repositories/${repository}`
           : `/repos/${repository}`;
     try {
-      await this.http.request(base + path, { provider, token, expect: 'text' });
+      await this.http.request(base + path, { provider, host, token, expect: 'text' });
       return true;
     } catch {
       return false;
@@ -197,16 +198,10 @@ export interface RepositoryAccess {
   token: string;
 }
 
-/** True when no allow-list is configured, or the host (or host:port) is on it. */
-function hostAllowed(host: string, allowed: readonly string[]): boolean {
-  if (allowed.length === 0) return true;
-  try {
-    const url = new URL(originOf(host));
-    return allowed.includes(url.host.toLowerCase()) || allowed.includes(url.hostname.toLowerCase());
-  } catch {
-    return false;
-  }
-}
+const hostNotAllowed = (host: string) =>
+  new AppError('UNPROCESSABLE_CONTENT', `Git provider host ${host} is not allowed here (GIT_PROVIDER_HOSTS)`, {
+    reason: 'provider_host_not_allowed',
+  });
 
 /** Clone URL (never carrying the token) and the credentials git should be given. */
 function cloneCredentials(provider: ProviderType, token: string, host: string | null, repository: string) {

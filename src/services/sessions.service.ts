@@ -6,7 +6,7 @@ import crypto from 'node:crypto';
 import type { SessionModel } from '../../models/index.js';
 import { sha256 } from '../crypto.js';
 import { AppError } from '../errors.js';
-import { isEnvironmentKeyId, type ApiKeysService } from './api-keys.service.js';
+import type { ApiKeysService } from './api-keys.service.js';
 import { VerifiedCache, type VerifiedCacheOptions } from './verified-cache.js';
 
 /** 32 random bytes, base64url (43 characters, no padding). */
@@ -51,8 +51,12 @@ export class SessionsService {
     return this.ttlSeconds;
   }
 
-  /** Opens a session for the user of a valid API key; UNAUTHORIZED for anything else. */
-  async open(presentedKey: string | undefined): Promise<OpenedSession> {
+  /**
+   * Opens a session for the user of a valid API key; UNAUTHORIZED for anything else. A session
+   * the browser still presented (`replacing`) ends once the new one exists: every sign-in gets a
+   * fresh id, and no id known from before the sign-in stays valid (session fixation).
+   */
+  async open(presentedKey: string | undefined, replacing?: string): Promise<OpenedSession> {
     const identity = presentedKey ? await this.apiKeys.identify(presentedKey) : null;
     if (!identity) throw unauthorized();
     const sessionId = crypto.randomBytes(32).toString('base64url');
@@ -65,6 +69,7 @@ export class SessionsService {
       await this.Session.deleteOne({ _id });
       throw unauthorized();
     }
+    if (replacing !== undefined) await this.close(replacing);
     await this.Session.deleteMany({ expiresAt: { $lte: createdAt } }); // housekeeping: expired sessions
     return { sessionId, userId: identity.userId, expiresAt };
   }
@@ -80,9 +85,10 @@ export class SessionsService {
   private async verify(sessionId: string): Promise<VerifiedSession | null> {
     const doc = await this.Session.findOne({ _id: storedId(sessionId), expiresAt: { $gt: new Date(this.now()) } }).lean();
     if (!doc) return null;
-    // Stored keys delete their sessions when revoked; SESSION_API_KEY has no record to revoke,
-    // so its sessions end when the configured key changes.
-    if (isEnvironmentKeyId(doc.apiKeyId) && !(await this.apiKeys.isActive(doc.apiKeyId))) return null;
+    // A session lives only as long as its key. Revoking deletes the key's sessions; this check
+    // also covers a revocation whose deletion never ran (a CLI killed in between, an older
+    // CLI) and SESSION_API_KEY, which has no record: its sessions end when the key changes.
+    if (!(await this.apiKeys.isActive(doc.apiKeyId))) return null;
     return { userId: doc.userId, expiresAt: doc.expiresAt, apiKeyId: doc.apiKeyId };
   }
 

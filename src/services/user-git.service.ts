@@ -166,7 +166,9 @@ export class UserGitService {
   private providerError(client: GitProviderClient, error: unknown): ProviderError {
     if (error instanceof ProviderError) return error;
     this.log.warn({ provider: client.provider, err: { message: (error as Error)?.message } }, 'unexpected git provider answer');
-    return new ProviderError(client.provider, 'unavailable', `${client.provider} sent an unexpected response`);
+    // On a host the user named, this reads like every other failure there (provider-http.ts).
+    const message = client.host ? `Could not reach ${client.provider}` : `${client.provider} sent an unexpected response`;
+    return new ProviderError(client.provider, 'unavailable', message);
   }
 
   /** The first provider that answers; otherwise the most telling failure (or the notFound fallback). */
@@ -210,9 +212,10 @@ async function orMissing<T>(call: Promise<T[]>): Promise<T[]> {
 }
 
 const SEVERITY: Record<ProviderError['kind'], number> = {
-  busy: 6,
-  unavailable: 5,
-  rate_limited: 4,
+  busy: 7,
+  unavailable: 6,
+  rate_limited: 5,
+  host_not_allowed: 4,
   unauthorized: 3,
   forbidden: 2,
   not_found: 1,
@@ -245,5 +248,8 @@ function toAppError(error: ProviderError, unauthorizedMessage?: string): AppErro
       });
     case 'unavailable':
       return new AppError('BAD_GATEWAY', error.message, { reason: 'provider_unreachable' });
+    case 'host_not_allowed':
+      // A token stored with a host the rules no longer allow: nothing was sent.
+      return new AppError('FORBIDDEN', error.message, { reason: 'provider_host_not_allowed' });
   }
 }

@@ -1,6 +1,7 @@
 // The sign-in page: one field for an API key, posted with fetch to POST /api/auth/session on
-// the same origin, then on to ?next=<path> (same-origin paths only; anything else → /). No
-// external assets; the Content-Security-Policy allows exactly the page's own script and style.
+// the same origin, then on to ?next=<path>. The server decides where that is (sameOriginPath:
+// same-origin paths only; anything else → /) and writes it into the page. No external assets;
+// the Content-Security-Policy allows exactly the page's own script and style.
 import crypto from 'node:crypto';
 import type { Request, Response } from 'express';
 
@@ -19,16 +20,10 @@ const STYLE = `
 const SCRIPT = `
   const form = document.getElementById('signin');
   const error = document.getElementById('error');
-  // Same-origin paths only ("/x", never "//host" or "/\\\\host"); anything else goes to "/".
+  // Where to go after signing in: checked by the server (a path on this origin), checked again here.
   function target() {
-    const next = new URLSearchParams(location.search).get('next') || '/';
-    if (!/^\\/(?![\\/\\\\])/.test(next)) return '/';
-    try {
-      const url = new URL(next, location.origin);
-      return url.origin === location.origin ? url.pathname + url.search + url.hash : '/';
-    } catch (e) {
-      return '/';
-    }
+    const next = form.dataset.next || '/';
+    return /^\\/(?![\\/\\\\])/.test(next) ? next : '/';
   }
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
@@ -51,7 +46,7 @@ const SCRIPT = `
     }
   });`;
 
-const PAGE = `<!doctype html>
+const page = (next: string) => `<!doctype html>
 <html lang="en">
 <head>
   <meta charset="utf-8">
@@ -62,7 +57,7 @@ const PAGE = `<!doctype html>
 <body>
   <main>
     <h1>Sign in</h1>
-    <form id="signin">
+    <form id="signin" data-next="${escapeHtml(next)}">
       <label for="api-key">API key</label>
       <input id="api-key" name="api_key" type="password" autocomplete="current-password" required autofocus>
       <button type="submit">Sign in</button>
@@ -86,10 +81,38 @@ const CSP = [
   "base-uri 'none'",
 ].join('; ');
 
-export function signInPage(_req: Request, res: Response): void {
+const escapeHtml = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+const BASE = 'http://signin.invalid';
+/** Starts with one "/" and not "//" or "/\\" (which browsers read as another host). */
+const LOCAL_PATH = /^\/(?![/\\])/;
+
+/**
+ * The path to go to after signing in: `next` when it is a path on this origin, else "/". What
+ * a browser would make of it decides: "/.//evil.com" resolves to "//evil.com" (another host),
+ * tabs and newlines vanish, "\\" is "/"; a path whose decoded form starts like another host
+ * ("/%2F%2Fevil.com") and anything with a scheme are refused as well.
+ */
+export function sameOriginPath(next: unknown): string {
+  if (typeof next !== 'string' || next.length > 2048 || !LOCAL_PATH.test(next) || /[\x00-\x20\x7f\\]/.test(next)) return '/';
+  let url: URL;
+  let decoded: string;
+  try {
+    url = new URL(next, BASE);
+    decoded = decodeURIComponent(url.pathname);
+  } catch {
+    return '/';
+  }
+  const resolved = url.pathname + url.search + url.hash;
+  return url.origin === BASE && LOCAL_PATH.test(resolved) && LOCAL_PATH.test(decoded) ? resolved : '/';
+}
+
+export function signInPage(req: Request, res: Response): void {
   res.setHeader('content-security-policy', CSP);
   res.setHeader('cache-control', 'no-store');
   res.setHeader('x-frame-options', 'DENY');
+  res.setHeader('x-content-type-options', 'nosniff');
   res.setHeader('referrer-policy', 'same-origin');
-  res.type('html').send(PAGE);
+  res.type('html').send(page(sameOriginPath(req.query.next)));
 }

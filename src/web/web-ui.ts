@@ -3,8 +3,11 @@
 //   - Files of the build are served as they are: hashed assets cached for a year (immutable),
 //     everything else revalidated.
 //   - Every other GET that is not an API path is the single-page app: index.html, never cached.
-//   - Unauthenticated visitors asking for a page (Accept: text/html) go to /signin?next=<path>;
-//     other unauthenticated requests for a page get 401.
+//   - Nothing of the build is served before sign-in (the sign-in page needs none of it):
+//     unauthenticated visitors asking for a page (Accept: text/html) go to /signin?next=<path>;
+//     other unauthenticated requests get 401. Paths are normalised before any check, so
+//     "/locales/../index.html" is "/index.html".
+//   - Every answer may be framed only by this origin, and its content type is not sniffed.
 import fs from 'node:fs';
 import path from 'node:path';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
@@ -27,11 +30,28 @@ export function resolveUiRoot(dir: string): string {
   );
 }
 
+/** The path a file server makes of the request's: decoded and normalised; null when undecodable. */
+function normalisedPath(requestPath: string): string | null {
+  try {
+    const decoded = decodeURIComponent(requestPath);
+    return decoded.includes('\0') ? null : path.posix.normalize(decoded);
+  } catch {
+    return null;
+  }
+}
+
+/** Clickjacking and MIME sniffing: only our own pages may frame the UI, and types are as sent. */
+function uiHeaders(res: Response): void {
+  res.setHeader('content-security-policy', "frame-ancestors 'self'");
+  res.setHeader('x-frame-options', 'SAMEORIGIN');
+  res.setHeader('x-content-type-options', 'nosniff');
+}
+
 export function webUi(deps: Deps): Router {
   const ui = express.Router();
   const authenticate = createContextFactory(deps, 'rest');
   const root = deps.config.webUi.dir ? resolveUiRoot(deps.config.webUi.dir) : null;
-  const isPage = (req: Request) => (req.method === 'GET' || req.method === 'HEAD') && !NOT_UI.test(req.path);
+  const isPage = (req: Request, normal: string) => (req.method === 'GET' || req.method === 'HEAD') && !NOT_UI.test(normal);
 
   /** Serves a page to a signed-in user; sends anyone else to the sign-in page. */
   const page = (serve: (req: Request, res: Response, userId: string) => void) => (req: Request, res: Response, next: NextFunction) => {
@@ -45,7 +65,7 @@ export function webUi(deps: Deps): Router {
   };
 
   if (!root) {
-    ui.get('/', page(homePage));
+    ui.get('/', (req, res, next) => (uiHeaders(res), page(homePage)(req, res, next)));
     return ui;
   }
 
@@ -58,18 +78,22 @@ export function webUi(deps: Deps): Router {
     },
   });
   const indexHtml = path.join(root, 'index.html');
-  const spa = page((_req, res) => {
+  const sendIndex = (res: Response) => {
     res.setHeader('cache-control', 'no-cache, no-store, must-revalidate');
     res.sendFile(indexHtml, { etag: false, lastModified: false });
-  });
+  };
   ui.use((req, res, next) => {
-    if (!isPage(req)) return next();
-    if (req.path === '/index.html') return spa(req, res, next);
-    files(req, res, () => {
-      // A missing file name with an extension (a stale asset) is a 404, not the app's HTML.
-      if (path.extname(req.path) !== '') return next();
-      spa(req, res, next);
-    });
+    const normal = normalisedPath(req.path);
+    if (normal === null || !isPage(req, normal)) return next();
+    uiHeaders(res);
+    page(() => {
+      if (normal === '/index.html') return sendIndex(res);
+      files(req, res, () => {
+        // A missing file name with an extension (a stale asset) is a 404, not the app's HTML.
+        if (path.extname(normal) !== '') return next();
+        sendIndex(res);
+      });
+    })(req, res, next);
   });
   return ui;
 }

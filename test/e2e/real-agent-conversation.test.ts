@@ -10,6 +10,9 @@ import { eventually } from '../helpers/eventually.js';
 import { startFakeGitHost, type FakeGitHost } from '../helpers/fake-git-host.js';
 import { startStubLlm, type StubLlm } from '../helpers/stub-llm.js';
 
+// The fake self-hosted hosts run on 127.0.0.1: a loopback address only the operator can allow.
+const LOOPBACK = '127.0.0.1';
+
 let app: TestApp;
 let git: FakeGitHost;
 let llm: StubLlm;
@@ -30,7 +33,7 @@ beforeAll(async () => {
     { branches: { feature: { 'feature.txt': 'on the feature branch\n' } } },
   );
   llm = await startStubLlm({ reply: 'Hello from the stub LLM.' });
-  app = await startTestApp('e2e', { SANDBOX_STARTUP_TIMEOUT_MS: '180000', START_TASK_POLL_MS: '200' });
+  app = await startTestApp('e2e', { SANDBOX_STARTUP_TIMEOUT_MS: '180000', START_TASK_POLL_MS: '200', GIT_PROVIDER_HOSTS: LOOPBACK });
   key = await app.keyFor('e2e-user');
   await call(app, 'POST', '/api/settings', {
     key,

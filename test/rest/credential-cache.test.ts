@@ -127,6 +127,47 @@ describe('browser sessions (remembered the same way)', () => {
     expect(await byCookie(b, cookie)).toBe(401);
   });
 
+  it("ends a key's sessions when the CLI (another process) revokes it, on both replicas within the bound", async () => {
+    const { cookie, key } = await signIn('sess-cli');
+    expect(await byCookie(a, cookie)).toBe(200);
+    expect(await byCookie(b, cookie)).toBe(200); // both replicas remember the session now
+    const revoked = await runCli(['keys', 'revoke', keyIdOf(key)], { MONGODB_URI: testDatabaseUri(dbName), ENCRYPTION_KEY: encryptionKey });
+    expect(revoked.code, revoked.stderr).toBe(0);
+    // The CLI deleted the sessions with the key.
+    expect(await a.rawCollection('sessions').countDocuments({ apiKeyId: keyIdOf(key) })).toBe(0);
+    clocks.a += TTL_MS - 1;
+    clocks.b += TTL_MS - 1;
+    expect(await byCookie(b, cookie)).toBe(200); // may still be trusted inside the bound...
+    clocks.a += 1;
+    clocks.b += 1;
+    expect(await byCookie(a, cookie)).toBe(401); // ...and on no replica past it
+    expect(await byCookie(b, cookie)).toBe(401);
+  });
+
+  it('ends the sessions of a key revoked without deleting them (a revocation cut short), within the bound', async () => {
+    const { cookie, key } = await signIn('sess-cut');
+    expect(await byCookie(a, cookie)).toBe(200);
+    expect(await byCookie(b, cookie)).toBe(200);
+    // Only the key's record changes, as when a revoking process dies before deleting the sessions.
+    await a.rawCollection('api_keys').updateOne({ _id: keyIdOf(key) as never }, { $set: { revokedAt: new Date() } });
+    expect(await a.rawCollection('sessions').countDocuments({ apiKeyId: keyIdOf(key) })).toBe(1);
+    clocks.a += TTL_MS;
+    clocks.b += TTL_MS;
+    expect(await byCookie(a, cookie)).toBe(401);
+    expect(await byCookie(b, cookie)).toBe(401);
+  });
+
+  it('ends the session a sign-in replaces on the other replica within the bound', async () => {
+    const { cookie, key } = await signIn('sess-rotate');
+    expect(await byCookie(b, cookie)).toBe(200);
+    const again = await call(a, 'POST', '/api/auth/session', { body: { api_key: key }, headers: { cookie, origin: a.url } });
+    expect(again.status).toBe(200);
+    expect(await byCookie(a, cookie)).toBe(401);
+    clocks.b += TTL_MS;
+    expect(await byCookie(b, cookie)).toBe(401);
+    expect(await byCookie(b, again.headers.getSetCookie()[0]!.split(';')[0]!)).toBe(200);
+  });
+
   it('never serves a remembered session past its expiry', async () => {
     const { cookie } = await signIn('sess-3');
     expect(await byCookie(a, cookie)).toBe(200);

@@ -3,6 +3,9 @@ import { freePort } from '../../src/processes.js';
 import { call, startTestApp, type TestApp } from '../helpers/app.js';
 import { startFakeGitProvider, type FakeGitProvider } from '../helpers/fake-git-provider.js';
 
+// The fake self-hosted hosts run on 127.0.0.1: a loopback address only the operator can allow.
+const LOOPBACK = '127.0.0.1';
+
 let app: TestApp;
 let provider: FakeGitProvider;
 let deadUrl: string;
@@ -15,6 +18,7 @@ beforeAll(async () => {
     GITLAB_API_URL: `${provider.url}/api/v4`,
     BITBUCKET_API_URL: `${provider.url}/2.0`,
     PROVIDER_TIMEOUT_MS: '2000',
+    GIT_PROVIDER_HOSTS: LOOPBACK,
   });
 });
 afterAll(async () => {

@@ -251,6 +251,37 @@ describe('ending a session', () => {
     expect((await call(app, 'GET', '/api/auth/session', { headers: withCookie(other.cookie) })).status).toBe(200);
   });
 
+  it('rotates at sign-in: the session cookie sent along ends, the new one is another id (REST and tRPC)', async () => {
+    const first = await signIn(app, aliceKey);
+    // Signing in again from a browser that still holds a session (even as another user).
+    const second = await signIn(app, bobKey, withCookie(first.cookie, { origin: ownOrigin }));
+    expect(second.sessionId).not.toBe(first.sessionId);
+    expect((await call(app, 'GET', '/api/auth/session', { headers: withCookie(first.cookie) })).status).toBe(401);
+    const hash = crypto.createHash('sha256').update(first.sessionId).digest('hex');
+    expect(await app.rawCollection('sessions').findOne({ _id: hash as never })).toBeNull();
+    expect((await call(app, 'GET', '/api/auth/session', { headers: withCookie(second.cookie) })).body.user_id).toBe('bob');
+
+    const viaTrpc = await call(app, 'POST', '/trpc/auth.signIn', {
+      body: { json: { api_key: aliceKey } },
+      headers: withCookie(second.cookie, { origin: ownOrigin }),
+    });
+    expect(viaTrpc.status).toBe(200);
+    const third = viaTrpc.headers.getSetCookie()[0]!.split(';')[0]!;
+    expect(third).not.toBe(second.cookie);
+    expect((await call(app, 'GET', '/api/auth/session', { headers: withCookie(second.cookie) })).status).toBe(401);
+    expect((await call(app, 'GET', '/api/auth/session', { headers: withCookie(third) })).body.user_id).toBe('alice');
+  });
+
+  it('keeps the session when a sign-in fails (a wrong key signs nobody out)', async () => {
+    const held = await signIn(app, aliceKey);
+    const failed = await call(app, 'POST', '/api/auth/session', {
+      body: { api_key: 'ohk_AAAAAAAAAAAA_' + 'A'.repeat(40) },
+      headers: withCookie(held.cookie, { origin: ownOrigin }),
+    });
+    expect(failed.status).toBe(401);
+    expect((await call(app, 'GET', '/api/auth/session', { headers: withCookie(held.cookie) })).status).toBe(200);
+  });
+
   it('refuses forged, truncated and unknown cookies', async () => {
     for (const value of ['', 'x', 'A'.repeat(43), 'A'.repeat(44), '../../etc']) {
       expect((await call(app, 'GET', '/api/settings', { headers: { cookie: `acp_session=${value}` } })).status).toBe(401);

@@ -8,6 +8,9 @@ import { startFakeGitHub } from '../helpers/fake-providers/github.js';
 import { startFakeGitLab } from '../helpers/fake-providers/gitlab.js';
 import type { FakeProvider } from '../helpers/fake-providers/server.js';
 
+// The fake self-hosted hosts run on 127.0.0.1: a loopback address only the operator can allow.
+const LOOPBACK = '127.0.0.1';
+
 const TOKEN = 'ghp_failures_secret_token';
 let app: TestApp;
 let github: FakeProvider;
@@ -28,7 +31,13 @@ beforeAll(async () => {
   gitlab.validTokens.add('glpat-fast');
   app = await startTestApp(
     'user-git-failures',
-    { GITHUB_API_URL: github.url, GITLAB_API_URL: `${gitlab.url}/api/v4`, PROVIDER_TIMEOUT_MS: '1000', PROVIDER_MAX_CONCURRENCY: '4' },
+    {
+      GITHUB_API_URL: github.url,
+      GITLAB_API_URL: `${gitlab.url}/api/v4`,
+      PROVIDER_TIMEOUT_MS: '1000',
+      PROVIDER_MAX_CONCURRENCY: '4',
+      GIT_PROVIDER_HOSTS: LOOPBACK,
+    },
     { logLines },
   );
   key = await app.keyFor('failing');
@@ -133,6 +142,32 @@ describe('a provider in trouble answers 502 (or 429), never 500 and never an emp
     }
   });
 
+  it.each([
+    '{"success": true}',
+    '[]',
+    '[1, "two", null]',
+    '[{"id": {}, "name": 5, "full_name": [], "stargazers_count": "many", "owner": 7}]',
+    '{"items": [{"id": null, "full_name": {"x": 1}}], "total_count": "x"}',
+    '{"data": {"viewer": 5, "search": {"nodes": [1]}}}',
+    '{"data": {"user": {"pullRequests": {"nodes": [{"number": "x", "title": 5, "mergeable": "CONFLICTING"}]}, "issues": {"nodes": [{}]}}}}',
+    'null',
+    '42',
+    '"text"',
+  ])('any JSON of the wrong shape (%s) is a 502 naming github, never junk or a 500', async (text) => {
+    github.answerWith = { status: 200, text };
+    try {
+      for (const path of routes) {
+        const res = await get(path);
+        // An empty list is a fair reading of "[]"; a missing microagent file is the route's 404.
+        if (res.status === 200)
+          expect(res.body, `${path}: ${res.text}`).toSatisfy((b: unknown) => /^\[\]$|"branches":\[\]/.test(JSON.stringify(b)));
+        else if (res.status !== 404) expect(res, path).toMatchObject({ status: 502, body: { error: expect.stringMatching(/^github /) } });
+      }
+    } finally {
+      github.answerWith = null;
+    }
+  });
+
   it('unexpected JSON shapes read as a failing provider', async () => {
     github.answerWith = { status: 200, text: '{"unexpected":true}' };
     try {
@@ -157,7 +192,7 @@ describe('a provider in trouble answers 502 (or 429), never 500 and never an emp
     await host.close();
     expect(await get('/api/user/repositories?selected_provider=github&page=1&per_page=30', gone)).toMatchObject({
       status: 502,
-      body: { error: 'Could not reach github (ECONNREFUSED)' },
+      body: { error: 'Could not reach github' },
     });
   });
 

@@ -6,6 +6,9 @@ import { call, startTestApp, type TestApp } from '../helpers/app.js';
 import { startFakeGitHub } from '../helpers/fake-providers/github.js';
 import type { FakeProvider } from '../helpers/fake-providers/server.js';
 
+// The fake self-hosted hosts run on 127.0.0.1: a loopback address only the operator can allow.
+const LOOPBACK = '127.0.0.1';
+
 let app: TestApp;
 let github: FakeProvider;
 let enterprise: FakeProvider;
@@ -15,7 +18,7 @@ beforeAll(async () => {
   [github, enterprise] = await Promise.all([startFakeGitHub(), startFakeGitHub()]);
   github.validTokens.add('ghp_octo');
   enterprise.validTokens.add('ghe_octo');
-  app = await startTestApp('user-github', { GITHUB_API_URL: github.url, PROVIDER_TIMEOUT_MS: '3000' });
+  app = await startTestApp('user-github', { GITHUB_API_URL: github.url, PROVIDER_TIMEOUT_MS: '3000', GIT_PROVIDER_HOSTS: LOOPBACK });
   key = await app.keyFor('octo');
   const stored = await call(app, 'POST', '/api/add-git-providers', { key, body: { provider_tokens: { github: { token: 'ghp_octo' } } } });
   expect(stored.status).toBe(200);

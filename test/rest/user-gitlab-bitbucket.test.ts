@@ -8,6 +8,9 @@ import { startFakeBitbucket } from '../helpers/fake-providers/bitbucket.js';
 import { startFakeGitLab } from '../helpers/fake-providers/gitlab.js';
 import type { FakeProvider } from '../helpers/fake-providers/server.js';
 
+// The fake self-hosted hosts run on 127.0.0.1: a loopback address only the operator can allow.
+const LOOPBACK = '127.0.0.1';
+
 let app: TestApp;
 let gitlab: FakeProvider;
 let selfHosted: FakeProvider;
@@ -20,7 +23,11 @@ beforeAll(async () => {
   gitlab.validTokens.add('glpat-octo');
   selfHosted.validTokens.add('glpat-self');
   bitbucket.validTokens.add('octo:app-password');
-  app = await startTestApp('user-gl-bb', { GITLAB_API_URL: `${gitlab.url}/api/v4`, BITBUCKET_API_URL: `${bitbucket.url}/2.0` });
+  app = await startTestApp('user-gl-bb', {
+    GITLAB_API_URL: `${gitlab.url}/api/v4`,
+    BITBUCKET_API_URL: `${bitbucket.url}/2.0`,
+    GIT_PROVIDER_HOSTS: LOOPBACK,
+  });
   glKey = await app.keyFor('gl-user');
   bbKey = await app.keyFor('bb-user');
   for (const [k, tokens] of [

@@ -36,7 +36,13 @@ beforeAll(async () => {
   git = await startFakeGitHost();
   git.validTokens.add(ALICE.gitToken).add(BOB_TOKEN);
   llm = await startStubLlm();
-  service = await startServiceProcess({ DATA_DIR: dataDir, SANDBOX_STARTUP_TIMEOUT_MS: '180000', START_TASK_POLL_MS: '200' });
+  // The fake self-hosted GitHub runs on loopback, which only an operator's allowance opens.
+  service = await startServiceProcess({
+    DATA_DIR: dataDir,
+    GIT_PROVIDER_HOSTS: '127.0.0.1',
+    SANDBOX_STARTUP_TIMEOUT_MS: '180000',
+    START_TASK_POLL_MS: '200',
+  });
 }, 180_000);
 
 afterAll(async () => {

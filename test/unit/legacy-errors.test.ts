@@ -114,6 +114,14 @@ const ROWS = [
     { detail: [{ type: 'value_error', loc: ['body'], msg: 'Host x not allowed' }] },
   ],
   [
+    'user.info',
+    'FORBIDDEN',
+    'Git provider host x is not allowed here (GIT_PROVIDER_HOSTS)',
+    'provider_host_not_allowed',
+    403,
+    { error: 'Git provider host x is not allowed here (GIT_PROVIDER_HOSTS)' },
+  ],
+  [
     'conversations.get',
     'BAD_REQUEST',
     'Conversation ID is too long',

@@ -24,6 +24,7 @@ describe('GET /signin', () => {
     expect(html).not.toMatch(/\s(src|href)=/); // no external assets
     const script = /<script>([\s\S]*?)<\/script>/.exec(html)![1]!;
     const style = /<style>([\s\S]*?)<\/style>/.exec(html)![1]!;
+    expect(() => new Function(script)).not.toThrow(); // the page's script parses (it is built in a template string)
     const sha = (text: string) => `'sha256-${crypto.createHash('sha256').update(text).digest('base64')}'`;
     const csp = res.headers.get('content-security-policy')!;
     expect(csp).toContain(`script-src ${sha(script)}`);

@@ -26,16 +26,16 @@ const page = (urlPath: string, headers: Record<string, string> = {}, method = 'G
   fetch(app.url + urlPath, { method, headers: { accept: 'text/html,application/xhtml+xml', ...headers }, redirect: 'manual' });
 
 describe('the web UI from WEB_UI_DIR', () => {
-  it('serves hashed assets with a year-long immutable cache, and other files revalidated', async () => {
-    const script = await fetch(`${app.url}/${ENTRY_SCRIPT}`);
+  it('serves hashed assets with a year-long immutable cache, and other files revalidated (to a signed-in browser)', async () => {
+    const script = await fetch(`${app.url}/${ENTRY_SCRIPT}`, { headers: { cookie } });
     expect(script.status).toBe(200);
     expect(script.headers.get('content-type')).toMatch(/javascript/);
     expect(script.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
     expect(await script.text()).toContain("xhr('GET', '/api/options/config')");
-    const locale = await fetch(`${app.url}/locales/en/translation.json`);
+    const locale = await fetch(`${app.url}/locales/en/translation.json`, { headers: { cookie } });
     expect(locale.status).toBe(200);
     expect(locale.headers.get('cache-control')).toBe('no-cache');
-    expect((await fetch(`${app.url}/favicon.ico`)).headers.get('cache-control')).toBe('no-cache');
+    expect((await fetch(`${app.url}/favicon.ico`, { headers: { cookie } })).headers.get('cache-control')).toBe('no-cache');
   });
 
   it.each(['/', '/settings', '/settings/mcp', '/conversations/0123456789abcdef0123456789abcdef', '/index.html'])(

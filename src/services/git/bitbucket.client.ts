@@ -11,6 +11,9 @@ import {
   repositoryPath,
   settleAll,
   str,
+  textOf,
+  idOf,
+  userIdOf,
   type ClientContext,
   type GitProviderClient,
   type RepositoryFile,
@@ -33,8 +36,12 @@ export class BitbucketClient implements GitProviderClient {
     this.base = providerApiBase('bitbucket', ctx.host, ctx.roots)!;
   }
 
+  get host(): string | null {
+    return this.ctx.host;
+  }
+
   private request<T = Json>(url: string, expect: 'json' | 'text' = 'json') {
-    return this.ctx.http.request<T>(url, { provider: 'bitbucket', token: this.ctx.token, expect });
+    return this.ctx.http.request<T>(url, { provider: 'bitbucket', host: this.ctx.host, token: this.ctx.token, expect });
   }
 
   private get<T = Json>(path: string, expect: 'json' | 'text' = 'json') {
@@ -56,7 +63,7 @@ export class BitbucketClient implements GitProviderClient {
   async user(): Promise<GitUser> {
     const { body } = await this.get('/user');
     return {
-      id: String(body.account_id ?? body.uuid),
+      id: userIdOf(body),
       login: str(body.username) ?? '',
       avatar_url: str(body.links?.avatar?.href) ?? '',
       company: null,
@@ -66,7 +73,7 @@ export class BitbucketClient implements GitProviderClient {
   }
 
   async installations(): Promise<string[]> {
-    return (await this.collect('/workspaces', MAX_WORKSPACES)).map((w) => String(w.slug));
+    return (await this.collect('/workspaces', MAX_WORKSPACES)).map((w) => textOf(w.slug));
   }
 
   async repositories({ page, perPage, sort, installationId }: RepositoryPageQuery): Promise<Repository[]> {
@@ -162,7 +169,7 @@ export class BitbucketClient implements GitProviderClient {
     );
     return (body.values ?? [])
       .filter((item: Json) => item.type === 'commit_file')
-      .map((item: Json) => ({ name: String(item.path).split('/').pop()!, path: String(item.path) }));
+      .map((item: Json) => ({ name: textOf(item.path).split('/').pop()!, path: textOf(item.path) }));
   }
 
   async readFile(repository: string, path: string): Promise<string> {
@@ -186,7 +193,7 @@ function toRepository(r: Json, linkHeader: string | null): Repository {
   const workspace = str(r.workspace?.slug);
   const slug = str(r.slug);
   return {
-    id: String(r.uuid),
+    id: idOf(r.uuid),
     full_name: workspace && slug ? `${workspace}/${slug}` : '',
     git_provider: 'bitbucket',
     is_public: r.is_private === false,
@@ -199,7 +206,7 @@ function toRepository(r: Json, linkHeader: string | null): Repository {
 }
 
 const toBranch = (b: Json): Branch => ({
-  name: String(b.name),
+  name: textOf(b.name),
   commit_sha: str(b.target?.hash) ?? '',
   protected: false,
   last_push_date: str(b.target?.date),

@@ -36,6 +36,8 @@ export interface RepositoryFile {
 
 export interface GitProviderClient {
   readonly provider: GitProvider;
+  /** The stored token's self-hosted host, or null for the configured API root. */
+  readonly host: string | null;
   user(): Promise<GitUser>;
   /** GitHub App installation ids or Bitbucket workspaces; undefined where the provider has none. */
   installations?(): Promise<string[]>;
@@ -112,3 +114,38 @@ export async function allPages(page: (n: number) => Promise<{ items: Repository[
 }
 
 export const str = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+
+// The fields a mapping cannot do without. Anything else means the answer is not the provider's
+// (a TypeError, which the service reports as an unexpected answer: 502), never junk passed on.
+/** A string field. */
+export function textOf(value: unknown): string {
+  if (typeof value !== 'string') throw new TypeError('expected a string field');
+  return value;
+}
+/** An id: a string or a finite number. */
+export function idOf(value: unknown): string {
+  if ((typeof value === 'number' && Number.isFinite(value)) || (typeof value === 'string' && value !== '')) return String(value);
+  throw new TypeError('expected an id field');
+}
+/** A whole number (issue and pull request numbers; GitLab's GraphQL sends them as digit strings). */
+export function wholeOf(value: unknown): number {
+  if (typeof value === 'number' && Number.isInteger(value)) return value;
+  if (typeof value === 'string' && /^\d{1,15}$/.test(value)) return Number(value);
+  throw new TypeError('expected a whole number');
+}
+
+/** The user id of a "current user" answer (GitHub, GitLab: id; Bitbucket: account_id or uuid), or null. */
+export function userIdIn(body: unknown): string | null {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return null;
+  const { id, account_id: accountId, uuid } = body as Record<string, unknown>;
+  const value = id ?? accountId ?? uuid;
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  return typeof value === 'string' && value !== '' ? value : null;
+}
+
+/** As userIdIn; an answer without one is no user, and nothing of it is echoed (the caller reports a bad answer). */
+export function userIdOf(body: unknown): string {
+  const id = userIdIn(body);
+  if (id === null) throw new TypeError('the current-user answer has no user id');
+  return id;
+}

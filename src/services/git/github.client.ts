@@ -11,6 +11,10 @@ import {
   repositoryPath,
   settleAll,
   str,
+  textOf,
+  idOf,
+  wholeOf,
+  userIdOf,
   type ClientContext,
   type GitProviderClient,
   type RepositoryFile,
@@ -34,9 +38,14 @@ export class GitHubClient implements GitProviderClient {
     this.graphqlUrl = providerGraphqlUrl('github', ctx.host, ctx.roots);
   }
 
+  get host(): string | null {
+    return this.ctx.host;
+  }
+
   private get<T = Json>(path: string) {
     return this.ctx.http.request<T>(this.base + path, {
       provider: 'github',
+      host: this.ctx.host,
       token: this.ctx.token,
       accept: 'application/vnd.github.v3+json',
     });
@@ -45,6 +54,7 @@ export class GitHubClient implements GitProviderClient {
   private async graphql(text: string, variables: Json): Promise<Json> {
     const { body } = await this.ctx.http.request<Json>(this.graphqlUrl, {
       provider: 'github',
+      host: this.ctx.host,
       token: this.ctx.token,
       method: 'POST',
       json: { query: text, variables },
@@ -57,13 +67,15 @@ export class GitHubClient implements GitProviderClient {
         notFound ? 'Not found on github' : 'github answered a GraphQL error',
       );
     }
-    return body.data ?? {};
+    // An answer without data is no GraphQL answer (an empty object would read as "nothing found").
+    if (typeof body.data !== 'object' || body.data === null) throw new TypeError('GraphQL answer without data');
+    return body.data;
   }
 
   async user(): Promise<GitUser> {
     const { body } = await this.get('/user');
     return {
-      id: String(body.id),
+      id: userIdOf(body),
       login: str(body.login) ?? '',
       avatar_url: str(body.avatar_url) ?? '',
       company: str(body.company),
@@ -74,7 +86,7 @@ export class GitHubClient implements GitProviderClient {
 
   async installations(): Promise<string[]> {
     const { body } = await this.get('/user/installations');
-    return (body.installations ?? []).map((i: Json) => String(i.id));
+    return (body.installations ?? []).map((i: Json) => idOf(i.id));
   }
 
   async repositories({ page, perPage, sort, installationId }: RepositoryPageQuery): Promise<Repository[]> {
@@ -107,7 +119,7 @@ export class GitHubClient implements GitProviderClient {
       return search(`org:${owner} in:name ${rest.join('/')}`);
     }
     const [{ body: me }, { body: orgs }] = await Promise.all([this.get('/user'), this.get<Json[]>('/user/orgs')]);
-    const logins = orgs.map((o) => String(o.login));
+    const logins = orgs.map((o) => textOf(o.login));
     const wanted = normalise(text);
     return dedupeById(
       await settleAll([
@@ -124,7 +136,7 @@ export class GitHubClient implements GitProviderClient {
     const answer = await this.get<Json[]>(`/repos/${path}/branches?${query({ per_page: perPage, page })}`);
     return {
       branches: answer.body.map((b) => ({
-        name: String(b.name),
+        name: textOf(b.name),
         commit_sha: str(b.commit?.sha) ?? '',
         protected: b.protected === true,
         last_push_date: str(b.commit?.commit?.committer?.date),
@@ -144,7 +156,7 @@ export class GitHubClient implements GitProviderClient {
     return (data.repository.refs?.nodes ?? []).map((node: Json) => {
       const commit = node.target?.__typename === 'Commit' ? node.target : null;
       // GitHub branch search does not query protection (reference).
-      return { name: String(node.name), commit_sha: str(commit?.oid) ?? '', protected: false, last_push_date: str(commit?.committedDate) };
+      return { name: textOf(node.name), commit_sha: str(commit?.oid) ?? '', protected: false, last_push_date: str(commit?.committedDate) };
     });
   }
 
@@ -161,18 +173,18 @@ export class GitHubClient implements GitProviderClient {
         tasks.push({
           git_provider: 'github',
           task_type: taskType,
-          repo: String(pr.repository?.nameWithOwner),
-          issue_number: Number(pr.number),
-          title: String(pr.title),
+          repo: textOf(pr.repository?.nameWithOwner),
+          issue_number: wholeOf(pr.number),
+          title: textOf(pr.title),
         });
     }
     for (const issue of issues.status === 'fulfilled' ? (issues.value.user?.issues?.nodes ?? []) : []) {
       tasks.push({
         git_provider: 'github',
         task_type: 'OPEN_ISSUE',
-        repo: String(issue.repository?.nameWithOwner),
-        issue_number: Number(issue.number),
-        title: String(issue.title),
+        repo: textOf(issue.repository?.nameWithOwner),
+        issue_number: wholeOf(issue.number),
+        title: textOf(issue.title),
       });
     }
     return tasks;
@@ -183,7 +195,7 @@ export class GitHubClient implements GitProviderClient {
     if (!Array.isArray(body)) return [];
     return body
       .filter((item) => item.type === 'file')
-      .map((item) => ({ name: String(item.name), path: String(item.path ?? `${dir}/${item.name}`) }));
+      .map((item) => ({ name: textOf(item.name), path: textOf(item.path ?? `${dir}/${item.name}`) }));
   }
 
   async readFile(repository: string, path: string): Promise<string> {
@@ -195,8 +207,8 @@ export class GitHubClient implements GitProviderClient {
 
 function toRepository(r: Json, linkHeader: string | null): Repository {
   return {
-    id: String(r.id),
-    full_name: String(r.full_name),
+    id: idOf(r.id),
+    full_name: textOf(r.full_name),
     git_provider: 'github',
     is_public: r.private === false,
     stargazers_count: typeof r.stargazers_count === 'number' ? r.stargazers_count : null,

@@ -7,6 +7,10 @@ import {
   publicUrlSegments,
   query,
   str,
+  textOf,
+  idOf,
+  wholeOf,
+  userIdOf,
   type ClientContext,
   type GitProviderClient,
   type RepositoryFile,
@@ -44,14 +48,18 @@ export class GitLabClient implements GitProviderClient {
     this.graphqlUrl = providerGraphqlUrl('gitlab', ctx.host, ctx.roots);
   }
 
+  get host(): string | null {
+    return this.ctx.host;
+  }
+
   private get<T = Json>(path: string, expect: 'json' | 'text' = 'json') {
-    return this.ctx.http.request<T>(this.base + path, { provider: 'gitlab', token: this.ctx.token, expect });
+    return this.ctx.http.request<T>(this.base + path, { provider: 'gitlab', host: this.ctx.host, token: this.ctx.token, expect });
   }
 
   async user(): Promise<GitUser> {
     const { body } = await this.get('/user');
     return {
-      id: String(body.id),
+      id: userIdOf(body),
       login: str(body.username) ?? '',
       avatar_url: str(body.avatar_url) ?? '',
       company: str(body.organization),
@@ -122,12 +130,14 @@ export class GitLabClient implements GitProviderClient {
     const { body: me } = await this.get('/user');
     const { body: graph } = await this.ctx.http.request<Json>(this.graphqlUrl, {
       provider: 'gitlab',
+      host: this.ctx.host,
       token: this.ctx.token,
       method: 'POST',
       json: { query: AUTHORED_MERGE_REQUESTS },
     });
     if (Array.isArray(graph.errors) && graph.errors.length > 0)
       throw new ProviderError('gitlab', 'unavailable', 'gitlab answered a GraphQL error');
+    if (typeof graph.data !== 'object' || graph.data === null) throw new TypeError('GraphQL answer without data');
     const tasks: SuggestedTask[] = [];
     for (const mr of graph.data?.currentUser?.authoredMergeRequests?.nodes ?? []) {
       const taskType = classifyMergeRequest(mr);
@@ -135,9 +145,9 @@ export class GitLabClient implements GitProviderClient {
         tasks.push({
           git_provider: 'gitlab',
           task_type: taskType,
-          repo: String(mr.project?.fullPath),
-          issue_number: Number(mr.iid),
-          title: String(mr.title),
+          repo: textOf(mr.project?.fullPath),
+          issue_number: wholeOf(mr.iid),
+          title: textOf(mr.title),
         });
     }
     const { body: issues } = await this.get<Json[]>(
@@ -147,7 +157,7 @@ export class GitLabClient implements GitProviderClient {
       const repo = String(issue.references?.full ?? '')
         .split('#')[0]!
         .trim();
-      tasks.push({ git_provider: 'gitlab', task_type: 'OPEN_ISSUE', repo, issue_number: Number(issue.iid), title: String(issue.title) });
+      tasks.push({ git_provider: 'gitlab', task_type: 'OPEN_ISSUE', repo, issue_number: wholeOf(issue.iid), title: textOf(issue.title) });
     }
     return tasks;
   }
@@ -156,7 +166,7 @@ export class GitLabClient implements GitProviderClient {
     const { body } = await this.get<Json[]>(
       `/projects/${projectId(repository)}/repository/tree?${query({ path: dir, recursive: true, per_page: 100 })}`,
     );
-    return body.filter((item) => item.type === 'blob').map((item) => ({ name: String(item.name), path: String(item.path) }));
+    return body.filter((item) => item.type === 'blob').map((item) => ({ name: textOf(item.name), path: textOf(item.path) }));
   }
 
   async readFile(repository: string, path: string): Promise<string> {
@@ -179,8 +189,8 @@ function orderBy(sort: RepositorySort): string {
 
 function toRepository(p: Json, linkHeader: string | null): Repository {
   return {
-    id: String(p.id),
-    full_name: String(p.path_with_namespace),
+    id: idOf(p.id),
+    full_name: textOf(p.path_with_namespace),
     git_provider: 'gitlab',
     is_public: p.visibility === 'public',
     stargazers_count: typeof p.star_count === 'number' ? p.star_count : null,
@@ -192,7 +202,7 @@ function toRepository(p: Json, linkHeader: string | null): Repository {
 }
 
 const toBranch = (b: Json): Branch => ({
-  name: String(b.name),
+  name: textOf(b.name),
   commit_sha: str(b.commit?.id) ?? '',
   protected: b.protected === true,
   last_push_date: str(b.commit?.committed_date),

@@ -2,12 +2,17 @@
 // public roots, or a self-hosted host from the stored token (GitHub Enterprise, self-hosted
 // GitLab, Bitbucket-style hosts). Token checks, clones and browsing all resolve hosts here.
 import type { ProviderType } from '../../../contract/common.schema.js';
+import { providerHostOrigin } from '../../../contract/git-providers.schema.js';
 import type { Config } from '../../config.js';
 
 export type ProviderRoots = Pick<Config['providers'], 'githubApiUrl' | 'gitlabApiUrl' | 'bitbucketApiUrl'>;
 
-/** A host as stored with a token: bare ("github.example.com", https) or with a scheme. */
-export const originOf = (host: string) => (/^https?:\/\//i.test(host) ? host.replace(/\/+$/, '') : `https://${host}`);
+/**
+ * The origin of a host stored with a token: bare ("github.example.com", https) or with a
+ * scheme. A host stored before hosts had to be bare origins (one with a path or query) gets a
+ * reserved name that never resolves; the host rules refuse every call for it anyway.
+ */
+export const originOf = (host: string) => providerHostOrigin(host) ?? 'https://stored-host-is-not-an-origin.invalid';
 
 export function authorizationFor(provider: ProviderType, token: string): string {
   // Bitbucket "user:app_password" credentials use Basic auth; everything else is a bearer token.

@@ -1,15 +1,20 @@
-// The one HTTP path to git providers. Every call has a deadline (PROVIDER_TIMEOUT_MS, covering
-// the wait for a slot, the request and the body), the process holds at most
-// PROVIDER_MAX_CONCURRENCY calls open (and at most half of them on one host, so one slow
-// provider cannot starve the others), bodies are capped, redirects are not followed (the
-// token stays with the host it was meant for), and failures become a ProviderError with our
-// own words: no upstream text and no token ever reaches a message or a log line.
+// The one HTTP path to git providers. Every call is checked against the host rules first
+// (provider-hosts.ts: the configured roots, or the user's host if allowed, at allowed
+// addresses only), has a deadline (PROVIDER_TIMEOUT_MS, covering the wait for a slot, the
+// request and the body), the process holds at most PROVIDER_MAX_CONCURRENCY calls open (and
+// at most half of them on one host, so one slow provider cannot starve the others), bodies
+// are capped, redirects are not followed (the token stays with the host it was meant for), and
+// failures become a ProviderError with our own words: no upstream text and no token ever
+// reaches a message or a log line. On a host a user named, every failure of the exchange
+// reads the same (closed port, timeout, garbage, wrong status), so the service is no probe.
 import type { ProviderType } from '../../../contract/common.schema.js';
 import type { Logger } from '../../logger.js';
+import { agentsFor, readCapped, send, type Answer } from './http-send.js';
 import { authorizationFor } from './provider-api.js';
+import { AddressRefusedError, type ProviderHostPolicy, type Reach } from './provider-hosts.js';
 import { Limiter } from './limiter.js';
 
-export type ProviderFailure = 'unauthorized' | 'forbidden' | 'not_found' | 'rate_limited' | 'unavailable' | 'busy';
+export type ProviderFailure = 'unauthorized' | 'forbidden' | 'not_found' | 'rate_limited' | 'unavailable' | 'busy' | 'host_not_allowed';
 
 export class ProviderError extends Error {
   constructor(
@@ -35,6 +40,8 @@ export interface ProviderAnswer<T> {
 
 export interface ProviderCall {
   provider: ProviderType;
+  /** The host the user stored with the token, or null for the configured API root. */
+  host: string | null;
   token: string;
   method?: 'GET' | 'POST';
   /** JSON request body (GraphQL). */
@@ -49,6 +56,7 @@ export interface ProviderHttpOptions {
   timeoutMs: number;
   maxConcurrent: number;
   log: Logger;
+  hosts: ProviderHostPolicy;
 }
 
 const MAX_BODY_BYTES = 8 * 1024 * 1024;
@@ -58,17 +66,31 @@ export class ProviderHttp {
   private readonly all: Limiter;
   private readonly perHost = new Map<string, Limiter>();
   private readonly perHostMax: number;
+  /** Connections of each reach apart, so a socket opened for a trusted host never serves a checked one. */
+  private readonly agents: Record<Reach, ReturnType<typeof agentsFor>>;
 
   constructor(private readonly options: ProviderHttpOptions) {
     this.all = new Limiter(options.maxConcurrent);
     this.perHostMax = Math.max(1, Math.ceil(options.maxConcurrent / 2));
+    this.agents = { any: agentsFor(), checked: agentsFor(options.hosts.lookup) };
+  }
+
+  /** The host rules every call obeys (callers ask them before storing a user's host). */
+  get hosts(): ProviderHostPolicy {
+    return this.options.hosts;
   }
 
   async request<T = unknown>(url: string, call: ProviderCall): Promise<ProviderAnswer<T>> {
     const { provider } = call;
+    const decision = this.options.hosts.decide(url, call.host);
+    if (!decision) {
+      this.options.log.warn({ provider, kind: 'host_not_allowed' }, 'git provider call refused');
+      throw hostNotAllowed(provider, call.host);
+    }
+    const target = new URL(url);
     const signal = AbortSignal.timeout(this.options.timeoutMs);
     const deadline = Date.now() + this.options.timeoutMs;
-    const host = new URL(url).host;
+    const host = target.host;
     if (this.all.queued >= MAX_QUEUED) throw this.busy(provider);
     let release: (() => void) | undefined;
     try {
@@ -89,7 +111,7 @@ export class ProviderHttp {
       throw this.busy(provider);
     }
     try {
-      const response = await fetch(url, {
+      const response = await send(target, {
         method: call.method ?? 'GET',
         headers: {
           authorization: authorizationFor(provider, call.token),
@@ -97,23 +119,29 @@ export class ProviderHttp {
           'user-agent': 'agent-control-plane',
           ...(call.json === undefined ? {} : { 'content-type': 'application/json' }),
         },
-        body: call.json === undefined ? undefined : JSON.stringify(call.json),
-        redirect: 'manual',
+        ...(call.json === undefined ? {} : { body: JSON.stringify(call.json) }),
+        agent: this.agents[decision.reach][target.protocol as 'http:' | 'https:'],
         signal,
       });
-      if (!response.ok) {
-        await response.body?.cancel().catch(() => undefined);
+      if (response.status < 200 || response.status > 299) {
+        response.body.destroy();
         throw this.statusError(provider, response);
       }
-      const text = await readCapped(response, provider);
+      const text = await readCapped(
+        response.body,
+        MAX_BODY_BYTES,
+        () => new ProviderError(provider, 'unavailable', `${provider} sent a response over ${MAX_BODY_BYTES / 1024 / 1024} MiB`),
+      );
       const body = (call.expect ?? 'json') === 'json' ? parseJson(text, provider) : text;
-      return { body: body as T, link: response.headers.get('link'), total: response.headers.get('x-total') };
+      return { body: body as T, link: response.header('link'), total: response.header('x-total') };
     } catch (error) {
-      const failure = error instanceof ProviderError ? error : this.transportError(provider, error, signal);
+      const failure = error instanceof ProviderError ? error : this.transportError(provider, error, signal, call.host);
       // Not-found and refusals are answers (a repository without microagents); the rest is trouble.
       const level = failure.kind === 'not_found' || failure.kind === 'unauthorized' || failure.kind === 'forbidden' ? 'debug' : 'warn';
-      this.options.log[level]({ provider, host, kind: failure.kind, reason: failure.message }, 'git provider call failed');
-      throw failure;
+      const code = error instanceof ProviderError ? undefined : (error as { code?: unknown } | null)?.code;
+      this.options.log[level]({ provider, host, kind: failure.kind, reason: failure.message, code }, 'git provider call failed');
+      // The log keeps the cause; the caller learns only that the user's host did not answer.
+      throw decision.userNamed && failure.kind === 'unavailable' ? unreachable(provider) : failure;
     } finally {
       release?.();
     }
@@ -129,48 +157,37 @@ export class ProviderHttp {
     return new ProviderError(provider, 'busy', 'Too many git provider requests in progress; try again shortly', 1);
   }
 
-  private statusError(provider: ProviderType, response: Response): ProviderError {
+  private statusError(provider: ProviderType, response: Answer): ProviderError {
     const status = response.status;
     const failure = (kind: ProviderFailure, message: string, retryAfter?: number) =>
       new ProviderError(provider, kind, message, retryAfter, status);
     if (status === 401) return failure('unauthorized', `Invalid ${provider} token`);
     // GitHub signals an exhausted rate limit with 403 and remaining 0 (or a Retry-After).
-    const limited = response.headers.get('x-ratelimit-remaining') === '0' || response.headers.has('retry-after');
+    const limited = response.header('x-ratelimit-remaining') === '0' || response.header('retry-after') !== null;
     if (status === 429 || (status === 403 && limited)) {
-      return failure('rate_limited', `${provider} rate limit reached; try again later`, retryAfterSeconds(response.headers) ?? 60);
+      return failure('rate_limited', `${provider} rate limit reached; try again later`, retryAfterSeconds(response.header) ?? 60);
     }
     if (status === 403) return failure('forbidden', `${provider} refused access (HTTP 403): the token may lack a permission`);
-    if (status === 404 || (status >= 300 && status < 400)) return failure('not_found', `Not found on ${provider}`);
+    if (status === 404) return failure('not_found', `Not found on ${provider}`);
+    if (status >= 300 && status < 400) return failure('unavailable', `${provider} answered with a redirect (not followed)`);
     if (status >= 500) return failure('unavailable', `${provider} is failing (HTTP ${status})`);
     return failure('unavailable', `${provider} refused the request (HTTP ${status})`);
   }
 
-  private transportError(provider: ProviderType, error: unknown, signal: AbortSignal): ProviderError {
+  private transportError(provider: ProviderType, error: unknown, signal: AbortSignal, host: string | null): ProviderError {
+    if (error instanceof AddressRefusedError) return hostNotAllowed(provider, host);
     if (signal.aborted) {
       return new ProviderError(provider, 'unavailable', `${provider} did not answer within ${this.options.timeoutMs} ms`);
     }
-    const code = (error as { cause?: { code?: string } }).cause?.code;
-    return new ProviderError(provider, 'unavailable', `Could not reach ${provider}${code ? ` (${code})` : ''}`);
+    // The error code (ECONNREFUSED, ECONNRESET…) goes to the log only: it tells ports apart.
+    return new ProviderError(provider, 'unavailable', `Could not reach ${provider}`);
   }
 }
 
-async function readCapped(response: Response, provider: ProviderType): Promise<string> {
-  const reader = response.body?.getReader();
-  if (!reader) return '';
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > MAX_BODY_BYTES) {
-      await reader.cancel().catch(() => undefined);
-      throw new ProviderError(provider, 'unavailable', `${provider} sent a response over ${MAX_BODY_BYTES / 1024 / 1024} MiB`);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
+const hostNotAllowed = (provider: ProviderType, host: string | null) =>
+  new ProviderError(provider, 'host_not_allowed', `Git provider host ${host ?? ''} is not allowed here (GIT_PROVIDER_HOSTS)`);
+
+const unreachable = (provider: ProviderType) => new ProviderError(provider, 'unavailable', `Could not reach ${provider}`);
 
 function parseJson(text: string, provider: ProviderType): unknown {
   try {
@@ -180,10 +197,10 @@ function parseJson(text: string, provider: ProviderType): unknown {
   }
 }
 
-function retryAfterSeconds(headers: Headers): number | undefined {
-  const value = headers.get('retry-after');
+function retryAfterSeconds(header: Answer['header']): number | undefined {
+  const value = header('retry-after');
   if (value && /^\d+$/.test(value)) return Math.min(Number(value), 3600);
-  const reset = headers.get('x-ratelimit-reset');
+  const reset = header('x-ratelimit-reset');
   if (reset && /^\d+$/.test(reset)) return Math.max(1, Math.min(Number(reset) - Math.floor(Date.now() / 1000), 3600));
   return undefined;
 }

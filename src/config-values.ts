@@ -1,0 +1,108 @@
+// Parsers of single environment values (sizes, lists, origins, key=value pairs, keys), for
+// the configuration schema in config.ts. Each reports a bad value as a zod issue, so one
+// message lists every bad variable.
+import { z } from 'zod';
+import { parseKey } from './crypto.js';
+
+export const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
+
+/** A per-window request limit, or "off". */
+export const rateLimit = (fallback: number) =>
+  z
+    .union([z.literal('off'), z.coerce.number().int().min(1).max(1_000_000)])
+    .default(fallback)
+    .transform((v) => (v === 'off' ? null : v));
+
+export const optionalHttpUrl = optionalString.pipe(z.url({ protocol: /^https?$/ }).optional());
+
+/** A GIT_PROVIDER_HOSTS entry (services/git/provider-hosts.ts): "*", a host with an optional port, or a CIDR network. */
+export const HOST_RULE = /^(\*|(\[[0-9a-f:.]+\]|[^\s:/[\]]+)(:\d{1,5})?|[0-9a-f:.]+\/\d{1,3})$/i;
+export const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
+
+/** "k=v,k2=v2" → {k: v, k2: v2}. */
+export const keyValues = optionalString.transform((value, ctx) => {
+  const pairs: Record<string, string> = {};
+  for (const item of splitList(value)) {
+    const eq = item.indexOf('=');
+    if (eq <= 0) {
+      ctx.addIssue({ code: 'custom', message: `expected key=value pairs separated by commas, got "${item}"` });
+      return z.NEVER;
+    }
+    pairs[item.slice(0, eq).trim()] = item.slice(eq + 1).trim();
+  }
+  return pairs;
+});
+
+/** A JSON list of Kubernetes tolerations. */
+export const tolerations = optionalString.transform((value, ctx) => {
+  if (!value) return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    parsed = undefined;
+  }
+  if (!Array.isArray(parsed)) {
+    ctx.addIssue({ code: 'custom', message: 'expected a JSON list of tolerations' });
+    return z.NEVER;
+  }
+  return parsed as { key?: string; operator?: string; value?: string; effect?: string }[];
+});
+
+/** Origins (scheme://host[:port]) as browsers send them in the Origin header. */
+export const origins = optionalString.transform((value, ctx) => {
+  const list: string[] = [];
+  for (const item of splitList(value)) {
+    let url: URL | undefined;
+    try {
+      url = new URL(item);
+    } catch {
+      url = undefined;
+    }
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || trimSlash(item) !== url.origin) {
+      ctx.addIssue({ code: 'custom', message: `entries are origins such as https://app.example.com, got "${item}"` });
+      return z.NEVER;
+    }
+    list.push(url.origin);
+  }
+  return list;
+});
+
+export const KEY_FORMAT = 'must be 32 bytes, base64 or hex encoded';
+export const isKey = (text: string) => {
+  try {
+    parseKey(text);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+export function splitList(value: string | undefined): string[] {
+  return (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+/** express's "trust proxy": unset = trust none; true/false; a hop count; or addresses/subnets ("loopback, 10.0.0.0/8"). */
+export function parseTrustProxy(value: string | undefined): boolean | number | string {
+  if (value === undefined || value === 'false') return false;
+  if (value === 'true') return true;
+  return /^\d+$/.test(value) ? Number(value) : value;
+}
+
+export function trimSlash(url: string): string {
+  return url.replace(/\/+$/, '');
+}
+
+/** "25mb", "512kb", "1000" → bytes (the formats of MAX_BODY_SIZE and MAX_UPLOAD_SIZE). */
+export function parseSize(size: string): number {
+  const match = /^(\d+)(b|kb|mb)?$/i.exec(size);
+  const n = Number(match?.[1] ?? 1_000_000);
+  const unit = (match?.[2] ?? 'b').toLowerCase();
+  return n * (unit === 'mb' ? 1024 * 1024 : unit === 'kb' ? 1024 : 1);
+}
