@@ -2,7 +2,6 @@
 // the configuration schema in config.ts. Each reports a bad value as a zod issue, so one
 // message lists every bad variable.
 import { z } from 'zod';
-import { parseKey } from './crypto.js';
 
 export const optionalString = z
   .string()
@@ -105,4 +104,12 @@ export function parseSize(size: string): number {
   const n = Number(match?.[1] ?? 1_000_000);
   const unit = (match?.[2] ?? 'b').toLowerCase();
   return n * (unit === 'mb' ? 1024 * 1024 : unit === 'kb' ? 1024 : 1);
+}
+
+/** An encryption key: 32 bytes as base64 (44 chars) or hex (64 chars). */
+export function parseKey(text: string): Buffer {
+  const trimmed = text.trim();
+  const key = /^[0-9a-f]{64}$/i.test(trimmed) ? Buffer.from(trimmed, 'hex') : Buffer.from(trimmed, 'base64');
+  if (key.length !== 32) throw new Error('ENCRYPTION_KEY must be 32 bytes, base64 or hex encoded');
+  return key;
 }

@@ -5,6 +5,9 @@
 // during rotation. The associated data binds a ciphertext to its owner and field, so a
 // value copied into another user's document does not decrypt.
 import crypto from 'node:crypto';
+import { parseKey } from './config-values.js';
+
+export { parseKey };
 
 const PREFIX = 'enc:v1:';
 const IV_BYTES = 12;
@@ -58,14 +61,6 @@ export class SecretBox {
   isCurrent(value: string): boolean {
     return value.startsWith(`${PREFIX}${this.current.id}:`);
   }
-}
-
-/** Accepts 32 bytes as base64 (44 chars) or hex (64 chars). */
-export function parseKey(text: string): Buffer {
-  const trimmed = text.trim();
-  const key = /^[0-9a-f]{64}$/i.test(trimmed) ? Buffer.from(trimmed, 'hex') : Buffer.from(trimmed, 'base64');
-  if (key.length !== 32) throw new Error('ENCRYPTION_KEY must be 32 bytes, base64 or hex encoded');
-  return key;
 }
 
 export function generateKeyText(): string {

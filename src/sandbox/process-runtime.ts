@@ -21,15 +21,16 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { KeyedQueue } from '../keyed-queue.js';
-import { freePorts } from '../processes.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { AGENT_SERVER_INSTALLING, AgentServerInstall } from './agent-server-setup.js';
-import { insideView, locateCommand, mkdirOwned, ownTree, pythonPaths, sandboxUid, wrapCommand, type Isolation } from './isolation.js';
+import type { Isolation } from './isolation.js';
+import { prepareCommand, unrunnable } from './process-command.js';
+import { SandboxFolders } from './process-folders.js';
 import { loadRuntimeRecord, saveRuntimeRecord, type Handle } from './process-handles.js';
 import { fill, groupAlive, isHealthy, stopProcessGroup, tail, vscodeRunning } from './process-support.js';
-import { corsEnv, type SandboxLaunch, type SandboxRuntime, type SandboxSpec, type SandboxState } from './runtime.js';
-import { exposedUrls, exposureEnv, vscodeEnabled, WORKERS, type SandboxPorts } from './sandbox-ports.js';
+import type { SandboxLaunch, SandboxRuntime, SandboxSpec, SandboxState } from './runtime.js';
+import { exposedUrls } from './sandbox-ports.js';
 
 export interface ProcessRuntimeOptions {
   rootDir: string;
@@ -45,9 +46,6 @@ export interface ProcessRuntimeOptions {
 const HEALTH_INTERVAL_MS = 250;
 /** How long a start waits for a first-use install before answering STARTING and going on in the background. */
 const FIRST_USE_WAIT_MS = 2_000;
-const SANDBOX_ID = /^[a-z0-9-]+$/;
-/** Who may start sandboxes while they cannot be isolated (see admit). */
-const SINGLE_USER_FILE = 'single-user';
 
 export class ProcessSandboxRuntime implements SandboxRuntime {
   readonly kind = 'process' as const;
@@ -57,52 +55,22 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
   private readonly agentServer: AgentServerInstall;
 
   constructor(private readonly options: ProcessRuntimeOptions) {
-    fs.mkdirSync(this.stateRoot, { recursive: true, mode: 0o700 });
-    fs.chmodSync(options.rootDir, 0o700);
+    this.folders = new SandboxFolders(options.rootDir, options.isolation, options.log);
     this.agentServer = new AgentServerInstall(options);
   }
 
+  private readonly folders: SandboxFolders;
+
   sandboxDir(sandboxId: string): string {
-    if (!SANDBOX_ID.test(sandboxId)) throw new Error(`invalid sandbox id ${sandboxId}`);
-    return path.join(this.options.rootDir, sandboxId);
+    return this.folders.sandboxDir(sandboxId);
   }
 
-  private get stateRoot(): string {
-    return path.join(this.options.rootDir, '.state');
-  }
-
-  /** The service's own files about a sandbox (never mounted into it). */
   private stateDir(sandboxId: string): string {
-    if (!SANDBOX_ID.test(sandboxId)) throw new Error(`invalid sandbox id ${sandboxId}`);
-    return path.join(this.stateRoot, sandboxId);
+    return this.folders.stateDir(sandboxId);
   }
 
-  /** The uid the sandbox runs as, when the service can give it one of its own. */
-  private uidOf(sandboxId: string): number | null {
-    const isolation = this.options.isolation;
-    return isolation.kind === 'bubblewrap' && isolation.privileged ? sandboxUid(sandboxId) : null;
-  }
-
-  /**
-   * Without isolation a sandbox could read every other sandbox and the service's files, so
-   * sandboxes start for one user at a time: whoever started the sandboxes that exist now.
-   * (Concurrent first starts of two users can both pass; the next start is refused.)
-   */
-  async admit(userId: string): Promise<void> {
-    const isolation = this.options.isolation;
-    if (isolation.kind !== 'none' || isolation.declaredSingleUser) return;
-    const file = path.join(this.stateRoot, SINGLE_USER_FILE);
-    const owner = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : null;
-    if (owner === userId) return;
-    if (owner !== null && (await this.list()).length > 0) {
-      throw new AppError(
-        'SERVICE_UNAVAILABLE',
-        `Sandboxes cannot be isolated on this machine (${isolation.reason}), so they run for one user at a time and another ` +
-          'user has sandboxes. The operator can install bubblewrap, or set SANDBOX_ISOLATION=none for a single-user deployment.',
-        { reason: 'sandbox_isolation_unavailable' },
-      );
-    }
-    fs.writeFileSync(file, userId, { mode: 0o600 });
+  admit(userId: string): Promise<void> {
+    return this.folders.admit(userId);
   }
 
   workingDir(sandboxId: string, spec: SandboxSpec): string {
@@ -174,13 +142,11 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
 
   private async removeNow(sandboxId: string): Promise<void> {
     await this.pauseNow(sandboxId);
-    fs.rmSync(this.sandboxDir(sandboxId), { recursive: true, force: true });
-    fs.rmSync(this.stateDir(sandboxId), { recursive: true, force: true });
+    this.folders.remove(sandboxId);
   }
 
-  async list(): Promise<string[]> {
-    const entries = await fs.promises.readdir(this.options.rootDir, { withFileTypes: true });
-    return entries.filter((e) => e.isDirectory() && SANDBOX_ID.test(e.name)).map((e) => e.name);
+  list(): Promise<string[]> {
+    return this.folders.list();
   }
 
   async close(): Promise<void> {
@@ -232,50 +198,8 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
   private async spawn(launch: SandboxLaunch, extra: Record<string, string>): Promise<void> {
     const dir = this.sandboxDir(launch.sandboxId);
     const stateDir = this.stateDir(launch.sandboxId);
-    const uid = this.uidOf(launch.sandboxId);
-    const withVscode = vscodeEnabled(launch.spec);
-    const [port, ...more] = await freePorts(1 + WORKERS.length + (withVscode ? 1 : 0));
-    const ports: SandboxPorts = { agentServer: port!, workers: more.slice(0, WORKERS.length), vscode: more[WORKERS.length] ?? null };
-    const values: Record<string, string> = { port: String(port), sandbox_dir: dir, ...extra };
-    const [command, ...args] = (launch.spec.command ?? []).map((part) => fill(part, values));
-    if (!command) throw unrunnable(`Sandbox spec ${launch.spec.id} has no command for the process runtime`);
-    const workingDir = fill(launch.spec.working_dir, values);
-    fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-    if (uid !== null) await ownTree(dir, uid);
-    mkdirOwned(workingDir, uid);
-
-    const env: Record<string, string> = {
-      PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
-      HOME: dir,
-      USER: 'sandbox',
-      LOGNAME: 'sandbox',
-      LANG: process.env.LANG ?? 'C.UTF-8',
-      TMPDIR: dir,
-      ...Object.fromEntries(Object.entries(launch.spec.initial_env).map(([k, v]) => [k, fill(v, values)])),
-      OH_SESSION_API_KEYS_0: launch.sessionApiKey,
-      OH_SECRET_KEY: launch.sessionApiKey,
-      OH_WEBHOOKS_0_BASE_URL: launch.webhookBaseUrl,
-      ...corsEnv(launch.corsOrigins),
-      SANDBOX_PORT: String(port),
-      ...exposureEnv(ports),
-    };
-    const isolation = this.options.isolation;
-    const view = {
-      dir,
-      stateDir,
-      uid: uid ?? process.getuid?.() ?? 0,
-      readOnlyPaths: [...(launch.spec.read_only_paths ?? []), ...(extra.agent_server_python ? pythonPaths(extra.agent_server_python) : [])],
-    };
-    const isolated = isolation.kind === 'bubblewrap';
-    // Checked here: inside bubblewrap a missing command would only show as an early exit.
-    if (!locateCommand(command, env.PATH!, isolated ? insideView(view) : null)) {
-      throw unrunnable(
-        isolated && locateCommand(command, env.PATH!, null)
-          ? `Cannot run the sandbox command "${command}": it is outside what an isolated sandbox sees (add its folder to the spec's read_only_paths)`
-          : `Cannot run the sandbox command "${command}": not found or not executable`,
-      );
-    }
-    const run = isolated ? wrapCommand(isolation, view, command, args) : { command, args };
+    const run = await prepareCommand(launch, extra, { dir, stateDir, uid: this.folders.uidOf(launch.sandboxId) }, this.options.isolation);
+    const { env, ports } = run;
     const logFile = fs.openSync(path.join(stateDir, 'sandbox.log'), 'a', 0o600);
     let child: ChildProcess;
     try {
@@ -289,7 +213,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
       child.once('error', (error) => resolve(error));
     });
     if (spawnError) {
-      throw unrunnable(`Cannot run the sandbox command "${command}": ${spawnError.message}`);
+      throw unrunnable(`Cannot run the sandbox command "${run.name}": ${spawnError.message}`);
     }
     this.handles.set(launch.sandboxId, handle);
     this.record(launch.sandboxId, handle);
@@ -350,7 +274,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
 
   /** Finds a sandbox process started by an earlier service instance. */
   private async adopt(sandboxId: string): Promise<Handle | undefined> {
-    await this.migrateLegacyRecord(sandboxId);
+    await this.folders.migrateLegacyRecord(sandboxId);
     const record = loadRuntimeRecord(this.stateDir(sandboxId));
     if (!record) return undefined;
     if (!groupAlive(record.pid)) return undefined;
@@ -363,33 +287,4 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
     if (!healthy) this.watchHealth(sandboxId, handle, Date.now() + this.options.startupTimeoutMs);
     return handle;
   }
-
-  /**
-   * Versions before isolation kept runtime.json in the sandbox's own folder, and their
-   * processes run unisolated. Without isolation now, the record moves and the process is
-   * adopted. With isolation the process is stopped (its next use starts it isolated), but
-   * only when the file can only be ours: both it and the folder belong to the service, which
-   * runs as root while sandboxes have uids of their own. A sandbox writes that file otherwise.
-   */
-  private async migrateLegacyRecord(sandboxId: string): Promise<void> {
-    const dir = this.sandboxDir(sandboxId);
-    const legacy = path.join(dir, 'runtime.json');
-    if (!fs.existsSync(legacy)) return;
-    if (this.options.isolation.kind === 'none') {
-      fs.mkdirSync(this.stateDir(sandboxId), { recursive: true, mode: 0o700 });
-      fs.renameSync(legacy, path.join(this.stateDir(sandboxId), 'runtime.json'));
-      return;
-    }
-    const me = process.getuid?.();
-    if (this.uidOf(sandboxId) === null || fs.statSync(dir).uid !== me || fs.statSync(legacy).uid !== me) return;
-    const record = loadRuntimeRecord(dir);
-    fs.rmSync(legacy, { force: true });
-    if (record && groupAlive(record.pid)) {
-      this.options.log.warn({ sandboxId, pid: record.pid }, 'stopping a sandbox started without isolation by an earlier version');
-      await stopProcessGroup(record.pid);
-    }
-  }
 }
-
-/** The spec cannot run here (no command, or the command does not start). */
-const unrunnable = (message: string) => new AppError('BAD_REQUEST', message, { reason: 'sandbox_spec_unrunnable' });

@@ -75,7 +75,7 @@ const LAYERS: [number, RegExp][] = [
     1,
     /^src\/(sandbox|agent-server|db)\/|^models\/|^src\/(access-token|crypto|processes|keyed-queue|logger|metrics|rate-limit|json-depth)\.ts$/,
   ],
-  [0, /^contract\/|^src\/(errors|config|transformer)\.ts$/],
+  [0, /^contract\/|^src\/(errors|config|config-values|transformer)\.ts$/],
 ];
 const LAYER_NAMES = ['contract & base', 'infrastructure', 'services', 'conversations', 'tRPC core', 'routers', 'app & REST edge'];
 

@@ -148,6 +148,7 @@ const ROWS = [
   ],
   ['sandboxes.start', 'SERVICE_UNAVAILABLE', 'Busy', 'sandbox_starts_busy', 503, { detail: 'Busy' }],
   ['sandboxes.start', 'SERVICE_UNAVAILABLE', 'No Python', 'sandbox_runtime_unavailable', 503, { detail: 'No Python' }],
+  ['sandboxes.start', 'SERVICE_UNAVAILABLE', 'Cannot isolate', 'sandbox_isolation_unavailable', 503, { detail: 'Cannot isolate' }],
   [
     'sandboxes.start',
     'BAD_REQUEST',
