@@ -12,9 +12,11 @@
 // in the service and in FerretDB (README, "Performance").
 import type { CommandStartedEvent } from 'mongodb';
 import mongoose from 'mongoose';
-import { createModels, type Models } from '../../models/index.js';
+import { createModels, WriteLockSchema, type Models } from '../../models/index.js';
+import { assertGated, installWriteGate } from './gated-collections.js';
 import { migrate } from './migrations.js';
 import { mapUnavailableErrors } from './unavailable.js';
+import { WriteGate, type WriteLockDoc } from './write-gate.js';
 
 export const DEFAULT_DB_NAME = 'agent_control_plane';
 const READY_PING_TIMEOUT_MS = 2_000;
@@ -26,6 +28,8 @@ mongoose.set('skipOriginalStackTraces', true);
 export interface Database {
   connection: mongoose.Connection;
   models: Models;
+  /** The embedded FerretDB's write gate (write-gate.ts); null on MongoDB, where single-document updates are atomic. */
+  writeGate: WriteGate | null;
   /** True when the server answers a ping (used by /ready). */
   ping(): Promise<boolean>;
   close(): Promise<void>;
@@ -38,6 +42,8 @@ export interface DatabaseOptions {
   operationTimeoutMs: number;
   /** Sees every command sent (the driver's command monitoring; tests check queries against indexes). */
   onCommand?: ((event: CommandStartedEvent) => void) | undefined;
+  /** The write gate's stale time (tests shorten it; default 4 × operationTimeoutMs). */
+  writeLockStaleMs?: number | undefined;
 }
 
 export async function connectDatabase(uri: string, options: DatabaseOptions): Promise<Database> {
@@ -59,12 +65,23 @@ export async function connectDatabase(uri: string, options: DatabaseOptions): Pr
   connection.plugin(mapUnavailableErrors);
   if (onCommand) connection.getClient().on('commandStarted', onCommand);
   await connection.asPromise();
+  // FerretDB answers buildInfo with its own version; MongoDB has no such field.
+  const ferretDb = 'ferretdbVersion' in (await connection.db!.admin().command({ buildInfo: 1 }));
+  const lockCollection = WriteLockSchema.get('collection') as string;
+  let writeGate: WriteGate | null = null;
+  if (ferretDb) {
+    const locks = connection.db!.collection<WriteLockDoc>(lockCollection);
+    writeGate = new WriteGate(locks, { operationTimeoutMs: bound, staleMs: options.writeLockStaleMs });
+    installWriteGate(connection, writeGate, [lockCollection]);
+  }
   const models = createModels(connection);
+  if (writeGate) assertGated(models, [lockCollection]);
   await Promise.all(Object.values(models).map((m) => m.createIndexes()));
   await migrate(connection, models);
   return {
     connection,
     models,
+    writeGate,
     async ping() {
       try {
         await connection.db!.command({ ping: 1 }, { timeoutMS: Math.min(bound, READY_PING_TIMEOUT_MS) });
