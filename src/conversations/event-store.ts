@@ -57,8 +57,9 @@ export class EventStore {
    * Returns how many events were new. The oldest events beyond the cap are dropped.
    */
   async append(userId: string, conversationId: string, events: Record<string, unknown>[]): Promise<number> {
-    // One batch of a conversation at a time in this process (keyed-queue.ts); across replicas
-    // (MongoDB) the conditional claim below keeps numbers unique.
+    // One batch of a conversation at a time in this process (keyed-queue.ts), so they do not
+    // retry each other's claims; across replicas the conditional claim below keeps numbers unique
+    // (atomic on MongoDB, and on FerretDB through the write gate).
     return this.appending.run(conversationId, () => this.appendNow(userId, conversationId, events));
   }
 
