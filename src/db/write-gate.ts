@@ -178,7 +178,7 @@ class Lane {
 
 /** The write_locks collection, as one gate uses it. */
 class LockTable {
-  private readonly host = thisHost();
+  private readonly host = lockHost();
   /** Per collection: the holder's taking this gate last saw, and since when (its own clock). */
   private readonly seen = new Map<string, { token: string; since: number }>();
 
@@ -253,7 +253,7 @@ function asDuplicateKeyError(error: unknown): unknown {
 }
 
 /** Where pids mean the same: the host name and, on Linux, the pid namespace (containers may share a name). */
-function thisHost(): string {
+export function lockHost(): string {
   try {
     return `${os.hostname()}/${fs.readlinkSync('/proc/self/ns/pid')}`;
   } catch {
