@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { MongoClient, MongoServerError } from 'mongodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { connectDatabase, type Database } from '../../src/db/database.js';
-import { lockHost } from '../../src/db/write-gate.js';
+import { lockHost } from '../../src/db/write-locks.js';
 import { call, startTestApp, testDatabaseUri, uniqueDbName, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/eventually.js';
 
@@ -33,7 +33,7 @@ const lockOf = (collection: string, fields: { _id: string; owner: string; pid: n
   ({ ...fields, name: collection, host: lockHost(), at: new Date(), wanted: false }) as unknown as { _id: never };
 
 describe('the race the gate closes', () => {
-  it('200 concurrent $inc of one document: FerretDB alone loses some; through gates on two connections none is lost', async () => {
+  it('200 concurrent $inc of one document: FerretDB alone loses some; through gates on two connections none is lost, by any filter or by _id', async () => {
     const dbName = uniqueDbName('gate-race');
     const raw = new MongoClient(testDatabaseUri(dbName));
     cleanup.push(() => raw.close());
@@ -69,6 +69,24 @@ describe('the race the gate closes', () => {
     // Queued writes share a taking of the lock.
     for (const s of stats) expect(s.locksTaken).toBeLessThan(s.writes);
     expect(await raw.db().collection('write_locks').countDocuments({ name: 'settings' })).toBe(0);
+
+    // By _id: writes to different documents run side by side, each document's one at a time.
+    await counters.insertMany([
+      { _id: 'a', n: 0 },
+      { _id: 'b', n: 0 },
+    ]);
+    await Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        replicas[i % 2]!.connection.collection<{ _id: string; n: number }>('counters').updateOne(
+          { _id: i % 3 ? 'a' : 'b' },
+          { $inc: { n: 1 } },
+        ),
+      ),
+    );
+    expect(await counters.find({ _id: { $in: ['a', 'b'] } }).toArray()).toEqual([
+      { _id: 'a', n: 133 },
+      { _id: 'b', n: 67 },
+    ]);
   });
 });
 
@@ -128,10 +146,10 @@ describe('upserts and unique indexes', () => {
       if (++calls === 1) throw duplicate();
       return 'applied';
     };
-    expect(await gate.run('settings', collidesOnce, true)).toBe('applied');
+    expect(await gate.run('settings', collidesOnce, { upsert: true, key: null })).toBe('applied');
     expect(calls).toBe(2);
     calls = 0;
-    await expect(gate.run('settings', collidesOnce, false)).rejects.toMatchObject({ code: 11000 });
+    await expect(gate.run('settings', collidesOnce, { upsert: false, key: null })).rejects.toMatchObject({ code: 11000 });
     expect(calls).toBe(1);
 
     // A real one: renaming a secret onto a taken name through the model.
