@@ -7,7 +7,7 @@
 // it asks again after a reconnect. Neither mongoose nor the driver has a hook that can hold an
 // operation back, and query middleware would miss driver-level calls, so this file replaces
 // `db.collection` on the connection's Db with one that returns collections whose update-class
-// methods (and conditional deletes) run through the gate, with the _id they name if any. assertGated checks at start-up that
+// methods (and conditional deletes) run through the gate. assertGated checks at start-up that
 // the models' collections really are gated, so a mongoose that changed this fails loudly.
 import type { Collection, Db } from 'mongodb';
 import type { Connection } from 'mongoose';
@@ -56,28 +56,16 @@ function gateCollection<T extends Collection>(collection: T, gate: WriteGate, ex
   const name = collection.collectionName;
   for (const [method, optionsAt] of Object.entries(UPDATES)) {
     const write = (methods[method] as Method).bind(collection);
-    methods[method] = (...args: unknown[]) => {
-      const upsert = optionsAt !== null && (args[optionsAt] as { upsert?: boolean } | undefined)?.upsert === true;
-      return gate.run(name, () => write(...args), { upsert, key: optionsAt === null ? null : documentKey(args[0]) });
-    };
+    methods[method] = (...args: unknown[]) =>
+      gate.run(name, () => write(...args), optionsAt !== null && (args[optionsAt] as { upsert?: boolean } | undefined)?.upsert === true);
   }
   for (const method of DELETES) {
     const remove = (methods[method] as Method).bind(collection);
     // By _id alone a delete decides nothing another write could change: no need to queue it.
-    methods[method] = (...args: unknown[]) =>
-      byIdOnly(args[0]) ? remove(...args) : gate.run(name, () => remove(...args), { upsert: false, key: documentKey(args[0]) });
+    methods[method] = (...args: unknown[]) => (byIdOnly(args[0]) ? remove(...args) : gate.run(name, () => remove(...args), false));
   }
   methods[GATED] = true;
   return collection;
-}
-
-/** The _id a filter names by equality (the one document it can write), else null. */
-function documentKey(filter: unknown): string | null {
-  const id = typeof filter === 'object' && filter !== null ? (filter as { _id?: unknown })._id : undefined;
-  if (typeof id === 'string' || typeof id === 'number') return `${typeof id}:${id}`;
-  // An ObjectId (the driver's or mongoose's, both bson's).
-  if (typeof id === 'object' && id !== null && (id as { _bsontype?: unknown })._bsontype === 'ObjectId') return `oid:${String(id)}`;
-  return null;
 }
 
 function byIdOnly(filter: unknown): boolean {

@@ -1,12 +1,13 @@
 // The write gate: on the embedded FerretDB every update (and conditional delete) of a
-// document runs alone, as a single-document update does on MongoDB. FerretDB 1.24 applies an
+// collection runs alone, as a single-document update does on MongoDB. FerretDB 1.24 applies an
 // update by reading the matching documents, changing them in Go and writing each one back
 // whole in a transaction of its own, so two updates of one document at once can lose one of
 // them, and a conditional update or $inc decides nothing. Nothing on the wire makes that
 // exclusive except an insert into a unique key. So:
-// - in this process, the writes of a collection queue in one lane. Writes that name one
-//   document by its _id run side by side with writes to other documents, one at a time per
-//   document; any other write (by another field, or several documents) runs alone;
+// - in this process, the writes of a collection queue in one lane and run one at a time.
+//   (Writes naming different documents by _id were tried side by side: FerretDB's SQLite
+//   answered concurrent updates with long tails, and a burst waits for its slowest write, so
+//   that was slower than one at a time; npm run bench:writes.)
 // - across processes sharing the database (replicas, the operator CLI), the lane holds the
 //   collection's lock while it runs (write-locks.ts). It keeps it for a burst of queued writes
 //   (BURST_MS or BURST_WRITES) and, while more are queued, for further bursts unless a waiter
@@ -25,8 +26,6 @@ export { lockHost, type WriteLockDoc } from './write-locks.js';
 /** A burst ends after this long or this many writes, when the lane checks whether another process waits. */
 const BURST_MS = 20;
 const BURST_WRITES = 32;
-/** How far down the queue a burst looks for a write to another document. */
-const LOOK_AHEAD = 64;
 
 export interface WriteGateOptions {
   /** DB_OPERATION_TIMEOUT_MS: the longest a write waits for its turn, and the basis of the stale time. */
@@ -38,13 +37,6 @@ export interface WriteGateOptions {
 /** What the gate did, for tests and the bench. */
 export interface WriteGateStats extends LockStats {
   writes: number;
-}
-
-export interface GatedWrite {
-  /** An upsert: its insert may collide with a document inserted meanwhile. */
-  upsert: boolean;
-  /** The one document it writes (its _id), or null for any other filter. */
-  key: string | null;
 }
 
 export class WriteGate {
@@ -65,11 +57,11 @@ export class WriteGate {
    * inserted meanwhile is retried once, as MongoDB does; FerretDB's answer to an update that
    * breaks a unique index (an internal error) becomes the duplicate key error MongoDB gives.
    */
-  run<T>(collection: string, write: () => Promise<T>, { upsert, key }: GatedWrite): Promise<T> {
+  run<T>(collection: string, write: () => Promise<T>, upsert: boolean): Promise<T> {
     let lane = this.lanes.get(collection);
     if (!lane) this.lanes.set(collection, (lane = new Lane(collection, this.locks, this.options.operationTimeoutMs)));
     this.stats.writes++;
-    return lane.enqueue(key, async () => {
+    return lane.enqueue(async () => {
       try {
         return await write();
       } catch (error) {
@@ -82,12 +74,11 @@ export class WriteGate {
 }
 
 interface Pending {
-  key: string | null;
   start(): Promise<void>;
   fail(error: unknown): void;
 }
 
-/** The writes of one collection in this process, under the collection's lock. */
+/** The writes of one collection in this process, one at a time, under the collection's lock. */
 class Lane {
   private readonly queue: Pending[] = [];
   private draining = false;
@@ -100,7 +91,7 @@ class Lane {
     private readonly boundMs: number,
   ) {}
 
-  enqueue<T>(key: string | null, write: () => Promise<T>): Promise<T> {
+  enqueue<T>(write: () => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => {
         const at = this.queue.indexOf(pending);
@@ -109,7 +100,6 @@ class Lane {
         reject(databaseUnavailable(new Error(`a write to ${this.name} waited over ${this.boundMs} ms for its turn`)));
       }, this.boundMs);
       const pending: Pending = {
-        key,
         start: () => {
           clearTimeout(timer);
           return write().then(resolve, reject);
@@ -148,7 +138,10 @@ class Lane {
   /** Runs bursts of queued writes; between bursts keeps the lock unless another process wants it. */
   private async holdWhileQueued(lock: HeldLock): Promise<void> {
     for (;;) {
-      await this.burst();
+      const ends = Date.now() + BURST_MS;
+      for (let n = 0; this.queue.length > 0 && n < BURST_WRITES && Date.now() < ends; n++) {
+        await this.queue.shift()!.start();
+      }
       if (this.queue.length === 0) break;
       if (!(await this.locks.keep(lock))) {
         await this.locks.release(lock);
@@ -159,41 +152,6 @@ class Lane {
     }
     // The writes' callers have their answers; the lock goes in the background.
     this.released = this.locks.release(lock);
-  }
-
-  /** Starts queued writes for up to BURST_MS or BURST_WRITES, and resolves once none runs. */
-  private burst(): Promise<void> {
-    const ends = Date.now() + BURST_MS;
-    let started = 0;
-    /** The keys of the writes running; null: a write that runs alone. */
-    const running = new Set<string | null>();
-    return new Promise((done) => {
-      const pump = () => {
-        for (let next; started < BURST_WRITES && Date.now() < ends && (next = this.nextStartable(running)); started++) {
-          const { key } = next;
-          running.add(key);
-          void next.start().then(() => {
-            running.delete(key);
-            pump();
-          });
-        }
-        if (running.size === 0) done();
-      };
-      pump();
-    });
-  }
-
-  /** The first queued write that may start now (taken off the queue); writes of one document keep their order. */
-  private nextStartable(running: Set<string | null>): Pending | null {
-    if (running.has(null)) return null;
-    for (let i = 0; i < Math.min(this.queue.length, LOOK_AHEAD); i++) {
-      const { key } = this.queue[i]!;
-      // A write that runs alone waits for those running, and nothing behind it overtakes it.
-      if (key === null && running.size > 0) return null;
-      if (key !== null && running.has(key)) continue;
-      return this.queue.splice(i, 1)[0]!;
-    }
-    return null;
   }
 }
 

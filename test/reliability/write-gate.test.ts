@@ -70,7 +70,7 @@ describe('the race the gate closes', () => {
     for (const s of stats) expect(s.locksTaken).toBeLessThan(s.writes);
     expect(await raw.db().collection('write_locks').countDocuments({ name: 'settings' })).toBe(0);
 
-    // By _id: writes to different documents run side by side, each document's one at a time.
+    // Writes by _id to two documents.
     await counters.insertMany([
       { _id: 'a', n: 0 },
       { _id: 'b', n: 0 },
@@ -146,10 +146,10 @@ describe('upserts and unique indexes', () => {
       if (++calls === 1) throw duplicate();
       return 'applied';
     };
-    expect(await gate.run('settings', collidesOnce, { upsert: true, key: null })).toBe('applied');
+    expect(await gate.run('settings', collidesOnce, true)).toBe('applied');
     expect(calls).toBe(2);
     calls = 0;
-    await expect(gate.run('settings', collidesOnce, { upsert: false, key: null })).rejects.toMatchObject({ code: 11000 });
+    await expect(gate.run('settings', collidesOnce, false)).rejects.toMatchObject({ code: 11000 });
     expect(calls).toBe(1);
 
     // A real one: renaming a secret onto a taken name through the model.
