@@ -90,7 +90,10 @@ export async function connectDatabase(uri: string, options: DatabaseOptions): Pr
         return false;
       }
     },
-    close: () => connection.close(),
+    close: async () => {
+      await writeGate?.settle();
+      await connection.close();
+    },
   };
 }
 

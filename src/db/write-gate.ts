@@ -71,6 +71,11 @@ export class WriteGate {
       }
     });
   }
+
+  /** Waits for the queued writes and the last lock's release (before the connection closes, so no lock is left behind). */
+  async settle(): Promise<void> {
+    await Promise.all([...this.lanes.values()].map((lane) => lane.settle()));
+  }
 }
 
 interface Pending {
@@ -81,7 +86,7 @@ interface Pending {
 /** The writes of one collection in this process, one at a time, under the collection's lock. */
 class Lane {
   private readonly queue: Pending[] = [];
-  private draining = false;
+  private draining: Promise<void> | null = null;
   /** The last release, still under way (a new lock is taken only after it). */
   private released: Promise<void> = Promise.resolve();
 
@@ -110,12 +115,16 @@ class Lane {
         },
       };
       this.queue.push(pending);
-      if (!this.draining) void this.drain();
+      this.draining ??= this.drain();
     });
   }
 
+  async settle(): Promise<void> {
+    await this.draining;
+    await this.released;
+  }
+
   private async drain(): Promise<void> {
-    this.draining = true;
     try {
       while (this.queue.length > 0) {
         await this.released;
@@ -131,7 +140,7 @@ class Lane {
         if (lock) await this.holdWhileQueued(lock);
       }
     } finally {
-      this.draining = false;
+      this.draining = null;
     }
   }
 

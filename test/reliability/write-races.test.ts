@@ -9,6 +9,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKeyText } from '../../src/crypto.js';
 import { call, startTestApp, testDatabaseUri, uniqueDbName, type TestApp } from '../helpers/app.js';
@@ -17,6 +18,7 @@ import { startFakeGitProvider, type FakeGitProvider } from '../helpers/fake-git-
 import { FAKE_AGENT_SPEC, writeSpecsFile } from '../helpers/specs.js';
 
 const LIMIT = 5;
+const dbName = uniqueDbName('races');
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-races-'));
 let provider: FakeGitProvider;
 let gitlab: HoldableProvider;
@@ -28,7 +30,7 @@ beforeAll(async () => {
   gitlab = await holdableProvider();
   const env = {
     DATA_DIR: path.join(tmp, 'data'),
-    MONGODB_URI: testDatabaseUri(uniqueDbName('races')),
+    MONGODB_URI: testDatabaseUri(dbName),
     ENCRYPTION_KEY: generateKeyText(),
     GITHUB_API_URL: provider.url,
     GITLAB_API_URL: gitlab.url,
@@ -47,6 +49,10 @@ beforeAll(async () => {
 afterAll(async () => {
   await replica?.stop({ keepSandboxes: true });
   await app?.stop();
+  // A replica that stops lets go of its write locks: none is left for the others to wait out.
+  const client = new MongoClient(testDatabaseUri(dbName));
+  expect(await client.db().collection('write_locks').find({}).toArray()).toEqual([]);
+  await client.close();
   await provider?.close();
   gitlab?.server.close();
   fs.rmSync(tmp, { recursive: true, force: true });
