@@ -10,6 +10,9 @@
 // Not the driver's timeoutMS (one deadline for the whole operation): it sends maxTimeMS with
 // every command and arms timers per operation, which cost a quarter of a settings read's CPU
 // in the service and in FerretDB (README, "Performance").
+//
+// On FerretDB (its buildInfo says so) every update goes through the write gate (write-gate.ts),
+// which makes single-document updates atomic as they are on MongoDB.
 import type { CommandStartedEvent } from 'mongodb';
 import mongoose from 'mongoose';
 import { createModels, WriteLockSchema, type Models } from '../../models/index.js';
@@ -42,8 +45,6 @@ export interface DatabaseOptions {
   operationTimeoutMs: number;
   /** Sees every command sent (the driver's command monitoring; tests check queries against indexes). */
   onCommand?: ((event: CommandStartedEvent) => void) | undefined;
-  /** The write gate's stale time (tests shorten it; default 4 × operationTimeoutMs). */
-  writeLockStaleMs?: number | undefined;
 }
 
 export async function connectDatabase(uri: string, options: DatabaseOptions): Promise<Database> {
@@ -71,7 +72,7 @@ export async function connectDatabase(uri: string, options: DatabaseOptions): Pr
   let writeGate: WriteGate | null = null;
   if (ferretDb) {
     const locks = connection.db!.collection<WriteLockDoc>(lockCollection);
-    writeGate = new WriteGate(locks, { operationTimeoutMs: bound, staleMs: options.writeLockStaleMs });
+    writeGate = new WriteGate(locks, { operationTimeoutMs: bound });
     installWriteGate(connection, writeGate, [lockCollection]);
   }
   const models = createModels(connection);

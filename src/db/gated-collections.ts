@@ -16,7 +16,7 @@ import type { WriteGate } from './write-gate.js';
 
 const GATED = Symbol('gated by the write gate');
 
-/** Methods that read a document and write it back on FerretDB; `upsertAt`: where their options are. */
+/** Methods that read a document and write it back on FerretDB, with the position of their options (for `upsert`). */
 const UPDATES: Record<string, number | null> = {
   updateOne: 2,
   updateMany: 2,

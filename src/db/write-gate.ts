@@ -21,7 +21,7 @@ import { isDuplicateKeyError } from '../errors.js';
 import { databaseUnavailable } from './unavailable.js';
 import { LockTable, MAX_POLL_MS, sleep, type HeldLock, type LockStats, type WriteLockDoc } from './write-locks.js';
 
-export { lockHost, type WriteLockDoc } from './write-locks.js';
+export type { WriteLockDoc } from './write-locks.js';
 
 /** A burst ends after this long or this many writes, when the lane checks whether another process waits. */
 const BURST_MS = 20;
