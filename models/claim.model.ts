@@ -1,9 +1,9 @@
 import { Schema, type Connection, type InferSchemaType } from 'mongoose';
 
 // One decision taken by one replica (src/db/claims.ts): the key is the _id, so of several
-// replicas inserting the same key exactly one succeeds. (A conditional update is not
-// exclusive on FerretDB, the embedded default: concurrent findOneAndUpdate calls with the
-// same filter can all match and all write.) Claims older than an hour are pruned.
+// replicas inserting the same key exactly one succeeds, on either database, without the write
+// gate that FerretDB's conditional updates need (src/db/write-gate.ts). Claims older than an
+// hour are pruned.
 export const ClaimSchema = new Schema(
   {
     _id: { type: String, required: true },

@@ -30,6 +30,8 @@ export const EventRecentSchema = new Schema(
   {
     _id: { type: String, required: true },
     ids: { type: [{ _id: false, id: String, seq: Number }], default: [] },
+    // A new random value with every write: a batch adds its ids over the list it read (versions.ts).
+    version: { type: String, default: null },
   },
   { versionKey: false, strict: true, collection: 'event_recent_ids', minimize: false },
 );

@@ -8,8 +8,10 @@ import { eventBucketModel, eventLogModel, eventRecentModel } from './conversatio
 import { feedbackModel } from './feedback.model.js';
 import { claimModel } from './claim.model.js';
 import { sandboxModel } from './sandbox.model.js';
+import { sandboxSlotModel } from './sandbox-slot.model.js';
 import { sessionModel } from './session.model.js';
 import { settingsModel } from './settings.model.js';
+import { writeLockModel } from './write-lock.model.js';
 
 export * from './api-key.model.js';
 export * from './app-conversation.model.js';
@@ -20,8 +22,10 @@ export * from './conversation-event.model.js';
 export * from './feedback.model.js';
 export * from './claim.model.js';
 export * from './sandbox.model.js';
+export * from './sandbox-slot.model.js';
 export * from './session.model.js';
 export * from './settings.model.js';
+export * from './write-lock.model.js';
 
 /** Binds every model to one connection, so tests can run several databases in one process. */
 export function createModels(conn: Connection) {
@@ -31,6 +35,7 @@ export function createModels(conn: Connection) {
     Settings: settingsModel(conn),
     CustomSecret: customSecretModel(conn),
     Sandbox: sandboxModel(conn),
+    SandboxSlot: sandboxSlotModel(conn),
     AppConversation: appConversationModel(conn),
     StartTask: startTaskModel(conn),
     StartTaskQueue: startTaskQueueModel(conn),
@@ -39,6 +44,7 @@ export function createModels(conn: Connection) {
     EventRecent: eventRecentModel(conn),
     Feedback: feedbackModel(conn),
     Claim: claimModel(conn),
+    WriteLock: writeLockModel(conn),
   };
 }
 

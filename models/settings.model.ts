@@ -69,6 +69,10 @@ export const SettingsSchema = new Schema(
     sandbox_base_container_image: String,
     sandbox_runtime_container_image: String,
     mcp_config: { type: McpConfigSchema, default: undefined },
+    // A new random value with every write of mcp_config (and of providerTokens, below): a write
+    // computed from what it read (masked MCP credentials, kept provider tokens, rotation)
+    // applies only if the version is still the one it read, else it reads again.
+    mcpVersion: String,
     search_api_key: String,
     sandbox_api_key: String,
     max_budget_per_task: Number,
@@ -80,6 +84,7 @@ export const SettingsSchema = new Schema(
     updatedAt: Date,
     providerTokens: { type: ProviderTokensSchema, default: undefined },
     providerTokensUpdatedAt: Date,
+    providerTokensVersion: String,
   },
   { versionKey: false, strict: true, collection: 'settings', minimize: false },
 );

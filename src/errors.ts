@@ -122,7 +122,7 @@ export function appErrorOf(error: unknown): AppError | undefined {
   return undefined;
 }
 
-/** Mongo duplicate-key error (E11000), reported by MongoDB and by FerretDB on insert. */
+/** Mongo duplicate-key error (E11000): MongoDB's, and FerretDB's (on update as the write gate reports it). */
 export function isDuplicateKeyError(error: unknown): boolean {
   return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 11000;
 }

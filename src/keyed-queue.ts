@@ -1,8 +1,8 @@
-// Runs operations on the same key one after another (in this process), others in parallel:
-// a sandbox's runtime operations (a resume racing a delete must not bring a process back), and
-// writes to one stored document (the embedded FerretDB applies an update by reading the
-// document and writing it back whole, so two at once can lose one, and neither a conditional
-// update nor $inc is atomic there; MongoDB needs none of this for documents).
+// Runs operations on the same key one after another (in this process), others in parallel: a
+// sandbox's runtime operations (a resume racing a delete must not bring a process back), and a
+// conversation's event batches (each claims its numbers with a conditional update; queued, the
+// batches of one process do not make each other retry). Single-document database writes need
+// none of this: they are atomic on MongoDB and made so on FerretDB by the write gate (src/db/write-gate.ts).
 export class KeyedQueue {
   private readonly tails = new Map<string, Promise<unknown>>();
 

@@ -4,6 +4,7 @@
 // Filtered reads (kind, timestamps) walk the buckets from the page position until the page is
 // full, so they cost at most the conversation's kept events (EVENTS_MAX_PER_CONVERSATION).
 import type { EventLogRecord, Models } from '../../models/index.js';
+import { newVersion, untilApplied } from '../db/versions.js';
 import { isDuplicateKeyError } from '../errors.js';
 import { KeyedQueue } from '../keyed-queue.js';
 
@@ -36,6 +37,12 @@ interface Slot {
 
 export type EventLog = Pick<EventLogRecord, 'userId' | 'next' | 'first'> & { _id: string };
 
+interface RecentId {
+  id: string;
+  seq: number;
+}
+type RecentIds = { ids: { id?: string | null; seq?: number | null }[]; version?: string | null };
+
 const bucketId = (conversationId: string, bucket: number) => `${conversationId}:${bucket}`;
 const bucketOf = (seq: number) => Math.floor(seq / BUCKET_SIZE);
 
@@ -57,24 +64,29 @@ export class EventStore {
    * Returns how many events were new. The oldest events beyond the cap are dropped.
    */
   async append(userId: string, conversationId: string, events: Record<string, unknown>[]): Promise<number> {
-    // One batch of a conversation at a time in this process (keyed-queue.ts); across replicas
-    // (MongoDB) the conditional claim below keeps numbers unique.
+    // One batch of a conversation at a time in this process (keyed-queue.ts), so they do not
+    // retry each other's claims; across replicas the conditional claim below keeps numbers unique
+    // (atomic on MongoDB, and on FerretDB through the write gate).
     return this.appending.run(conversationId, () => this.appendNow(userId, conversationId, events));
   }
 
   private async appendNow(userId: string, conversationId: string, events: Record<string, unknown>[]): Promise<number> {
     for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
       const log = await this.openLog(userId, conversationId);
-      const recent = (await this.models.EventRecent.findOne({ _id: conversationId }).lean())?.ids ?? [];
-      const known = new Map(recent.flatMap((r) => (r.id && typeof r.seq === 'number' ? [[r.id, r.seq] as const] : [])));
+      const recent = await this.models.EventRecent.findOne({ _id: conversationId }).lean();
+      const known = new Map((recent?.ids ?? []).flatMap((r) => (r.id && typeof r.seq === 'number' ? [[r.id, r.seq] as const] : [])));
       const writes: { seq: number; slot: Slot }[] = [];
+      const added: RecentId[] = [];
       let next = log.next;
       for (const event of events) {
         const id = typeof event.id === 'string' && event.id ? event.id : null;
         let seq = id === null ? undefined : known.get(id);
         if (seq === undefined) {
           seq = next++;
-          if (id !== null) known.set(id, seq);
+          if (id !== null) {
+            known.set(id, seq);
+            added.push({ id, seq });
+          }
         }
         writes.push({ seq, slot: toSlot(event) });
       }
@@ -84,8 +96,7 @@ export class EventStore {
         { $set: { next, first, updatedAt: new Date() } },
       );
       if (!claimed) continue; // another batch claimed numbers first: redo with the new log
-      const ids = [...known].map(([id, seq]) => ({ id, seq })).slice(-RECENT_IDS);
-      await this.models.EventRecent.updateOne({ _id: conversationId }, { $set: { ids } }, { upsert: true });
+      await this.rememberIds(conversationId, recent, added);
       await this.writeSlots(
         conversationId,
         writes.filter((w) => w.seq >= first),
@@ -94,6 +105,27 @@ export class EventStore {
       return next - log.next;
     }
     throw new Error(`could not append events to conversation ${conversationId}: too many concurrent writers`);
+  }
+
+  /** Adds a batch's new ids to the recent list over the version it read; another replica's batch may have added its own meanwhile. */
+  private async rememberIds(conversationId: string, read: RecentIds | null, added: RecentId[]): Promise<void> {
+    let current = read;
+    await untilApplied('The recent event ids', async () => {
+      if (added.length === 0) return true;
+      const ids = [...(current?.ids ?? []), ...added].slice(-RECENT_IDS);
+      try {
+        const written = await this.models.EventRecent.updateOne(
+          { _id: conversationId, version: current?.version ?? null },
+          { $set: { ids, version: newVersion() } },
+          { upsert: true },
+        );
+        if (written.matchedCount > 0 || written.upsertedCount > 0) return true;
+      } catch (error) {
+        if (!isDuplicateKeyError(error)) throw error; // else the list exists with another version
+      }
+      current = await this.models.EventRecent.findOne({ _id: conversationId }).lean();
+      return false;
+    });
   }
 
   /**

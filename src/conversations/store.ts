@@ -8,7 +8,6 @@ import type { McpConfig, McpConfigInput } from '../../contract/mcp.schema.js';
 import type { SecretBox } from '../crypto.js';
 import { isDuplicateKeyError } from '../errors.js';
 import { DecisionClaims } from '../db/claims.js';
-import { KeyedQueue } from '../keyed-queue.js';
 import type { LeaseStore } from './lease-queue.js';
 import { startTaskLeases } from './task-leases.js';
 import { TaskQueue } from './task-queue.js';
@@ -42,9 +41,6 @@ const asTask = (record: StartTaskRecord) => record as StartTask;
 
 export class ConversationStore {
   private readonly taskChanges = new EventEmitter().setMaxListeners(0);
-  /** Writes to one conversation record, one at a time (keyed-queue.ts says why). */
-  private readonly recordWrites = new KeyedQueue();
-
   private readonly queue: TaskQueue;
 
   constructor(
@@ -80,16 +76,20 @@ export class ConversationStore {
     return record;
   }
 
-  /** Key rotation: re-wraps the encrypted MCP overrides of start tasks; returns the documents visited. */
+  /**
+   * Key rotation: re-wraps the encrypted MCP overrides of start tasks; returns the documents
+   * visited. Each write applies only over the ciphertext it re-wrapped (the service may be running).
+   */
   async reencryptSecrets(rewrap: <T>(value: T, context: string) => T | string): Promise<number> {
     let documents = 0;
     for await (const task of this.models.StartTask.find({ mcpConfig: { $ne: null } }, { mcpConfig: 1 })
       .lean()
       .cursor()) {
-      await this.models.StartTask.updateOne(
-        { _id: task._id },
-        { $set: { mcpConfig: rewrap(task.mcpConfig, mcpOverrideContext(task._id)) } },
-      );
+      const mcpConfig = rewrap(task.mcpConfig, mcpOverrideContext(task._id));
+      // The override is written once, at creation: a miss means the task is gone.
+      if (mcpConfig !== task.mcpConfig) {
+        await this.models.StartTask.updateOne({ _id: task._id, mcpConfig: task.mcpConfig }, { $set: { mcpConfig } });
+      }
       documents++;
     }
     return documents;
@@ -206,9 +206,9 @@ export class ConversationStore {
 
   /** The sandbox a task's conversation runs in, once the task knows it. */
   async setConversationSandbox(task: StartTask, sandboxId: string): Promise<void> {
-    const update = { $set: { sandboxId, updatedAt: new Date() } };
-    await this.recordWrites.run(task.conversationId, () =>
-      this.models.AppConversation.updateOne({ _id: task.conversationId, userId: task.userId }, update),
+    await this.models.AppConversation.updateOne(
+      { _id: task.conversationId, userId: task.userId },
+      { $set: { sandboxId, updatedAt: new Date() } },
     );
   }
 
@@ -217,22 +217,27 @@ export class ConversationStore {
    * record). False when the record is gone because its owner deleted the conversation meanwhile.
    */
   async saveStartedConversation(task: StartTask, sandboxId: string, model: string): Promise<boolean> {
-    return this.recordWrites.run(task.conversationId, async () => {
-      const set = { ...conversationFields(task), sandboxId, llm_model: model, startState: 'ready', updatedAt: new Date() };
-      const updated = await this.models.AppConversation.updateOne({ _id: task.conversationId, userId: task.userId }, { $set: set });
-      if (updated.matchedCount > 0) return true;
-      // A task from before records were made at task creation has none yet; a deleted task's conversation stays deleted.
-      if (!(await this.models.StartTask.exists({ _id: task._id }))) return false;
+    const set = { ...conversationFields(task), sandboxId, llm_model: model, startState: 'ready', updatedAt: new Date() };
+    const update = () => this.models.AppConversation.updateOne({ _id: task.conversationId, userId: task.userId }, { $set: set });
+    if ((await update()).matchedCount > 0) return true;
+    // A task from before records were made at task creation has none yet; a deleted task's conversation stays deleted.
+    if (!(await this.models.StartTask.exists({ _id: task._id }))) return false;
+    try {
       await this.models.AppConversation.create(newConversation(task, set));
       return true;
-    });
+    } catch (error) {
+      // Its agent server reported the conversation first: the record exists now.
+      if (isDuplicateKeyError(error)) return (await update()).matchedCount > 0;
+      throw error;
+    }
   }
 
   /** A start that ended in ERROR leaves its conversation failed (listed, deletable). */
   async markStartFailed(task: StartTask): Promise<void> {
-    const starting = { _id: task.conversationId, userId: task.userId, startState: 'starting' };
-    const update = { $set: { startState: 'failed', updatedAt: new Date() } };
-    await this.recordWrites.run(task.conversationId, () => this.models.AppConversation.updateOne(starting, update));
+    await this.models.AppConversation.updateOne(
+      { _id: task.conversationId, userId: task.userId, startState: 'starting' },
+      { $set: { startState: 'failed', updatedAt: new Date() } },
+    );
   }
 
   /**
@@ -246,23 +251,21 @@ export class ConversationStore {
     set: Partial<Pick<AppConversationRecord, 'execution_status' | 'title' | 'metrics'>>,
     llmModel: string | null,
   ): Promise<boolean> {
-    return this.recordWrites.run(id, async () => {
-      try {
-        // The filter names owner and sandbox: a record of anyone else makes the upsert collide on _id.
-        await this.models.AppConversation.updateOne(
-          { _id: id, userId: owner.userId, sandboxId: owner.sandboxId },
-          {
-            $set: { updatedAt: new Date(), ...set },
-            $setOnInsert: reportedConversationDefaults(set, llmModel),
-          },
-          { upsert: true },
-        );
-        return true;
-      } catch (error) {
-        if (isDuplicateKeyError(error)) return false;
-        throw error;
-      }
-    });
+    try {
+      // The filter names owner and sandbox: a record of anyone else makes the upsert collide on _id.
+      await this.models.AppConversation.updateOne(
+        { _id: id, userId: owner.userId, sandboxId: owner.sandboxId },
+        {
+          $set: { updatedAt: new Date(), ...set },
+          $setOnInsert: reportedConversationDefaults(set, llmModel),
+        },
+        { upsert: true },
+      );
+      return true;
+    } catch (error) {
+      if (isDuplicateKeyError(error)) return false;
+      throw error;
+    }
   }
 
   /** Updates a user's conversation; false when there is none. */
@@ -271,10 +274,8 @@ export class ConversationStore {
     id: string,
     set: Partial<Pick<AppConversationRecord, 'execution_status' | 'title' | 'metrics'>>,
   ): Promise<boolean> {
-    return this.recordWrites.run(id, async () => {
-      const result = await this.models.AppConversation.updateOne({ _id: id, userId }, { $set: { ...set, updatedAt: new Date() } });
-      return result.matchedCount > 0;
-    });
+    const result = await this.models.AppConversation.updateOne({ _id: id, userId }, { $set: { ...set, updatedAt: new Date() } });
+    return result.matchedCount > 0;
   }
 
   /** Tells the conversations of a sandbox a lifecycle policy removed why their workspace is gone. */

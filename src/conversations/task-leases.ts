@@ -17,8 +17,7 @@ export function startTaskLeases(models: Models, queue: TaskQueue, claims: Decisi
     /**
      * The task of the oldest due queue entry whose lease is free or expired (of the first few,
      * one another replica has not just taken); the claim counts as an attempt. The attempt's
-     * claim key makes it exclusive: a conditional update alone is not on FerretDB (two
-     * replicas could both win).
+     * claim key makes it exclusive by an insert alone, on either database.
      */
     claim: async (owner, leaseMs) => {
       const now = new Date();

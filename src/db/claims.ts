@@ -1,7 +1,7 @@
 // Exclusive decisions across replicas: a decision (work this start-task attempt, pause this
 // sandbox as idle since T, hand this warm sandbox to a user) is taken by inserting its key;
-// exactly one insert of a key succeeds, on MongoDB and on FerretDB alike, where a conditional
-// update is not exclusive. The key names the state it was decided on, so a later state is a
+// exactly one insert of a key succeeds, on MongoDB and on FerretDB alike, with nothing between
+// (on FerretDB a conditional update is exclusive only through the write gate). The key names the state it was decided on, so a later state is a
 // new decision. Claims older than an hour are pruned, which also lets a decision whose
 // replica died between claiming and acting be taken again.
 import type { Models } from '../../models/index.js';

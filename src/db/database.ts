@@ -10,11 +10,16 @@
 // Not the driver's timeoutMS (one deadline for the whole operation): it sends maxTimeMS with
 // every command and arms timers per operation, which cost a quarter of a settings read's CPU
 // in the service and in FerretDB (README, "Performance").
+//
+// On FerretDB (its buildInfo says so) every update goes through the write gate (write-gate.ts),
+// which makes single-document updates atomic as they are on MongoDB.
 import type { CommandStartedEvent } from 'mongodb';
 import mongoose from 'mongoose';
-import { createModels, type Models } from '../../models/index.js';
+import { createModels, WriteLockSchema, type Models } from '../../models/index.js';
+import { assertGated, installWriteGate } from './gated-collections.js';
 import { migrate } from './migrations.js';
 import { mapUnavailableErrors } from './unavailable.js';
+import { WriteGate, type WriteLockDoc } from './write-gate.js';
 
 export const DEFAULT_DB_NAME = 'agent_control_plane';
 const READY_PING_TIMEOUT_MS = 2_000;
@@ -26,6 +31,8 @@ mongoose.set('skipOriginalStackTraces', true);
 export interface Database {
   connection: mongoose.Connection;
   models: Models;
+  /** The embedded FerretDB's write gate (write-gate.ts); null on MongoDB, where single-document updates are atomic. */
+  writeGate: WriteGate | null;
   /** True when the server answers a ping (used by /ready). */
   ping(): Promise<boolean>;
   close(): Promise<void>;
@@ -59,12 +66,23 @@ export async function connectDatabase(uri: string, options: DatabaseOptions): Pr
   connection.plugin(mapUnavailableErrors);
   if (onCommand) connection.getClient().on('commandStarted', onCommand);
   await connection.asPromise();
+  // FerretDB answers buildInfo with its own version; MongoDB has no such field.
+  const ferretDb = 'ferretdbVersion' in (await connection.db!.admin().command({ buildInfo: 1 }));
+  const lockCollection = WriteLockSchema.get('collection') as string;
+  let writeGate: WriteGate | null = null;
+  if (ferretDb) {
+    const locks = connection.db!.collection<WriteLockDoc>(lockCollection);
+    writeGate = new WriteGate(locks, { operationTimeoutMs: bound });
+    installWriteGate(connection, writeGate, [lockCollection]);
+  }
   const models = createModels(connection);
+  if (writeGate) assertGated(models, [lockCollection]);
   await Promise.all(Object.values(models).map((m) => m.createIndexes()));
   await migrate(connection, models);
   return {
     connection,
     models,
+    writeGate,
     async ping() {
       try {
         await connection.db!.command({ ping: 1 }, { timeoutMS: Math.min(bound, READY_PING_TIMEOUT_MS) });
@@ -73,7 +91,10 @@ export async function connectDatabase(uri: string, options: DatabaseOptions): Pr
         return false;
       }
     },
-    close: () => connection.close(),
+    close: async () => {
+      await writeGate?.settle();
+      await connection.close();
+    },
   };
 }
 

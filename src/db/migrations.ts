@@ -2,6 +2,7 @@
 // replicas at once. Each finishes by emptying what it moved, so later starts do nothing.
 import type { Connection } from 'mongoose';
 import type { Models } from '../../models/index.js';
+import { isDuplicateKeyError } from '../errors.js';
 
 /**
  * Git provider tokens used to live in a collection of their own (one document per user); they
@@ -12,14 +13,16 @@ async function moveProviderTokensIntoSettings(connection: Connection, models: Mo
   // One document at a time; the collection ends empty. (The comment marks the commands as this move's.)
   const comment = 'migration: git provider tokens into settings';
   for (let doc = await legacy.findOne({}, { comment }); doc; doc = await legacy.findOne({}, { comment })) {
-    const current = await models.Settings.findOne({ userId: doc.userId }, { providerTokens: 1 }).lean();
-    if (!current?.providerTokens) {
-      await models.Settings.collection.updateOne(
-        { userId: doc.userId },
+    // Only where no tokens were stored since: a replica already running may have saved some.
+    await models.Settings.collection
+      .updateOne(
+        { userId: doc.userId, providerTokens: null },
         { $set: { providerTokens: doc.tokens ?? {}, providerTokensUpdatedAt: doc.updatedAt ?? new Date() } },
-        { upsert: true },
-      );
-    }
+        { upsert: true, comment },
+      )
+      .catch((error: unknown) => {
+        if (!isDuplicateKeyError(error)) throw error; // the document exists, with tokens
+      });
     await legacy.deleteOne({ _id: doc._id }, { comment });
   }
 }

@@ -6,7 +6,8 @@ import type { ProviderType } from '../../contract/common.schema.js';
 import type { AddGitProvidersInput } from '../../contract/git-providers.schema.js';
 import type { Config } from '../config.js';
 import type { SecretBox } from '../crypto.js';
-import { AppError } from '../errors.js';
+import { newVersion, untilApplied } from '../db/versions.js';
+import { AppError, isDuplicateKeyError } from '../errors.js';
 import { userIdIn } from './git/client.js';
 import { originOf, providerApiBase } from './git/provider-api.js';
 import { ProviderError, type ProviderHttp } from './git/provider-http.js';
@@ -43,10 +44,40 @@ export class GitProvidersService {
     private readonly http: ProviderHttp,
   ) {}
 
+  /**
+   * The request's map replaces the stored one; an entry without a token keeps the stored token,
+   * so the write applies only over the provider map it read (versions.ts), else it starts over.
+   */
   async add(userId: string, input: AddGitProvidersInput): Promise<void> {
-    const stored = await this.loadStored(userId);
+    const checked = new Set<string>();
+    await untilApplied('The git provider tokens', async () => {
+      const doc = await this.models.Settings.findOne({ userId }, { providerTokens: 1, providerTokensVersion: 1 }).lean();
+      const next = await this.nextTokens(userId, input, storedTokensOf(doc), checked);
+      const set = { providerTokens: next, providerTokensUpdatedAt: new Date(), providerTokensVersion: newVersion() };
+      try {
+        // A first write upserts; one that collides with a document created meanwhile starts over.
+        await this.models.Settings.updateOne(
+          { userId, providerTokensVersion: doc?.providerTokensVersion ?? null },
+          { $set: set },
+          { upsert: true },
+        );
+        return true;
+      } catch (error) {
+        if (isDuplicateKeyError(error)) return false;
+        throw error;
+      }
+    });
+  }
+
+  /** The map to store; validates every token first, so a rejected one leaves the stored map untouched. `checked` spares a second look at the provider on a retry. */
+  private async nextTokens(userId: string, input: AddGitProvidersInput, stored: StoredTokens, checked: Set<string>): Promise<StoredTokens> {
     const next: StoredTokens = {};
-    // Validate everything first: a rejected token leaves the stored map untouched.
+    const validate = async (provider: ProviderType, token: string, host: string | null) => {
+      const key = JSON.stringify([provider, token, host]);
+      if (checked.has(key)) return;
+      await this.validate(provider, token, host);
+      checked.add(key);
+    };
     for (const [provider, entry] of Object.entries(input.provider_tokens) as [
       ProviderType,
       NonNullable<AddGitProvidersInput['provider_tokens']['github']>,
@@ -55,26 +86,24 @@ export class GitProvidersService {
       const host = entry.host || null;
       const previous = stored[provider];
       if (entry.token && entry.token.trim() !== '') {
-        await this.validate(provider, entry.token, host);
+        await validate(provider, entry.token, host);
         next[provider] = { token: this.box.encrypt(entry.token, tokenContext(userId, provider)), host, user_id: entry.user_id ?? null };
       } else if (previous) {
         // No new token: keep the stored one, re-validated when it moves to another host.
         if ((previous.host ?? null) !== host) {
-          await this.validate(provider, this.box.decrypt(previous.token, tokenContext(userId, provider)), host);
+          await validate(provider, this.box.decrypt(previous.token, tokenContext(userId, provider)), host);
         }
         next[provider] = { token: previous.token, host, user_id: entry.user_id ?? previous.user_id ?? null };
       }
     }
-    // The request's map replaces the stored one: providers it omits are removed (reference).
-    await this.models.Settings.updateOne(
-      { userId },
-      { $set: { providerTokens: next, providerTokensUpdatedAt: new Date() } },
-      { upsert: true },
-    );
+    return next;
   }
 
   async unsetAll(userId: string): Promise<void> {
-    await this.models.Settings.updateOne({ userId }, { $set: { providerTokens: {}, providerTokensUpdatedAt: new Date() } });
+    await this.models.Settings.updateOne(
+      { userId },
+      { $set: { providerTokens: {}, providerTokensUpdatedAt: new Date(), providerTokensVersion: newVersion() } },
+    );
   }
 
   /** Decrypted tokens for cloning and for the agent (never for responses). */

@@ -2,8 +2,9 @@
 // the old one in ENCRYPTION_KEY_PREVIOUS; afterwards the old key can be dropped. Each owner of
 // encrypted fields re-wraps its own (this file: the services' records; the conversations
 // store: start tasks); `cli encryption rotate` runs them all.
-import type { Models } from '../../models/index.js';
+import type { Models, SettingsRecord } from '../../models/index.js';
 import type { SecretBox } from '../crypto.js';
+import { newVersion, untilApplied } from '../db/versions.js';
 import { tokenContext } from './git-providers.service.js';
 import { keyContext } from './sandboxes.service.js';
 import { secretValueContext } from './secrets.service.js';
@@ -22,34 +23,72 @@ export function rewrapper(box: SecretBox): { rewrap: Rewrap; values: () => numbe
   return { rewrap, values: () => values };
 }
 
-/** Settings secrets and git provider tokens (one document per user), custom secrets and sandbox session keys; returns the documents visited. */
+/**
+ * Settings secrets and git provider tokens (one document per user), custom secrets and sandbox
+ * session keys; returns the documents visited. The service may be running: each document's
+ * write applies only over the values it re-encrypted (or the MCP and provider-map versions),
+ * else that document is read again, so a secret saved meanwhile is never overwritten.
+ */
 export async function reencryptServiceSecrets(models: Models, rewrap: Rewrap): Promise<number> {
   let documents = 0;
-  for await (const doc of models.Settings.find({}).lean().cursor()) {
-    const rewrapped = mapSettingsSecrets(doc.userId, doc, (value, at) => rewrap(value, at.context));
-    const set: Record<string, unknown> = {};
-    for (const field of SECRET_SETTINGS_FIELDS) if (doc[field]) set[field] = rewrapped.fields[field];
-    if (doc.mcp_config) set.mcp_config = rewrapped.mcp_config;
-    if (doc.providerTokens) {
-      const tokens = doc.providerTokens as Record<string, { token: string } | null | undefined>;
-      for (const [provider, entry] of Object.entries(tokens)) {
-        if (entry?.token) entry.token = rewrap(entry.token, tokenContext(doc.userId, provider));
-      }
-      set.providerTokens = tokens;
-    }
-    if (Object.keys(set).length) await models.Settings.updateOne({ _id: doc._id }, { $set: set });
+  for await (const { _id } of models.Settings.find({}, { _id: 1 }).lean().cursor()) {
+    await untilApplied('A settings document', async () => {
+      const doc = await models.Settings.findOne({ _id }).lean();
+      const change = doc ? settingsChange(doc, rewrap) : null;
+      return !change || (await models.Settings.updateOne({ _id, ...change.expected }, { $set: change.set })).matchedCount > 0;
+    });
     documents++;
   }
 
-  for await (const doc of models.CustomSecret.find({}).lean().cursor()) {
-    await models.CustomSecret.updateOne({ _id: doc._id }, { $set: { value: rewrap(doc.value, secretValueContext(doc.userId)) } });
+  for await (const { _id } of models.CustomSecret.find({}, { _id: 1 }).lean().cursor()) {
+    await untilApplied('A custom secret', async () => {
+      const doc = await models.CustomSecret.findOne({ _id }).lean();
+      const value = doc && rewrap(doc.value, secretValueContext(doc.userId));
+      if (!doc || value === doc.value) return true;
+      return (await models.CustomSecret.updateOne({ _id, value: doc.value }, { $set: { value } })).matchedCount > 0;
+    });
     documents++;
   }
 
   // Live sandboxes keep their session key; only its ciphertext changes.
-  for await (const doc of models.Sandbox.find({}).lean().cursor()) {
-    await models.Sandbox.updateOne({ _id: doc._id }, { $set: { sessionApiKey: rewrap(doc.sessionApiKey, keyContext(doc._id)) } });
+  for await (const { _id } of models.Sandbox.find({}, { _id: 1 }).lean().cursor()) {
+    await untilApplied('A sandbox record', async () => {
+      const doc = await models.Sandbox.findOne({ _id }).lean();
+      const sessionApiKey = doc && rewrap(doc.sessionApiKey, keyContext(_id));
+      if (!doc || sessionApiKey === doc.sessionApiKey) return true;
+      return (await models.Sandbox.updateOne({ _id, sessionApiKey: doc.sessionApiKey }, { $set: { sessionApiKey } })).matchedCount > 0;
+    });
     documents++;
   }
   return documents;
+}
+
+/** The re-encrypted fields of a settings document and the values they must still have; null when all are current. */
+function settingsChange(doc: SettingsRecord, rewrap: Rewrap): { expected: Record<string, unknown>; set: Record<string, unknown> } | null {
+  const rewrapped = mapSettingsSecrets(doc.userId, doc, (value, at) => rewrap(value, at.context));
+  const expected: Record<string, unknown> = {};
+  const set: Record<string, unknown> = {};
+  for (const field of SECRET_SETTINGS_FIELDS) {
+    if (doc[field] && rewrapped.fields[field] !== doc[field]) {
+      expected[field] = doc[field];
+      set[field] = rewrapped.fields[field];
+    }
+  }
+  if (doc.mcp_config && JSON.stringify(rewrapped.mcp_config) !== JSON.stringify(mapSettingsSecrets(doc.userId, doc, (v) => v).mcp_config)) {
+    expected.mcpVersion = doc.mcpVersion ?? null;
+    Object.assign(set, { mcp_config: rewrapped.mcp_config, mcpVersion: newVersion() });
+  }
+  if (doc.providerTokens) {
+    const tokens = structuredClone(doc.providerTokens) as Record<string, { token: string } | null | undefined>;
+    let changed = false;
+    for (const [provider, entry] of Object.entries(tokens)) {
+      const token = entry?.token && rewrap(entry.token, tokenContext(doc.userId, provider));
+      if (entry && token && token !== entry.token) [entry.token, changed] = [token, true];
+    }
+    if (changed) {
+      expected.providerTokensVersion = doc.providerTokensVersion ?? null;
+      Object.assign(set, { providerTokens: tokens, providerTokensVersion: newVersion() });
+    }
+  }
+  return Object.keys(set).length ? { expected, set } : null;
 }

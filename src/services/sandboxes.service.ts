@@ -13,6 +13,7 @@ import { AppError } from '../errors.js';
 import { ConcurrencyGate } from '../rate-limit.js';
 import type { Metrics } from '../metrics.js';
 import type { SandboxLaunch, SandboxRuntime, SandboxSpec, SandboxState } from '../sandbox/runtime.js';
+import { SandboxSlots } from './sandbox-slots.js';
 import { withVscodeToken } from './sandbox-urls.js';
 import type { SandboxSpecsService } from './sandbox-specs.service.js';
 
@@ -24,7 +25,6 @@ export interface WarmSandboxes {
   claim(userId: string, specId: string): Promise<SandboxFields | null>;
 }
 
-const RETRY_AFTER_SECONDS = 30;
 const IDLE_PAUSED = 'Paused automatically after a period without use; it resumes when used';
 const BEING_DELETED = 'The sandbox is being deleted';
 
@@ -34,7 +34,7 @@ export class SandboxesService {
     private readonly box: SecretBox,
     private readonly specs: SandboxSpecsService,
     private readonly runtime: SandboxRuntime,
-    private readonly settings: Config['sandbox'],
+    settings: Config['sandbox'],
     /** Base URL the agent server calls back (…/api/v1/webhooks/<id>); known once listening. */
     private readonly webUrl: () => string,
     private readonly metrics: Metrics,
@@ -49,7 +49,10 @@ export class SandboxesService {
           retryAfterSeconds: 5,
         }),
     );
+    this.slots = new SandboxSlots(models, settings.maxRunningPerUser, (record) => this.stateOf(record));
   }
+
+  readonly slots: SandboxSlots; // the per-user running limit (sandbox-slots.ts)
 
   /** Starts and resumes users ask for, in flight at once (SANDBOX_MAX_CONCURRENT_STARTS); more answer 503. */
   private readonly starts: ConcurrencyGate;
@@ -65,22 +68,38 @@ export class SandboxesService {
     return (await this.acquire(userId, specId)).info;
   }
 
-  /** A new sandbox for the user: a claimed warm one when there is one, else a cold start. */
+  /**
+   * A new sandbox for the user: a claimed warm one when there is one, else a cold start. A
+   * running slot is taken first, under the id a cold start gives its sandbox.
+   */
   async acquire(userId: string, specId?: string | null): Promise<{ info: SandboxInfo; source: SandboxSource }> {
     const spec = specId ? this.specs.find(specId) : this.specs.default;
     if (!spec) throw new AppError('NOT_FOUND', `Sandbox spec not found: ${specId}`, { reason: 'sandbox_spec_not_found' });
     await this.runtime.admit?.(userId);
-    await this.enforceLimit(userId);
-    const claimed = await this.warm?.claim(userId, spec.id);
-    const source = claimed ? 'warm_pool' : 'cold_start';
-    const record = claimed ?? (await this.starts.run(() => this.launchNew(userId, spec)));
+    const sandboxId = newSandboxId();
+    await this.slots.claim(userId, sandboxId);
+    const { record, source } = await this.warmOrCold(userId, spec, sandboxId).catch(async (error: unknown) => {
+      await this.slots.release(sandboxId);
+      throw error;
+    });
     this.metrics.sandboxStarts.inc({ source });
     return { info: this.toInfo(record, await this.stateOf(record)), source };
   }
 
+  private async warmOrCold(
+    userId: string,
+    spec: SandboxSpec,
+    sandboxId: string,
+  ): Promise<{ record: SandboxFields; source: SandboxSource }> {
+    const claimed = await this.warm?.claim(userId, spec.id);
+    if (!claimed) return { record: await this.starts.run(() => this.launchNew(userId, spec, sandboxId)), source: 'cold_start' };
+    await this.slots.move(sandboxId, claimed._id);
+    return { record: claimed, source: 'warm_pool' };
+  }
+
   /** Creates the record and starts the sandbox. */
-  async launchNew(ownerId: string, spec: SandboxSpec): Promise<SandboxFields> {
-    const record = await this.insertRecord(ownerId, spec);
+  async launchNew(ownerId: string, spec: SandboxSpec, sandboxId?: string): Promise<SandboxFields> {
+    const record = await this.insertRecord(ownerId, spec, sandboxId);
     await this.startRecorded(record);
     return record;
   }
@@ -90,8 +109,7 @@ export class SandboxesService {
    * Record first, so a crash mid-start leaves a record that reads MISSING rather than an
    * untracked pod.
    */
-  async insertRecord(ownerId: string, spec: SandboxSpec): Promise<SandboxFields> {
-    const sandboxId = crypto.randomBytes(16).toString('hex');
+  async insertRecord(ownerId: string, spec: SandboxSpec, sandboxId = newSandboxId()): Promise<SandboxFields> {
     const now = new Date();
     const record: SandboxFields = {
       _id: sandboxId,
@@ -151,6 +169,7 @@ export class SandboxesService {
       { _id: sandboxId, userId, desired: { $ne: 'deleting' } },
       { $set: desiredChange('paused', { pausedBy: 'user' }) },
     );
+    await this.slots.release(sandboxId);
   }
 
   /**
@@ -162,9 +181,14 @@ export class SandboxesService {
     const state = await this.stateOf(record);
     const now = new Date();
     if (record.desired === 'running' && (state.status === 'RUNNING' || state.status === 'STARTING')) return;
-    await this.enforceLimit(userId);
-    if (state.status === 'ERROR') await this.runtime.pause(sandboxId);
-    await this.starts.run(() => this.runtime.resume(this.launch(record, this.box.decrypt(record.sessionApiKey, keyContext(sandboxId)))));
+    await this.slots.claim(userId, sandboxId);
+    try {
+      if (state.status === 'ERROR') await this.runtime.pause(sandboxId);
+      await this.starts.run(() => this.runtime.resume(this.launch(record, this.box.decrypt(record.sessionApiKey, keyContext(sandboxId)))));
+    } catch (error) {
+      await this.slots.release(sandboxId);
+      throw error;
+    }
     await this.models.Sandbox.updateOne(
       { _id: sandboxId, userId, desired: { $ne: 'deleting' } },
       { $set: desiredChange('running', { pausedBy: null, lastUsedAt: now }, now) },
@@ -175,6 +199,7 @@ export class SandboxesService {
     await this.record(userId, sandboxId);
     await this.runtime.remove(sandboxId);
     await this.models.Sandbox.deleteOne({ _id: sandboxId, userId });
+    await this.slots.release(sandboxId);
   }
 
   /** Owner and session key of a sandbox, whoever owns it (webhook authentication); none for an unclaimed warm one. */
@@ -217,16 +242,6 @@ export class SandboxesService {
   private workingDirOf(record: SandboxFields): string {
     const spec = this.specs.find(record.specId);
     return spec ? this.runtime.workingDir(record._id, spec) : '/workspace/project';
-  }
-
-  private async enforceLimit(userId: string): Promise<void> {
-    const candidates = await this.models.Sandbox.find({ userId, desired: 'running' }).lean();
-    const states = await Promise.all(candidates.map((r) => this.stateOf(r)));
-    const running = states.filter((s) => s.status === 'RUNNING' || s.status === 'STARTING').length;
-    if (running >= this.settings.maxRunningPerUser) {
-      const detail = `Sandbox limit reached (${running} running)`;
-      throw new AppError('TOO_MANY_REQUESTS', detail, { reason: 'sandbox_limit_reached', retryAfterSeconds: RETRY_AFTER_SECONDS });
-    }
   }
 
   private async record(userId: string, sandboxId: string): Promise<SandboxRecord> {
@@ -278,6 +293,8 @@ export class SandboxesService {
     };
   }
 }
+
+const newSandboxId = () => crypto.randomBytes(16).toString('hex');
 
 export const keyContext = (sandboxId: string) => `sandbox:${sandboxId}:session_api_key`;
 

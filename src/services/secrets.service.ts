@@ -33,19 +33,23 @@ export class SecretsService {
     }
   }
 
-  /** Renames and/or re-describes a secret; its value is unchanged. */
+  /**
+   * Renames and/or re-describes a secret; its value is unchanged. One conditional update: the
+   * unique index on (user, name) turns a rename onto a name taken meanwhile into a duplicate key
+   * error (the write gate gives FerretDB's the same form), so exactly one of two renames onto one
+   * name wins and the other answers "already exists", with nothing written.
+   */
   async update(userId: string, secretId: string, input: { name: string; description?: string | null }): Promise<void> {
-    const existing = await this.models.CustomSecret.findOne({ userId, name: secretId }, { _id: 1 }).lean();
-    if (!existing) throw notFound(secretId);
-    // Checked explicitly: FerretDB does not report a unique violation on update as E11000.
+    // Checked first for the common case; the update's own filter and the index decide races.
     if (input.name !== secretId && (await this.models.CustomSecret.exists({ userId, name: input.name }))) {
       throw alreadyExists(input.name);
     }
     try {
-      await this.models.CustomSecret.updateOne(
-        { _id: existing._id, userId },
+      const result = await this.models.CustomSecret.updateOne(
+        { userId, name: secretId },
         { $set: { name: input.name, description: input.description ?? '' } },
       );
+      if (result.matchedCount === 0) throw notFound(secretId);
     } catch (error) {
       if (isDuplicateKeyError(error)) throw alreadyExists(input.name);
       throw error;

@@ -5,7 +5,8 @@ import { SECRET_MASK } from '../../contract/common.schema.js';
 import type { McpConfig } from '../../contract/mcp.schema.js';
 import type { SaveSettingsInput, Settings } from '../../contract/settings.schema.js';
 import type { SecretBox } from '../crypto.js';
-import { AppError } from '../errors.js';
+import { untilApplied, newVersion } from '../db/versions.js';
+import { AppError, isDuplicateKeyError } from '../errors.js';
 import { providerTokensSetOf } from './git-providers.service.js';
 import { isSecretSettingsField, mapSettingsSecrets, mcpSecretAt, type McpLike, type SecretSlot } from './settings-secrets.js';
 
@@ -39,12 +40,35 @@ export class SettingsService {
     return toDto(stored);
   }
 
-  /** Partial update: omitted fields keep their value; for secrets null keeps and "" clears. */
+  /**
+   * Partial update: omitted fields keep their value; for secrets null keeps and "" clears. One
+   * update of the fields sent (upserted on the first save). An MCP config's masked credentials
+   * keep the stored ones, so that write applies only over the MCP version it read (versions.ts).
+   */
   async save(userId: string, input: SaveSettingsInput): Promise<void> {
+    if (!input.mcp_config) {
+      await this.models.Settings.updateOne({ userId }, this.updateFor(userId, input, null), { upsert: true });
+      return;
+    }
+    await untilApplied('The MCP configuration', async () => {
+      const stored = await this.models.Settings.findOne({ userId }, { mcp_config: 1, mcpVersion: 1 }).lean();
+      const update = this.updateFor(userId, input, stored?.mcp_config ?? null);
+      update.$set.mcpVersion = newVersion();
+      try {
+        // No document yet, or one another save just created: the upsert's insert collides and this reads again.
+        await this.models.Settings.updateOne({ userId, mcpVersion: stored?.mcpVersion ?? null }, update, { upsert: true });
+        return true;
+      } catch (error) {
+        if (isDuplicateKeyError(error)) return false;
+        throw error;
+      }
+    });
+  }
+
+  private updateFor(userId: string, input: SaveSettingsInput, storedMcp: McpLike | null) {
     const set: Record<string, unknown> = { updatedAt: new Date() };
     const unset: Record<string, ''> = {};
-    const storedMcp = input.mcp_config ? (await this.models.Settings.findOne({ userId }, { mcp_config: 1 }).lean())?.mcp_config : null;
-    const sealed = mapSettingsSecrets(userId, input, (value, at) => this.seal(value, at, storedMcp ?? null));
+    const sealed = mapSettingsSecrets(userId, input, (value, at) => this.seal(value, at, storedMcp));
     for (const [field, value] of Object.entries(input)) {
       if (value === undefined) continue;
       if (isSecretSettingsField(field)) {
@@ -57,11 +81,7 @@ export class SettingsService {
         set[field] = value;
       }
     }
-    await this.models.Settings.updateOne(
-      { userId },
-      { $set: set, ...(Object.keys(unset).length ? { $unset: unset } : {}) },
-      { upsert: true },
-    );
+    return { $set: set, ...(Object.keys(unset).length ? { $unset: unset } : {}) };
   }
 
   /** Decrypted settings for starting agents; null before the first save. */

@@ -8,9 +8,10 @@ import { testDatabaseUri, uniqueDbName } from '../helpers/app.js';
 let db: Database;
 let store: EventStore;
 const CAP = 100;
+const dbName = uniqueDbName('events');
 
 beforeAll(async () => {
-  db = await connectDatabase(testDatabaseUri(uniqueDbName('events')), { operationTimeoutMs: 5_000 });
+  db = await connectDatabase(testDatabaseUri(dbName), { operationTimeoutMs: 5_000 });
   store = new EventStore(db.models, CAP);
 });
 afterAll(async () => {
@@ -111,6 +112,24 @@ describe('event store', () => {
     const all = (await store.page(l, null, false, {}, 100)).events;
     expect(all.map((e) => e.seq)).toEqual(Array.from({ length: 30 }, (_, i) => i));
     expect(new Set(all.map((e) => JSON.parse(e.json).id)).size).toBe(30);
+  });
+
+  it('numbers batches two replicas append at once, and remembers every batch for its retry', async () => {
+    const replica = await connectDatabase(testDatabaseUri(dbName), { operationTimeoutMs: 5_000 });
+    try {
+      const stores = [store, new EventStore(replica.models, CAP)];
+      const id = conversation();
+      const batches = Array.from({ length: 8 }, (_, b) => Array.from({ length: 4 }, (_, i) => event(b * 4 + i)));
+      await Promise.all(batches.map((batch, b) => stores[b % 2]!.append('alice', id, batch)));
+      // Every batch retried, each on the other replica: nothing is added twice.
+      const retried = await Promise.all(batches.map((batch, b) => stores[(b + 1) % 2]!.append('alice', id, batch)));
+      expect(retried).toEqual(Array(8).fill(0));
+      const all = (await store.page(await log(id), null, false, {}, 100)).events;
+      expect(all.map((e) => e.seq)).toEqual(Array.from({ length: 32 }, (_, i) => i));
+      expect(new Set(all.map((e) => JSON.parse(e.json).id)).size).toBe(32);
+    } finally {
+      await replica.close();
+    }
   });
 
   it('keeps only the newest events beyond the cap and deletes whole buckets below it', async () => {

@@ -8,6 +8,7 @@ import { WARM_POOL_OWNER, type Models } from '../../../models/index.js';
 import type { Logger } from '../../logger.js';
 import type { Metrics } from '../../metrics.js';
 import type { SandboxRuntime } from '../../sandbox/runtime.js';
+import { releaseSandboxSlot } from '../sandbox-slots.js';
 import { desiredChange } from '../sandboxes.service.js';
 import type { DecisionClaims } from '../../db/claims.js';
 
@@ -56,6 +57,7 @@ export class IdlePauser {
       if (!claimed) continue; // used or reported running meanwhile
       try {
         await runtime.pause(candidate._id);
+        await releaseSandboxSlot(models, candidate._id);
         paused.push(candidate._id);
         this.deps.metrics.lifecycleActions.inc({ action: 'idle_pause' });
         log.info({ sandboxId: candidate._id, userId: claimed.userId }, 'paused an idle sandbox');

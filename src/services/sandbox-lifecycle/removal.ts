@@ -5,6 +5,7 @@
 import type { Models } from '../../../models/index.js';
 import type { Logger } from '../../logger.js';
 import type { SandboxRuntime } from '../../sandbox/runtime.js';
+import { releaseSandboxSlot } from '../sandbox-slots.js';
 import { desiredChange } from '../sandboxes.service.js';
 import type { DecisionClaims } from '../../db/claims.js';
 
@@ -49,4 +50,5 @@ export async function finishRemoval(deps: RemovalDeps, sandboxId: string, reason
   await deps.onGone(sandboxId, reason);
   await deps.runtime.remove(sandboxId);
   await deps.models.Sandbox.deleteOne({ _id: sandboxId, desired: 'deleting' });
+  await releaseSandboxSlot(deps.models, sandboxId);
 }
