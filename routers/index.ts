@@ -1,6 +1,7 @@
 // The root router: one instance, mounted as tRPC at /trpc and as REST (trpc-to-openapi).
 // Inside each router, static paths come before {param} paths (the REST matcher takes the
 // first match); test/rest/openapi-inventory.test.ts enforces it.
+import { procedureRecords, type ProcedureRecord } from '../src/library-internals.js';
 import { createCallerFactory, router, type Meta } from '../src/trpc.js';
 import { appConversationsRouter } from './app-conversations.router.js';
 import { authRouter } from './auth.router.js';
@@ -37,17 +38,7 @@ export const appRouter = router({
 export type AppRouter = typeof appRouter;
 export const createCaller = createCallerFactory(appRouter);
 
-export interface ProcedureInfo {
-  path: string;
-  type: 'query' | 'mutation' | 'subscription';
-  meta: Meta | undefined;
-  inputs: unknown[];
-}
+export type ProcedureInfo = ProcedureRecord<Meta>;
 
-/** Every procedure of the app router with its meta (for the REST layer and tests). */
-export const PROCEDURES: ReadonlyMap<string, ProcedureInfo> = new Map(
-  Object.entries(appRouter._def.procedures as unknown as Record<string, { _def: Omit<ProcedureInfo, 'path'> }>).map(([path, p]) => [
-    path,
-    { path, type: p._def.type, meta: p._def.meta, inputs: p._def.inputs },
-  ]),
-);
+/** Every procedure of the app router with its meta (for the REST table and tests). */
+export const PROCEDURES: ReadonlyMap<string, ProcedureInfo> = procedureRecords<Meta>(appRouter);

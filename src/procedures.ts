@@ -6,21 +6,10 @@ import { databaseUnavailable, isDatabaseUnavailable } from './db/unavailable.js'
 import { appErrorOf, InputIssuesError, toTRPCError } from './errors.js';
 import { middleware, publicProcedure as basePublic } from './trpc.js';
 
-/**
- * Every procedure: applies the transport's fix-up of the raw input (REST decodes path
- * parameters), then converts domain errors and logs and times the call. One middleware for
- * both, since each tRPC middleware layer copies the call's context.
- */
-const observed = middleware(async ({ ctx, path, type, meta, getRawInput, next }) => {
+/** Every procedure: converts domain errors, and logs and times the call. */
+const observed = middleware(async ({ ctx, path, type, next }) => {
   const started = performance.now();
-  const adapt = ctx.adaptInput;
-  let result;
-  if (adapt) {
-    const adapted = adapt(await getRawInput(), meta?.openapi?.path);
-    result = await next({ getRawInput: async () => adapted });
-  } else {
-    result = await next();
-  }
+  const result = await next();
   const durationMs = performance.now() - started;
   const done = (outcome: string) => {
     ctx.deps.metrics.procedureDuration.observe({ procedure: path, outcome }, durationMs / 1000);

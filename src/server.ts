@@ -2,7 +2,7 @@
 // main.ts calls it with the process environment; tests call it with their own config.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createApp } from './app.js';
+import { createApp } from './http/app.js';
 import { ensureBootstrapKey, ensureDataDir, loadSecretBox, openDatabase } from './bootstrap.js';
 import type { Config } from './config.js';
 import type { DatabaseOptions } from './db/database.js';

@@ -1,17 +1,15 @@
 // Puts every write of a connection through the write gate (write-gate.ts), whoever sends it:
 // model queries, documents' save, Model.collection.* and connection.collection(...).* alike.
 //
-// The one reach into library internals, kept here: mongoose sends each of those to a driver
-// Collection it obtains from `connection.db.collection(name)` (its NativeCollection calls the
-// driver method of that object; mongoose 8, lib/drivers/node-mongodb-native/collection.js), and
-// it asks again after a reconnect. Neither mongoose nor the driver has a hook that can hold an
-// operation back, and query middleware would miss driver-level calls, so this file replaces
-// `db.collection` on the connection's Db with one that returns collections whose update-class
-// methods (and conditional deletes) run through the gate. assertGated checks at start-up that
-// the models' collections really are gated, so a mongoose that changed this fails loudly.
-import type { Collection, Db } from 'mongodb';
-import type { Connection } from 'mongoose';
+// Neither mongoose nor the driver has a hook that can hold an operation back, and query
+// middleware would miss driver-level calls, so the driver collections mongoose obtains are
+// wrapped as it obtains them (src/library-internals.ts): their update-class methods (and
+// conditional deletes) run through the gate. assertGated checks at start-up that the models'
+// collections really are gated, so a mongoose that changed this fails loudly.
+import type { Collection } from 'mongodb';
+import type { Connection, Model } from 'mongoose';
 import type { Models } from '../../models/index.js';
+import { driverCollectionOf, interceptCollections } from '../library-internals.js';
 import type { WriteGate } from './write-gate.js';
 
 const GATED = Symbol('gated by the write gate');
@@ -32,15 +30,13 @@ type Method = (...args: unknown[]) => Promise<unknown>;
 
 /** Gates the connection's collections, except those named in `exempt` (the lock collection itself). */
 export function installWriteGate(connection: Connection, gate: WriteGate, exempt: readonly string[]): void {
-  const db = connection.db as Db;
-  const collection = db.collection.bind(db);
-  db.collection = ((name: string, options?: object) => gateCollection(collection(name, options), gate, exempt)) as Db['collection'];
+  interceptCollections(connection, (collection) => gateCollection(collection, gate, exempt));
 }
 
 /** Throws unless every model's driver collection goes through the gate. */
 export function assertGated(models: Models, exempt: readonly string[]): void {
   for (const model of Object.values(models)) {
-    const driver = (model.collection as unknown as { collection: Collection | null }).collection;
+    const driver = driverCollectionOf(model as unknown as Model<never>);
     if (exempt.includes(model.collection.collectionName)) continue;
     if (!driver || !(driver as unknown as Record<symbol, boolean>)[GATED]) {
       throw new Error(

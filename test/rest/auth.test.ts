@@ -2,7 +2,7 @@
 // document and the router itself, so a new route cannot escape the check.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROCEDURES } from '../../routers/index.js';
-import { openApiDocument } from '../../src/rest/openapi-document.js';
+import { openApiDocument } from '../../src/http/rest/openapi-document.js';
 import { call, startTestApp, type TestApp } from '../helpers/app.js';
 
 let app: TestApp;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PROCEDURES } from '../../routers/index.js';
-import { FAILURES } from '../../src/rest/legacy-errors.js';
-import { openApiDocument } from '../../src/rest/openapi-document.js';
+import { FAILURES } from '../../src/http/rest/legacy-errors.js';
+import { openApiDocument } from '../../src/http/rest/openapi-document.js';
 import { CONTRACT_ROUTES } from '../contract-routes.js';
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;

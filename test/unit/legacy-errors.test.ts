@@ -3,7 +3,7 @@
 import { TRPCError } from '@trpc/server';
 import { describe, expect, it } from 'vitest';
 import { AppError, InputIssuesError, toTRPCError, type AppErrorCode, type ErrorReason } from '../../src/errors.js';
-import { FAILURES, toRestError } from '../../src/rest/legacy-errors.js';
+import { FAILURES, toRestError } from '../../src/http/rest/legacy-errors.js';
 
 const failed = (code: AppErrorCode, message: string, reason?: ErrorReason, retryAfterSeconds?: number) =>
   toTRPCError(new AppError(code, message, { ...(reason ? { reason } : {}), ...(retryAfterSeconds ? { retryAfterSeconds } : {}) }));

@@ -12,7 +12,7 @@ import { ENCRYPTION_KEY_FILE, ensureDataDir, loadSecretBox } from '../../src/boo
 import { loadConfig } from '../../src/config.js';
 import { generateKeyText } from '../../src/crypto.js';
 import { createLogger } from '../../src/logger.js';
-import { sameOriginPath } from '../../src/web/signin-page.js';
+import { sameOriginPath } from '../../src/http/web/signin-page.js';
 import { call, startTestApp, testDatabaseUri, type TestApp } from '../helpers/app.js';
 import { ENTRY_SCRIPT, writeFixtureUi } from '../helpers/fixture-ui.js';
 import { runCli } from '../helpers/processes.js';

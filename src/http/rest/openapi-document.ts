@@ -4,7 +4,7 @@
 // exact body shapes come from the REST edge's one table (legacy-errors.ts), so routes added
 // later are described by the same rules without anyone writing responses by hand.
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
-import { appRouter, PROCEDURES, type ProcedureInfo } from '../../routers/index.js';
+import { appRouter, PROCEDURES, type ProcedureInfo } from '../../../routers/index.js';
 import { restFailuresOf } from './legacy-errors.js';
 import { BODY_SCHEMAS } from './legacy-shapes.js';
 

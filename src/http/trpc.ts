@@ -1,30 +1,34 @@
-// The tRPC transport at /trpc: tRPC's node:http adapter plus the checks that must happen
-// before tRPC reads a request, answered in tRPC's own error envelope:
+// The tRPC mount at /trpc: tRPC's node:http adapter, after the checks that must happen before
+// tRPC reads a request, answered in tRPC's own error envelope:
 //   1. the per-client-IP rate limit (each call of a batch counts; the per-user limit is a
 //      procedure middleware, src/procedures.ts, shared with REST);
-//   2. JSON nesting depth of the input (query string or body), before anything parses it;
+//   2. the body, read by the one body reader (size, JSON nesting depth before anything
+//      parses it) and handed to tRPC as text; the query-string input's depth too;
 //   3. subscriptions: no valid key → 401 before any event stream starts (tRPC itself would
 //      answer 200 and send the error inside the stream).
 // Batches larger than TRPC_MAX_BATCH are refused by tRPC (maxBatchSize, 400). Errors that
 // carry retryAfterSeconds get a Retry-After header.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { TRPCError } from '@trpc/server';
-import { internal_exceptionHandler, nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
-import { getErrorShape, getHTTPStatusCodeFromError, transformTRPCResponse } from '@trpc/server/unstable-core-do-not-import';
-import { appRouter, PROCEDURES } from '../routers/index.js';
-import { parseSize } from './config.js';
-import { createContextFactory, type Deps } from './context.js';
-import { unsafeInputIssue } from '../contract/common.schema.js';
-import { AppError, appErrorOf, InputIssuesError, toTRPCError } from './errors.js';
-import { jsonNestsDeeperThan } from './json-depth.js';
+import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
+import { appRouter, PROCEDURES } from '../../routers/index.js';
+import { unsafeInputIssue } from '../../contract/common.schema.js';
+import { parseSize } from '../config.js';
+import type { Deps } from '../context.js';
+import { AppError, appErrorOf, InputIssuesError, toTRPCError } from '../errors.js';
+import { trpcErrorAnswer } from '../library-internals.js';
+import { BodyProblem, checkDepth, readLimited } from './body.js';
+import { createRequestContext } from './context.js';
+import { chargeClient, factsOf } from './pipeline.js';
 
-/** The request as the front door hands it over: `ip` is the client address under TRUST_PROXY (src/app.ts). */
-type EdgeRequest = IncomingMessage & { ip?: string; body?: unknown };
+/** tRPC reads a string `body` as the request's text instead of reading the stream again. */
+type TrpcRequest = IncomingMessage & { body?: unknown };
 
 /** Serves /trpc requests; `pathname` is the request's path (no query). */
-export function trpcHandler(deps: Deps) {
+export function trpcMount(deps: Deps) {
   const maxBodySize = parseSize(deps.config.http.maxBodySize);
-  const createContext = createContextFactory(deps, 'trpc');
+  const requestContext = createRequestContext(deps, 'trpc');
+  const createContext = ({ req, res }: { req: IncomingMessage; res: ServerResponse }) => requestContext(req, res);
   const options = {
     router: appRouter,
     createContext,
@@ -35,45 +39,48 @@ export function trpcHandler(deps: Deps) {
       return retryAfter > 0 ? { headers: { 'retry-after': String(retryAfter) } } : {};
     },
   };
-  return (req: EdgeRequest, res: ServerResponse, pathname: string): void => {
+  return (req: TrpcRequest, res: ServerResponse): void => {
     // The procedure path(s): what follows /trpc/, as tRPC's express adapter would see it.
-    const path = pathname.replace(/^\/trpc\/?/i, '');
-    const middleware = (_req: unknown, _res: unknown, next: () => void) => {
-      edgeChecks(deps, req, res, path, maxBodySize, createContext).then(next, (error: unknown) => writeTrpcError(res, error));
-    };
-    const handler = { ...options, req, res, path, middleware };
-    nodeHTTPRequestHandler(handler).catch(internal_exceptionHandler(handler));
+    const path = factsOf(req).path.replace(/^\/trpc\/?/i, '');
+    checks(deps, req, res, path, maxBodySize, requestContext).then(
+      () => nodeHTTPRequestHandler({ ...options, req, res, path }).catch((error: unknown) => writeTrpcError(res, error)),
+      (error: unknown) => writeTrpcError(res, error),
+    );
   };
 }
 
-async function edgeChecks(
+async function checks(
   deps: Deps,
-  req: EdgeRequest,
+  req: TrpcRequest,
   res: ServerResponse,
   path: string,
   maxBodySize: number,
-  createContext: ReturnType<typeof createContextFactory>,
+  requestContext: ReturnType<typeof createRequestContext>,
 ): Promise<void> {
   const paths = path.split(',');
   // Each call counts; a batch over TRPC_MAX_BATCH is refused by tRPC and costs one.
-  const cost = paths.length > deps.config.http.trpcMaxBatch ? 1 : paths.length;
-  deps.limits.ip(req.ip ?? req.socket.remoteAddress ?? 'unknown', cost);
+  chargeClient(deps, req, paths.length > deps.config.http.trpcMaxBatch ? 1 : paths.length);
 
   const maxDepth = deps.config.http.maxJsonDepth;
-  const url = req.url ?? '';
-  const input = url.includes('input=') ? new URL(url, 'http://localhost').searchParams.get('input') : null;
+  const search = factsOf(req).search;
+  const input = search.includes('input=') ? new URLSearchParams(search).get('input') : null;
   if (input) checkInputText(input, maxDepth);
   if (req.method === 'POST') {
-    const text = (await readBody(req, maxBodySize)).toString('utf8');
+    const text = (await readLimited(req, maxBodySize).catch(asTrpcError)).toString('utf8');
     checkInputText(text, maxDepth);
-    // tRPC takes a string body as the request's text instead of reading the stream again.
     req.body = text;
   }
 
   if (paths.length === 1 && PROCEDURES.get(safeDecode(paths[0]!))?.type === 'subscription') {
-    const context = await createContext({ req, res });
+    const context = await requestContext(req, res);
     if (!context.user) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'Unauthorized' });
   }
+}
+
+/** The body reader's refusals in tRPC's terms. */
+function asTrpcError(error: unknown): never {
+  if (error instanceof BodyProblem && error.kind === 'too_large') throw new TRPCError({ code: 'PAYLOAD_TOO_LARGE', message: 'Request body too large' });
+  throw error;
 }
 
 function safeDecode(text: string): string {
@@ -89,7 +96,11 @@ function safeDecode(text: string): string {
  * procedures' own check (src/procedures.ts) could refuse them.
  */
 function checkInputText(text: string, maxDepth: number): void {
-  if (jsonNestsDeeperThan(text, maxDepth)) throw tooDeep(maxDepth);
+  try {
+    checkDepth(text, maxDepth);
+  } catch {
+    throw tooDeep(maxDepth);
+  }
   if (!text.includes('__proto__')) return;
   let parsed: unknown;
   try {
@@ -111,34 +122,14 @@ function checkInputText(text: string, maxDepth: number): void {
 const tooDeep = (max: number) =>
   new AppError('UNPROCESSABLE_CONTENT', `JSON input nested deeper than ${max} levels`, { reason: 'json_too_deep' });
 
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        req.removeAllListeners('data');
-        req.resume(); // drain the rest so the answer can be read
-        reject(new TRPCError({ code: 'PAYLOAD_TOO_LARGE', message: 'Request body too large' }));
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.once('end', () => resolve(Buffer.concat(chunks)));
-    req.once('error', reject);
-  });
-}
-
 /** tRPC's own error envelope (formatted by the router's errorFormatter, transformed by superjson). */
 function writeTrpcError(res: ServerResponse, cause: unknown): void {
+  if (res.headersSent) return void res.destroy();
   const error = toTRPCError(cause);
-  const config = appRouter._def._config;
-  const shape = getErrorShape({ config, error, type: 'unknown', path: undefined, input: undefined, ctx: undefined });
-  const text = JSON.stringify(transformTRPCResponse(config, { error: shape }));
-  res.statusCode = getHTTPStatusCodeFromError(error);
+  const { status, body } = trpcErrorAnswer(appRouter, error);
+  res.statusCode = status;
   res.setHeader('content-type', 'application/json');
   const retryAfter = appErrorOf(error)?.retryAfterSeconds;
   if (retryAfter !== undefined) res.setHeader('retry-after', String(retryAfter));
-  res.end(text);
+  res.end(body);
 }

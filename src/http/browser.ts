@@ -1,29 +1,18 @@
 // What a browser's HTTP request tells the service: the session cookie it carries, whether it
 // came from one of our origins (cross-site protection), whether it arrived over https (the
 // cookie's Secure flag), and how to set or clear the cookie on the answer. Both transports
-// build it from the request (src/context.ts); procedures decide what it permits.
+// build it from the request (src/http/context.ts); procedures decide what it permits.
 import type { IncomingMessage } from 'node:http';
-import type { TLSSocket } from 'node:tls';
-import type { Config } from './config.js';
+import type { Config } from '../config.js';
+import type { BrowserRequest } from '../context.js';
+import { factsOf } from './pipeline.js';
+
+export type { BrowserRequest } from '../context.js';
 
 export const SESSION_COOKIE = 'acp_session';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-export interface BrowserRequest {
-  /** The acp_session cookie's value, if the request carries one. */
-  sessionId: string | undefined;
-  /** The request's Origin header is ours (scheme and Host header, PUBLIC_URL/WEB_URL) or in TRUSTED_ORIGINS. */
-  originTrusted: boolean;
-  /** The request carries an Origin header at all. */
-  originPresent: boolean;
-  /** Sec-Fetch-Site says the request was made by another site's page. */
-  crossSite: boolean;
-  /** POST, PUT, PATCH, DELETE… (the method alone, whatever the procedure). */
-  unsafeMethod: boolean;
-  setSessionCookie(sessionId: string, maxAgeSeconds: number): void;
-  clearSessionCookie(): void;
-}
 
 /** The value of one cookie in a Cookie header (the first one of that name, as browsers order them). */
 export function cookieValue(header: string | undefined, name: string): string | undefined {
@@ -53,9 +42,8 @@ function appendSetCookie(res: HeaderWriter, cookie: string): void {
 }
 
 export function browserRequest(req: IncomingMessage, res: HeaderWriter, config: Config, trusted: Set<string>): BrowserRequest {
-  // express's req.protocol honours X-Forwarded-Proto only from a trusted proxy (TRUST_PROXY).
-  const viaExpress = req as IncomingMessage & { protocol?: string };
-  const protocol = viaExpress.protocol ?? ((req.socket as TLSSocket).encrypted ? 'https' : 'http');
+  // X-Forwarded-Proto counts only from a trusted proxy (TRUST_PROXY; src/http/pipeline.ts).
+  const protocol = factsOf(req).protocol;
   // Our own origin is the Host header the browser sent, never X-Forwarded-Host: TRUST_PROXY
   // cannot tell a proxy from a browser on a trusted address (a page on another localhost port
   // could name itself there). A proxy that rewrites Host needs PUBLIC_URL.

@@ -11,7 +11,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
-import { createContextFactory, type Deps } from '../context.js';
+import type { Deps } from '../../context.js';
+import { createRequestContext } from '../context.js';
 import { homePage } from './home-page.js';
 
 /** Paths the UI never answers (the API, tRPC, operations): they fall through to the JSON 404. */
@@ -49,13 +50,13 @@ function uiHeaders(res: Response): void {
 
 export function webUi(deps: Deps): Router {
   const ui = express.Router();
-  const authenticate = createContextFactory(deps, 'rest');
+  const requestContext = createRequestContext(deps, 'rest');
   const root = deps.config.webUi.dir ? resolveUiRoot(deps.config.webUi.dir) : null;
   const isPage = (req: Request, normal: string) => (req.method === 'GET' || req.method === 'HEAD') && !NOT_UI.test(normal);
 
   /** Serves a page to a signed-in user; sends anyone else to the sign-in page. */
   const page = (serve: (req: Request, res: Response, userId: string) => void) => (req: Request, res: Response, next: NextFunction) => {
-    authenticate({ req, res })
+    requestContext(req, res)
       .then(({ user }) => {
         if (user) serve(req, res, user.id);
         else if (req.accepts(['html', 'json']) === 'html') res.redirect(302, `/signin?next=${encodeURIComponent(req.originalUrl)}`);

@@ -9,8 +9,8 @@
 // - anything unexpected → 500 {"detail": "Internal Server Error"}, never the cause's text.
 // Domain errors with retryAfterSeconds carry a Retry-After header.
 import { TRPCError } from '@trpc/server';
-import { PROCEDURES, type ProcedureInfo } from '../../routers/index.js';
-import { appErrorOf, inputIssuesOf, type ErrorReason } from '../errors.js';
+import { PROCEDURES, type ProcedureInfo } from '../../../routers/index.js';
+import { appErrorOf, inputIssuesOf, type ErrorReason } from '../../errors.js';
 import { BODY_SHAPES, type BodyShape } from './legacy-shapes.js';
 import { issuesToDetail, type IssueLike } from './validation-detail.js';
 

@@ -1,0 +1,84 @@
+// createApp(deps): the service's one request listener (tests start it on port 0). Every
+// request passes the pipeline once (pipeline.ts: id and access line, CORS, client facts),
+// then goes to exactly one of:
+//   health and metrics (open, unlimited) → /trpc (trpc.ts) → the REST door (rest/: every /api
+//   path but the docs page) → the web pages on express (web/: docs page, sign-in, web UI, the
+//   JSON 404).
+// The per-IP limit and the credentials are the transports' next steps, each through the one
+// function for it (pipeline.ts chargeClient, credentials.ts). The hot requests never reach
+// express: its per-request setup cost more CPU than a whole settings read (README,
+// "Performance").
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type { Deps } from '../context.js';
+import { createPipeline, factsOf } from './pipeline.js';
+import { restDoor } from './rest/index.js';
+import { trpcMount } from './trpc.js';
+import { webRoutes } from './web/index.js';
+
+export function createApp(deps: Deps): RequestListener {
+  const begin = createPipeline(deps);
+  const health = healthRoutes(deps);
+  const trpc = trpcMount(deps);
+  const rest = restDoor(deps);
+  const web = webRoutes(deps);
+  return (req, res) => {
+    try {
+      if (!begin(req, res)) return;
+      const path = factsOf(req).path;
+      if (health(req, res, path)) return;
+      if (/^\/trpc(\/|$)/i.test(path)) return trpc(req, res);
+      if (rest(req, res)) return;
+      web(req, res);
+    } catch (error) {
+      failed(deps, req, res, error);
+    }
+  };
+}
+
+/** An unexpected failure outside every handler's own error answers: logged, a bare 500. */
+function failed(deps: Deps, req: IncomingMessage, res: ServerResponse, error: unknown): void {
+  deps.log.error({ err: error, path: req.url?.split('?')[0] }, 'unhandled error');
+  if (!res.headersSent) sendJson(res, 500, { detail: 'Internal Server Error' });
+  else res.destroy();
+}
+
+const sendJson = (res: ServerResponse, status: number, value: unknown) => {
+  const text = JSON.stringify(value);
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
+};
+
+/** GET (and HEAD) of /alive, /health, /ready and /metrics; true when it answered. */
+function healthRoutes(deps: Deps) {
+  return (req: IncomingMessage, res: ServerResponse, pathname: string): boolean => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return false;
+    // Paths match as the reference's router matches them: any case, a trailing slash allowed.
+    switch (pathname.toLowerCase().replace(/\/$/, '')) {
+      case '/alive':
+        sendJson(res, 200, { status: 'ok' });
+        return true;
+      case '/health':
+        sendJson(res, 200, 'OK'); // reference answers the JSON string "OK"
+        return true;
+      case '/ready':
+        deps.db.ping().then(
+          (database) => sendJson(res, database ? 200 : 503, { status: database ? 'ready' : 'not ready', checks: { database } }),
+          (error: unknown) => failed(deps, req, res, error),
+        );
+        return true;
+      case '/metrics':
+        deps.metrics.registry.metrics().then(
+          (text) => {
+            res.setHeader('Content-Type', deps.metrics.registry.contentType);
+            res.end(text);
+          },
+          (error: unknown) => failed(deps, req, res, error),
+        );
+        return true;
+      default:
+        return false;
+    }
+  };
+}

@@ -1,0 +1,22 @@
+// A request's Context (src/context.ts), built the same way for every transport: the
+// credentials (credentials.ts), the browser facts with the session-cookie writer (browser.ts),
+// and the request's logger from the pipeline.
+import type { IncomingMessage } from 'node:http';
+import { createContextInner, type Context, type Deps, type Transport } from '../context.js';
+import { browserRequest, configuredOrigins, type HeaderWriter } from './browser.js';
+import { authenticate, credentialsOf } from './credentials.js';
+import { factsOf } from './pipeline.js';
+
+export type RequestContext = (req: IncomingMessage, res?: HeaderWriter) => Promise<Context>;
+
+/** `res` is given where a browser may be the client: it carries the cookie writer, and the cookie then authenticates too. */
+export function createRequestContext(deps: Deps, transport: Transport): RequestContext {
+  const trustedOrigins = configuredOrigins(deps.config);
+  return async (req, res) => {
+    const credentials = credentialsOf(req);
+    const browser = res ? browserRequest(req, res, deps.config, trustedOrigins) : undefined;
+    const inner = createContextInner(deps, null, transport, credentials);
+    const auth = await authenticate(deps, browser ? credentials : { ...credentials, sessionId: undefined });
+    return { ...inner, ...auth, log: factsOf(req).log, browser };
+  };
+}

@@ -1,0 +1,129 @@
+// REST routes a procedure's legacy path cannot express, declared beside the route table (they
+// take precedence over it). Behaviour still lives in the procedures: each route calls its
+// procedure through createCaller, never a service directly.
+//   - GET /api/openapi.json: the OpenAPI document (open, like the docs page);
+//   - POST /api/v1/app-conversations/stream-start: a streamed JSON array of task snapshots;
+//   - POST /api/v1/webhooks/{sandbox_id}/events/{conversation_id}: the body is a JSON array;
+//   - GET /api/v1/webhooks/secrets: the token as text/plain (the SDK's LookupSecret reads the
+//     response text verbatim, so a JSON string would arrive with its quotes);
+//   - GET /api/user/repository/{repository_name:path}/microagents[/content]: names with "/";
+//   - POST /api/conversations/{conversation_id}/upload-files: multipart (upload.ts).
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createCaller } from '../../../routers/index.js';
+import type { Deps } from '../../context.js';
+import type { RequestContext } from '../context.js';
+import { writeJson } from './answers.js';
+import { openApiDocument } from './openapi-document.js';
+import type { RoutePath } from './table.js';
+import { uploadFiles } from './upload.js';
+
+const JSON_UTF8 = 'application/json; charset=utf-8';
+
+export interface HandlerRoute extends RoutePath {
+  /** Open routes are not rate-limited per client (documents, like the docs page). */
+  open?: boolean;
+  /** How the door reads the body first: a JSON object, any JSON value, or nothing (the handler reads it). */
+  body: 'json-object' | 'json' | 'none';
+  /** The procedure whose failure-table rows answer this route's failures. */
+  procedurePath: string | undefined;
+  handle(call: HandlerCall): Promise<void>;
+}
+
+export interface HandlerCall {
+  req: IncomingMessage;
+  res: ServerResponse;
+  params: Record<string, string>;
+  query: URLSearchParams;
+  body: unknown;
+  /** The request's context; `withBrowser` lets the session cookie authenticate (user routes, not webhooks). */
+  context(withBrowser: boolean): ReturnType<RequestContext>;
+  signal: AbortSignal;
+}
+
+export function handlerRoutes(deps: Deps): HandlerRoute[] {
+  const caller = async (call: HandlerCall, withBrowser: boolean) => createCaller(await call.context(withBrowser), { signal: call.signal });
+  return [
+    {
+      method: 'GET',
+      path: '/api/openapi.json',
+      open: true,
+      body: 'none',
+      procedurePath: undefined,
+      handle: async ({ res }) => writeJson(res, 200, openApiDocument(), JSON_UTF8),
+    },
+    {
+      method: 'POST',
+      path: '/api/v1/app-conversations/stream-start',
+      body: 'json-object',
+      procedurePath: 'appConversations.start',
+      handle: async (call) => {
+        const conversations = (await caller(call, true)).appConversations;
+        const task = await conversations.start(call.body as Parameters<typeof conversations.start>[0]);
+        const snapshots = await conversations.watchStartTask({ task_id: task.id });
+        const { res } = call;
+        res.statusCode = 200;
+        res.setHeader('Content-Type', JSON_UTF8);
+        res.write('[');
+        let first = true;
+        try {
+          for await (const snapshot of snapshots) {
+            res.write((first ? '' : ',') + JSON.stringify(snapshot));
+            first = false;
+          }
+        } finally {
+          res.end(']'); // a failure after the first bytes ends the array where it is
+        }
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/v1/webhooks/{sandbox_id}/events/{conversation_id}',
+      body: 'json',
+      procedurePath: 'webhooks.events',
+      handle: async (call) => {
+        const { sandbox_id, conversation_id } = call.params as { sandbox_id: string; conversation_id: string };
+        const result = await (await caller(call, false)).webhooks.events({ sandbox_id, conversation_id, events: call.body as never });
+        writeJson(call.res, 200, result, JSON_UTF8);
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/v1/webhooks/secrets',
+      body: 'none',
+      procedurePath: 'webhooks.gitToken',
+      handle: async (call) => {
+        const token = await (await caller(call, false)).webhooks.gitToken({});
+        call.res.statusCode = 200;
+        call.res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+        call.res.setHeader('Content-Length', Buffer.byteLength(token));
+        call.res.end(token);
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/user/repository/{repository_name:path}/microagents/content',
+      body: 'none',
+      procedurePath: 'user.microagentContent',
+      handle: async (call) => {
+        const input = { repository_name: call.params.repository_name!, file_path: (call.query.get('file_path') ?? undefined) as string };
+        writeJson(call.res, 200, await (await caller(call, true)).user.microagentContent(input), JSON_UTF8);
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/user/repository/{repository_name:path}/microagents',
+      body: 'none',
+      procedurePath: 'user.microagents',
+      handle: async (call) => {
+        writeJson(call.res, 200, await (await caller(call, true)).user.microagents({ repository_name: call.params.repository_name! }), JSON_UTF8);
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/conversations/{conversation_id}/upload-files',
+      body: 'none',
+      procedurePath: 'conversationWorkspace.uploadFiles',
+      handle: (call) => uploadFiles(deps, call),
+    },
+  ];
+}

@@ -1,0 +1,25 @@
+// The pages and files browsers ask for, on express (static files, redirects, content
+// negotiation): the API docs page, the sign-in page and the web UI (or the small home page
+// without one); whatever nothing here takes is the JSON 404.
+import type { RequestListener } from 'node:http';
+import express from 'express';
+import type { Deps } from '../../context.js';
+import { writeRestError, NOT_FOUND } from '../rest/answers.js';
+import { docsRouter } from './docs.js';
+import { signInPage } from './signin-page.js';
+import { webUi } from './web-ui.js';
+
+export function webRoutes(deps: Deps): RequestListener {
+  const web = express();
+  web.disable('x-powered-by');
+  web.set('etag', false);
+  web.use(docsRouter());
+  web.get('/signin', signInPage);
+  web.use(webUi(deps));
+  web.use((_req, res) => writeRestError(res, NOT_FOUND));
+  web.use(((error, _req, res, _next) => {
+    deps.log.error({ err: error }, 'unhandled error');
+    if (!res.headersSent) writeRestError(res, { status: 500, body: { detail: 'Internal Server Error' } });
+  }) as express.ErrorRequestHandler);
+  return web as unknown as RequestListener;
+}
