@@ -6,7 +6,7 @@ import type { Models, SettingsRecord } from '../../models/index.js';
 import type { SecretBox } from '../crypto.js';
 import { newVersion, untilApplied } from '../db/versions.js';
 import { tokenContext } from './git-providers.service.js';
-import { keyContext } from './sandboxes.service.js';
+import { keyContext } from './sandbox-records.js';
 import { secretValueContext } from './secrets.service.js';
 import { mapSettingsSecrets, SECRET_SETTINGS_FIELDS } from './settings-secrets.js';
 

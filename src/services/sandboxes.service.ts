@@ -2,7 +2,6 @@
 // state, encrypted session key) and asks the runtime for live status. Another user's
 // sandbox behaves exactly as if absent. A start may claim a warm sandbox
 // (sandbox-lifecycle/warm-pool.ts) instead of starting one cold.
-import crypto from 'node:crypto';
 import { WARM_POOL_OWNER, type Models, type SandboxRecord } from '../../models/index.js';
 import type { SandboxSource } from '../../contract/app-conversations.schema.js';
 import { pageFromExtra, pageOffset } from '../../contract/common.schema.js';
@@ -13,6 +12,7 @@ import { AppError } from '../errors.js';
 import { ConcurrencyGate } from '../rate-limit.js';
 import type { Metrics } from '../metrics.js';
 import type { SandboxLaunch, SandboxRuntime, SandboxSpec, SandboxState } from '../sandbox/runtime.js';
+import { desiredChange, keyContext, newSandboxId } from './sandbox-records.js';
 import { SandboxSlots } from './sandbox-slots.js';
 import { withVscodeToken } from './sandbox-urls.js';
 import type { SandboxSpecsService } from './sandbox-specs.service.js';
@@ -292,16 +292,6 @@ export class SandboxesService {
       status_reason: state.reason,
     };
   }
-}
-
-const newSandboxId = () => crypto.randomBytes(16).toString('hex');
-
-export const keyContext = (sandboxId: string) => `sandbox:${sandboxId}:session_api_key`;
-
-/** The fields that go with a change of `desired`: retention counts paused time from desiredSince. */
-export function desiredChange(desired: 'running' | 'paused' | 'deleting', extra: Partial<SandboxFields> = {}, now = new Date()) {
-  // A restarted agent server runs nothing until told: old "running" reports no longer hold.
-  return { desired, desiredSince: now, runningConversations: [], updatedAt: now, ...extra };
 }
 
 function notBeingDeleted<T extends { desired: string }>(record: T): T {

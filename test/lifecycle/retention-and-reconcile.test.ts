@@ -131,7 +131,11 @@ describe('reconcile', () => {
       sandbox_status: 'MISSING',
       sandbox_status_reason: 'The workspace no longer exists: its runtime objects were removed outside this service',
     });
-    expect(await metric(app, 'sandbox_lifecycle_actions_total', { action: 'lost_record_removed' })).toBeGreaterThanOrEqual(1);
+    // Counted once the removal has returned (its slot released), a moment after the record went.
+    await eventually(
+      'the removal to be counted',
+      async () => (await metric(app, 'sandbox_lifecycle_actions_total', { action: 'lost_record_removed' })) >= 1,
+    );
     // Sandboxes that have both sides are left alone.
     expect((await sandbox(app, key, other)).status).toBe('RUNNING');
   });

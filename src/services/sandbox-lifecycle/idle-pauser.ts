@@ -9,7 +9,7 @@ import type { Logger } from '../../logger.js';
 import type { Metrics } from '../../metrics.js';
 import type { SandboxRuntime } from '../../sandbox/runtime.js';
 import { releaseSandboxSlot } from '../sandbox-slots.js';
-import { desiredChange } from '../sandboxes.service.js';
+import { desiredChange } from '../sandbox-records.js';
 import type { DecisionClaims } from '../../db/claims.js';
 
 export interface IdlePauserDeps {

@@ -6,7 +6,7 @@ import type { Models } from '../../../models/index.js';
 import type { Logger } from '../../logger.js';
 import type { SandboxRuntime } from '../../sandbox/runtime.js';
 import { releaseSandboxSlot } from '../sandbox-slots.js';
-import { desiredChange } from '../sandboxes.service.js';
+import { desiredChange } from '../sandbox-records.js';
 import type { DecisionClaims } from '../../db/claims.js';
 
 /** Marks the conversations of a removed sandbox with the reason (the conversation store does it). */
