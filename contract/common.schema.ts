@@ -20,6 +20,12 @@ export const jsonBool = () => noCoerce(z.boolean());
 export const jsonInt = () => noCoerce(z.number().int());
 export const jsonNumber = () => noCoerce(z.number());
 
+/**
+ * The input of a procedure that takes nothing: callers may leave it out (`trpc.secrets.list.query()`).
+ * Inputs whose fields are all optional do the same with `.prefault({})` (test/unit/schemas.test.ts).
+ */
+export const NoInputSchema = z.object({}).prefault({});
+
 export const MessageResponseSchema = z.object({ message: z.string() }).meta({ id: 'MessageResponse' });
 
 export const ProviderTypeSchema = z.enum(['github', 'gitlab', 'bitbucket', 'enterprise_sso']).meta({ id: 'ProviderType' });

@@ -24,25 +24,25 @@ export const appConversationsRouter = router({
       errors: ['sandbox_runtime_unavailable'],
       openapi: { method: 'GET', path: '/api/v1/app-conversations/search', tags, summary: 'Search conversations, newest first' },
     })
-    .input(SearchAppConversationsInputSchema)
+    .input(SearchAppConversationsInputSchema.prefault({}))
     .output(AppConversationPageSchema)
     .query(({ ctx, input }) => ctx.services.appConversations.search(ctx.user.id, input)),
 
   count: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/api/v1/app-conversations/count', tags, summary: 'Count conversations' } })
-    .input(CountAppConversationsInputSchema)
+    .input(CountAppConversationsInputSchema.prefault({}))
     .output(z.number())
     .query(({ ctx, input }) => ctx.services.appConversations.count(ctx.user.id, input)),
 
   searchStartTasks: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/api/v1/app-conversations/start-tasks/search', tags, summary: 'Search start tasks' } })
-    .input(SearchStartTasksInputSchema)
+    .input(SearchStartTasksInputSchema.prefault({}))
     .output(StartTaskPageSchema)
     .query(({ ctx, input }) => ctx.services.appConversations.searchTasks(ctx.user.id, input)),
 
   countStartTasks: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/api/v1/app-conversations/start-tasks/count', tags, summary: 'Count start tasks' } })
-    .input(CountStartTasksInputSchema)
+    .input(CountStartTasksInputSchema.prefault({}))
     .output(z.number())
     .query(({ ctx, input }) => ctx.services.appConversations.countTasks(ctx.user.id, input)),
 
@@ -66,7 +66,7 @@ export const appConversationsRouter = router({
       errors: ['parent_conversation_not_found'],
       openapi: { method: 'POST', path: '/api/v1/app-conversations', tags, summary: 'Start a conversation; returns its start task' },
     })
-    .input(AppConversationStartRequestSchema)
+    .input(AppConversationStartRequestSchema.prefault({}))
     .output(AppConversationStartTaskSchema)
     .mutation(({ ctx, input }) => ctx.services.appConversations.start(ctx.user.id, input)),
 
@@ -81,7 +81,7 @@ export const appConversationsRouter = router({
         summary: 'Start a conversation and stream its task snapshots',
       },
     })
-    .input(AppConversationStartRequestSchema)
+    .input(AppConversationStartRequestSchema.prefault({}))
     .output(z.array(AppConversationStartTaskSchema))
     .mutation(async ({ ctx, input, signal }) => {
       const task = await ctx.services.appConversations.start(ctx.user.id, input);

@@ -1,9 +1,8 @@
 // Browser sign-in (the acp_session cookie). The session id travels only in Set-Cookie, never
 // in a body; the transports write the cookie through ctx.browser.
-import { z } from 'zod';
 import { authedProcedure, signInProcedure } from '../src/procedures.js';
 import { router } from '../src/trpc.js';
-import { SuccessSchema } from '../contract/common.schema.js';
+import { NoInputSchema, SuccessSchema } from '../contract/common.schema.js';
 import { SessionInfoSchema, SignInInputSchema } from '../contract/auth.schema.js';
 
 export const authRouter = router({
@@ -16,7 +15,7 @@ export const authRouter = router({
         summary: 'Sign a browser in with an API key (sets the acp_session cookie)',
       },
     })
-    .input(SignInInputSchema)
+    .input(SignInInputSchema.prefault({}))
     .output(SessionInfoSchema)
     .mutation(async ({ ctx, input }) => {
       // A session cookie sent along is ended: signing in always rotates the session id.
@@ -27,7 +26,7 @@ export const authRouter = router({
 
   session: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/api/auth/session', tags: ['auth'], summary: 'The current session (or key) and its user' } })
-    .input(z.object({}))
+    .input(NoInputSchema)
     .output(SessionInfoSchema)
     .query(({ ctx }) => ({ user_id: ctx.user.id, expires_at: ctx.session?.expiresAt.toISOString() ?? null })),
 
@@ -35,7 +34,7 @@ export const authRouter = router({
     .meta({
       openapi: { method: 'DELETE', path: '/api/auth/session', tags: ['auth'], summary: 'Sign out: ends the session, clears the cookie' },
     })
-    .input(z.object({}))
+    .input(NoInputSchema)
     .output(SuccessSchema)
     .mutation(async ({ ctx }) => {
       if (ctx.session) await ctx.services.sessions.close(ctx.session.id);

@@ -20,7 +20,7 @@ export const conversationsRouter = router({
       errors: ['sandbox_runtime_unavailable'],
       openapi: { method: 'GET', path: '/api/conversations', tags, summary: 'List conversations, newest first' },
     })
-    .input(ListConversationsInputSchema)
+    .input(ListConversationsInputSchema.prefault({}))
     .output(ConversationInfoPageSchema)
     .query(({ ctx, input }) => ctx.services.conversations.list(ctx.user.id, input)),
 
@@ -42,7 +42,7 @@ export const conversationsRouter = router({
       errors: ['settings_not_found', 'llm_key_missing', 'repository_access_denied'],
       openapi: { method: 'POST', path: '/api/conversations', tags, summary: 'Start a new conversation' },
     })
-    .input(NewConversationInputSchema)
+    .input(NewConversationInputSchema.prefault({}))
     .output(NewConversationResponseSchema)
     .mutation(({ ctx, input }) => ctx.services.conversations.create(ctx.user.id, input)),
 

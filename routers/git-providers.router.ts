@@ -1,7 +1,6 @@
-import { z } from 'zod';
 import { authedProcedure } from '../src/procedures.js';
 import { router } from '../src/trpc.js';
-import { MessageResponseSchema } from '../contract/common.schema.js';
+import { MessageResponseSchema, NoInputSchema } from '../contract/common.schema.js';
 import { AddGitProvidersInputSchema } from '../contract/git-providers.schema.js';
 
 export const gitProvidersRouter = router({
@@ -15,7 +14,7 @@ export const gitProvidersRouter = router({
         summary: 'Validate and store git provider tokens',
       },
     })
-    .input(AddGitProvidersInputSchema)
+    .input(AddGitProvidersInputSchema.prefault({}))
     .output(MessageResponseSchema)
     .mutation(async ({ ctx, input }) => {
       await ctx.services.gitProviders.add(ctx.user.id, input);
@@ -26,7 +25,7 @@ export const gitProvidersRouter = router({
     .meta({
       openapi: { method: 'POST', path: '/api/unset-provider-tokens', tags: ['git-providers'], summary: 'Remove all git provider tokens' },
     })
-    .input(z.object({}))
+    .input(NoInputSchema)
     .output(MessageResponseSchema)
     .mutation(async ({ ctx }) => {
       await ctx.services.gitProviders.unsetAll(ctx.user.id);

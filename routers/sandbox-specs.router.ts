@@ -11,7 +11,7 @@ import {
 export const sandboxSpecsRouter = router({
   search: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/api/v1/sandbox-specs/search', tags: ['sandbox-specs'], summary: 'List sandbox specs' } })
-    .input(SearchSandboxSpecsInputSchema)
+    .input(SearchSandboxSpecsInputSchema.prefault({}))
     .output(SandboxSpecPageSchema)
     .query(({ ctx, input }) => ctx.services.sandboxSpecs.search(input.page_id, input.limit)),
 

@@ -19,7 +19,7 @@ export const sandboxesRouter = router({
       errors: ['sandbox_runtime_unavailable'],
       openapi: { method: 'GET', path: '/api/v1/sandboxes/search', tags: ['sandboxes'], summary: 'List your sandboxes, newest first' },
     })
-    .input(SearchSandboxesInputSchema)
+    .input(SearchSandboxesInputSchema.prefault({}))
     .output(SandboxPageSchema)
     .query(({ ctx, input }) => ctx.services.sandboxes.search(ctx.user.id, input.page_id, input.limit)),
 
@@ -44,7 +44,7 @@ export const sandboxesRouter = router({
       ],
       openapi: { method: 'POST', path: '/api/v1/sandboxes', tags: ['sandboxes'], summary: 'Start a sandbox' },
     })
-    .input(StartSandboxInputSchema)
+    .input(StartSandboxInputSchema.prefault({}))
     .output(SandboxInfoSchema)
     .mutation(({ ctx, input }) => ctx.services.sandboxes.start(ctx.user.id, input.sandbox_spec_id)),
 

@@ -1,13 +1,12 @@
-import { z } from 'zod';
 import { authedProcedure } from '../src/procedures.js';
 import { router } from '../src/trpc.js';
-import { MessageResponseSchema } from '../contract/common.schema.js';
+import { MessageResponseSchema, NoInputSchema } from '../contract/common.schema.js';
 import { CreateSecretInputSchema, SecretIdInputSchema, SecretsListSchema, UpdateSecretInputSchema } from '../contract/secrets.schema.js';
 
 export const secretsRouter = router({
   list: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/api/secrets', tags: ['secrets'], summary: 'List custom secret names' } })
-    .input(z.object({}))
+    .input(NoInputSchema)
     .output(SecretsListSchema)
     .query(async ({ ctx }) => ({ custom_secrets: await ctx.services.secrets.list(ctx.user.id) })),
 

@@ -1,8 +1,7 @@
-import { z } from 'zod';
 import { AppError } from '../src/errors.js';
 import { authedProcedure } from '../src/procedures.js';
 import { router } from '../src/trpc.js';
-import { MessageResponseSchema } from '../contract/common.schema.js';
+import { MessageResponseSchema, NoInputSchema } from '../contract/common.schema.js';
 import { SaveSettingsInputSchema, SettingsSchema } from '../contract/settings.schema.js';
 
 export const settingsRouter = router({
@@ -11,13 +10,13 @@ export const settingsRouter = router({
       errors: ['settings_not_found'],
       openapi: { method: 'GET', path: '/api/settings', tags: ['settings'], summary: "Load the user's settings (secrets masked)" },
     })
-    .input(z.object({}))
+    .input(NoInputSchema)
     .output(SettingsSchema)
     .query(({ ctx }) => ctx.services.settings.get(ctx.user.id)),
 
   save: authedProcedure
     .meta({ openapi: { method: 'POST', path: '/api/settings', tags: ['settings'], summary: 'Store settings (partial update)' } })
-    .input(SaveSettingsInputSchema)
+    .input(SaveSettingsInputSchema.prefault({}))
     .output(MessageResponseSchema)
     .mutation(async ({ ctx, input }) => {
       await ctx.services.settings.save(ctx.user.id, input);
@@ -30,7 +29,7 @@ export const settingsRouter = router({
       errors: ['settings_reset_removed'],
       openapi: { method: 'POST', path: '/api/reset-settings', tags: ['settings'], summary: 'Removed; always 410' },
     })
-    .input(z.object({}))
+    .input(NoInputSchema)
     .output(MessageResponseSchema)
     .mutation(() => {
       throw new AppError('GONE', 'Reset settings functionality has been removed.', { reason: 'settings_reset_removed' });

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { authedProcedure } from '../src/procedures.js';
 import { router, type Meta } from '../src/trpc.js';
+import { NoInputSchema } from '../contract/common.schema.js';
 import {
   BranchesInputSchema,
   BranchSchema,
@@ -43,7 +44,7 @@ const get = (path: `/api/${string}`, summary: string): Meta => ({
 export const userRouter = router({
   info: authedProcedure
     .meta(get('/api/user/info', 'The git user of the first stored provider token that answers'))
-    .input(z.object({}))
+    .input(NoInputSchema)
     .output(GitUserSchema)
     .query(({ ctx }) => ctx.services.userGit.info(ctx.user.id)),
 
@@ -55,7 +56,7 @@ export const userRouter = router({
 
   repositories: authedProcedure
     .meta(get('/api/user/repositories', "A page of the user's repositories (every item carries the page's link_header)"))
-    .input(RepositoriesInputSchema)
+    .input(RepositoriesInputSchema.prefault({}))
     .output(z.array(RepositorySchema))
     .query(({ ctx, input }) => ctx.services.userGit.repositories(ctx.user.id, input)),
 
@@ -81,7 +82,7 @@ export const userRouter = router({
 
   suggestedTasks: authedProcedure
     .meta(get('/api/user/suggested-tasks', 'Open pull requests that need work and assigned issues'))
-    .input(z.object({}))
+    .input(NoInputSchema)
     .output(z.array(SuggestedTaskSchema))
     .query(({ ctx }) => ctx.services.userGit.suggestedTasks(ctx.user.id)),
 

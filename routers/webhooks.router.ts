@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { publicProcedure, sandboxProcedure } from '../src/procedures.js';
 import { router } from '../src/trpc.js';
-import { SuccessSchema } from '../contract/common.schema.js';
+import { NoInputSchema, SuccessSchema } from '../contract/common.schema.js';
 import { ConversationWebhookInputSchema, EventsWebhookInputSchema } from '../contract/webhooks.schema.js';
 
 export const webhooksRouter = router({
@@ -19,7 +19,7 @@ export const webhooksRouter = router({
         summary: "The user's current git token (X-Access-Token)",
       },
     })
-    .input(z.object({}))
+    .input(NoInputSchema)
     .output(z.string())
     .query(({ ctx }) => ctx.services.webhooks.lookupGitToken(ctx.accessToken)),
 

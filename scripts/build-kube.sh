@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build kube-apiserver, etcd and kwok from the Go module proxy into a cache
+# Build kube-apiserver, etcd, kubectl and kwok from the Go module proxy into a cache
 # outside the repository, and reuse them when they are already there.
 #
 #   scripts/build-kube.sh            # prints the bin dir as the last stdout line
@@ -13,8 +13,8 @@
 #   AGENT_CP_CACHE_DIR  cache root (default ${XDG_CACHE_HOME:-$HOME/.cache}/agent-control-plane)
 #
 # Layout: $AGENT_CP_CACHE_DIR/kube-<K8S_VERSION>/
-#   bin/{kube-apiserver,etcd,kwok}   the binaries
-#   mod/{go.mod,go.sum}               wrapper module used to build kube-apiserver and etcd
+#   bin/{kube-apiserver,etcd,kubectl,kwok}   the binaries
+#   mod/{go.mod,go.sum}               wrapper module used to build kube-apiserver, kubectl and etcd
 #   kwok.version                      kwok version the cached bin/kwok was built from
 #
 # Why a wrapper module: k8s.io/kubernetes requires its staging modules at v0.0.0 and
@@ -22,6 +22,8 @@
 # cannot work. Our own module requires k8s.io/kubernetes and replaces every staging
 # module with its published v0.<minor>.<patch> tag (list derived from k8s' go.mod).
 # etcd is built from the same module graph at the version k8s.io/kubernetes pins.
+# kubectl (the tests render the kustomizations with `kubectl kustomize`) comes from the
+# same module graph, so its version always matches the API server's.
 # kwok's go.mod has no replace directives, so a plain `go install pkg@version` works.
 #
 # Progress goes to stderr; the bin dir is the last line on stdout.
@@ -43,7 +45,7 @@ have_bin() {
     *) [[ -x "$BIN/$1" ]] ;;
   esac
 }
-all_present() { have_bin kube-apiserver && have_bin etcd && have_bin kwok; }
+all_present() { have_bin kube-apiserver && have_bin etcd && have_bin kubectl && have_bin kwok; }
 
 # Fast path: nothing to do.
 if all_present; then
@@ -139,7 +141,7 @@ prepare_wrapper() {
   log "wrapper module: $n_staging staging replaces -> $STAGING_VERSION, etcd $ETCD_VERSION"
   go mod edit "${edits[@]}"
   # go get prints one "go: added" line per module (~150); keep only the downloads.
-  go get "k8s.io/kubernetes/cmd/kube-apiserver@v$K8S_VERSION" \
+  go get "k8s.io/kubernetes/cmd/kube-apiserver@v$K8S_VERSION" "k8s.io/kubernetes/cmd/kubectl@v$K8S_VERSION" \
     "go.etcd.io/etcd/server/v3@$ETCD_VERSION" 2>&1 | { grep -v '^go: added ' || true; } >&2
   log "wrapper module ready ($(elapsed "$start"))"
 }
@@ -157,7 +159,7 @@ build_in_wrapper() {
 
 ETCD_VERSION=""
 K8S_BUILD_DATE=""
-if ! have_bin kube-apiserver || ! have_bin etcd; then
+if ! have_bin kube-apiserver || ! have_bin etcd || ! have_bin kubectl; then
   prepare_wrapper
 fi
 
@@ -166,15 +168,20 @@ if ! have_bin etcd; then
     "-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=$ETCD_VERSION"
 fi
 
+vflags=""
+for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+  vflags+=" -X $p.gitVersion=v$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$K8S_MINOR"
+  # The proxy does not tell the git commit; an empty one beats "$Format:%H$".
+  vflags+=" -X $p.gitTreeState=clean -X $p.gitCommit="
+  [[ -z $K8S_BUILD_DATE ]] || vflags+=" -X $p.buildDate=$K8S_BUILD_DATE"
+done
+
 if ! have_bin kube-apiserver; then
-  vflags=""
-  for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-    vflags+=" -X $p.gitVersion=v$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$K8S_MINOR"
-    # The proxy does not tell the git commit; an empty one beats "$Format:%H$".
-    vflags+=" -X $p.gitTreeState=clean -X $p.gitCommit="
-    [[ -z $K8S_BUILD_DATE ]] || vflags+=" -X $p.buildDate=$K8S_BUILD_DATE"
-  done
   build_in_wrapper kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver "-s -w$vflags"
+fi
+
+if ! have_bin kubectl; then
+  build_in_wrapper kubectl k8s.io/kubernetes/cmd/kubectl "-s -w$vflags"
 fi
 
 if ! have_bin kwok; then

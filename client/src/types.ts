@@ -9,17 +9,19 @@ export type AppRouter = typeof appRouter;
 export type RouterInputs = inferRouterInputs<AppRouter>;
 /** `RouterOutputs['settings']['get']` is what `trpc.settings.get.query()` resolves to. */
 export type RouterOutputs = inferRouterOutputs<AppRouter>;
+/** An input that may be left out is `X | void` in RouterInputs; the named types are the X. */
+type Given<T> = Exclude<T, void>;
 
 export type Settings = RouterOutputs['settings']['get'];
-export type SaveSettingsInput = RouterInputs['settings']['save'];
+export type SaveSettingsInput = Given<RouterInputs['settings']['save']>;
 export type McpConfig = NonNullable<Settings['mcp_config']>;
-export type AddGitProvidersInput = RouterInputs['gitProviders']['add'];
+export type AddGitProvidersInput = Given<RouterInputs['gitProviders']['add']>;
 export type ProviderType = keyof Settings['provider_tokens_set'];
 export type CustomSecret = RouterOutputs['secrets']['list']['custom_secrets'][number];
 export type SandboxSpecInfo = RouterOutputs['sandboxSpecs']['search']['items'][number];
 export type SandboxInfo = RouterOutputs['sandboxes']['start'];
 export type SandboxStatus = SandboxInfo['status'];
-export type AppConversationStartRequest = RouterInputs['appConversations']['start'];
+export type AppConversationStartRequest = Given<RouterInputs['appConversations']['start']>;
 export type AppConversationStartTask = RouterOutputs['appConversations']['start'];
 export type StartTaskStatus = AppConversationStartTask['status'];
 export type AppConversation = RouterOutputs['appConversations']['search']['items'][number];

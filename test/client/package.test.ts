@@ -1,6 +1,8 @@
-// The client package as a frontend installs it: packed by npm, installed in a scratch project
-// next to @trpc/client and superjson only. Its types check there without any server package
+// The client package as a frontend installs it: packed by npm, installed in scratch projects.
+// Next to @trpc/client and superjson only, its types check without any server package
 // (skipLibCheck off), a wrong input is a type error, and its JavaScript talks to the service.
+// The same holds on the lowest tRPC 11 release its peer range accepts, and beside
+// @trpc/tanstack-react-query with the tRPC release that package pins (no --legacy-peer-deps).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,65 +11,114 @@ import { StartTaskStatusSchema } from '../../contract/app-conversations.schema.j
 import { PACKAGE_ROOT } from '../../src/processes.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { run } from '../helpers/build-cache.js';
-import { ensureClientBuilt, packClient } from '../helpers/client-package.js';
+import { CLIENT_DIR, ensureClientBuilt, packClient } from '../helpers/client-package.js';
 import { FAKE_AGENT_SPEC, writeSpecsFile } from '../helpers/specs.js';
 
 const rootPackage = JSON.parse(fs.readFileSync(path.join(PACKAGE_ROOT, 'package.json'), 'utf8')) as {
   dependencies: Record<string, string>;
 };
+const clientPeers = (
+  JSON.parse(fs.readFileSync(path.join(CLIENT_DIR, 'package.json'), 'utf8')) as { peerDependencies: Record<string, string> }
+).peerDependencies;
 const CLIENT_PEERS = ['@trpc/client', 'superjson'];
 const TSC = path.join(PACKAGE_ROOT, 'node_modules/typescript/bin/tsc');
+/** The newest @trpc/tanstack-react-query on the registry the tests use; it pins @trpc/client and @trpc/server exactly. */
+const TANSTACK_REACT_QUERY = '11.22.1';
+/** The lowest tRPC release the client's peer range accepts (`^11.4.0` → 11.4.0). */
+const LOWEST_TRPC = /^\^(\d+\.\d+\.\d+)$/.exec(clientPeers['@trpc/client']!)?.[1];
 
-const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-client-scratch-'));
+const root = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-client-scratch-'));
+const scratch = path.join(root, 'pinned');
+const lowest = path.join(root, 'lowest');
+const tanstack = path.join(root, 'tanstack');
 let app: TestApp;
+let tanstackPins: Record<string, string>;
 
 beforeAll(async () => {
   await ensureClientBuilt();
-  const tarball = await packClient(scratch);
-  const dependencies: Record<string, string> = { '@agent-control-plane/client': `file:${tarball}` };
-  for (const name of CLIENT_PEERS) dependencies[name] = rootPackage.dependencies[name]!;
-  writeJson('package.json', { name: 'scratch-frontend', private: true, type: 'module', dependencies });
-  // npm adds the peers' own peers (@trpc/server, and a TypeScript this test does not use).
-  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: scratch });
+  const tarball = await packClient(root);
+  const client = { '@agent-control-plane/client': `file:${tarball}` };
+  const { stdout } = await run('npm', ['view', `@trpc/tanstack-react-query@${TANSTACK_REACT_QUERY}`, 'peerDependencies', '--json'], {
+    cwd: root,
+  });
+  tanstackPins = JSON.parse(stdout) as Record<string, string>;
+  // npm adds the peers' own peers (@trpc/server, and a TypeScript these tests do not use);
+  // an unsatisfiable peer range fails the install (ERESOLVE), as in a frontend.
+  await Promise.all([
+    install(scratch, { ...client, ...Object.fromEntries(CLIENT_PEERS.map((name) => [name, rootPackage.dependencies[name]!])) }),
+    install(lowest, {
+      ...client,
+      '@trpc/client': LOWEST_TRPC!,
+      '@trpc/server': LOWEST_TRPC!,
+      superjson: rootPackage.dependencies.superjson!,
+    }),
+    install(tanstack, {
+      ...client,
+      '@trpc/tanstack-react-query': TANSTACK_REACT_QUERY,
+      '@trpc/client': tanstackPins['@trpc/client']!,
+      '@trpc/server': tanstackPins['@trpc/server']!,
+      '@tanstack/react-query': tanstackPins['@tanstack/react-query']!,
+      superjson: rootPackage.dependencies.superjson!,
+    }),
+  ]);
   app = await startTestApp('client-package', {
-    SANDBOX_SPECS_FILE: writeSpecsFile(scratch, [FAKE_AGENT_SPEC]),
+    SANDBOX_SPECS_FILE: writeSpecsFile(root, [FAKE_AGENT_SPEC]),
     SANDBOX_MAX_RUNNING_PER_USER: '1',
   });
 }, 240_000);
 
 afterAll(async () => {
   await app?.stop();
-  fs.rmSync(scratch, { recursive: true, force: true });
+  fs.rmSync(root, { recursive: true, force: true });
 });
 
-function writeJson(name: string, value: unknown) {
-  fs.writeFileSync(path.join(scratch, name), JSON.stringify(value, null, 2));
+async function install(dir: string, dependencies: Record<string, string>): Promise<void> {
+  fs.mkdirSync(dir);
+  writeJson(dir, 'package.json', { name: `scratch-${path.basename(dir)}`, private: true, type: 'module', dependencies });
+  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: dir });
 }
 
-/** Type-checks one file of the scratch project with the repository's TypeScript; never throws. */
-async function typeCheck(file: string, source: string): Promise<{ ok: boolean; output: string }> {
-  fs.writeFileSync(path.join(scratch, file), source);
+function writeJson(dir: string, name: string, value: unknown) {
+  fs.writeFileSync(path.join(dir, name), JSON.stringify(value, null, 2));
+}
+
+/** What a browser project has (tRPC's own declarations use Disposable); no @types at all, skipLibCheck off. */
+const STRICT_OPTIONS = {
+  target: 'ES2022',
+  module: 'NodeNext',
+  moduleResolution: 'NodeNext',
+  lib: ['ES2022', 'DOM', 'ESNext.Disposable'],
+  types: [],
+  strict: true,
+  noEmit: true,
+  skipLibCheck: false,
+};
+
+/** Type-checks one file of a scratch project with the repository's TypeScript; never throws. */
+async function typeCheck(
+  file: string,
+  source: string,
+  { dir = scratch, options = STRICT_OPTIONS }: { dir?: string; options?: Record<string, unknown> } = {},
+): Promise<{ ok: boolean; output: string }> {
+  fs.writeFileSync(path.join(dir, file), source);
   const tsconfig = `tsconfig.${file}.json`;
-  writeJson(tsconfig, {
-    compilerOptions: {
-      target: 'ES2022',
-      module: 'NodeNext',
-      moduleResolution: 'NodeNext',
-      // What a browser project has (tRPC's own declarations use Disposable); no @types at all.
-      lib: ['ES2022', 'DOM', 'ESNext.Disposable'],
-      types: [],
-      strict: true,
-      noEmit: true,
-      skipLibCheck: false,
-    },
-    files: [file],
-  });
+  writeJson(dir, tsconfig, { compilerOptions: options, files: [file] });
   try {
-    const { stdout } = await run(process.execPath, [TSC, '-p', tsconfig], { cwd: scratch });
+    const { stdout } = await run(process.execPath, [TSC, '-p', tsconfig], { cwd: dir });
     return { ok: true, output: stdout };
   } catch (error) {
     return { ok: false, output: (error as Error).message };
   }
+}
+
+/** Runs a script in a scratch project against the test app as `userId`; its stdout parsed as JSON. */
+async function runAgainstService(dir: string, userId: string, source: string, env: Record<string, string> = {}): Promise<any> {
+  fs.writeFileSync(path.join(dir, 'run.mjs'), source);
+  const { stdout } = await run(process.execPath, ['run.mjs'], {
+    cwd: dir,
+    env: { ...process.env, ...env, TRPC_URL: `${app.url}/trpc`, API_KEY: await app.keyFor(userId) },
+  });
+  return JSON.parse(stdout);
 }
 
 /** Every package installed in the scratch project (scoped ones as "@scope/name"). */
@@ -79,21 +130,10 @@ function installedPackages(): string[] {
     .flatMap((name) => (name.startsWith('@') ? fs.readdirSync(path.join(modules, name)).map((inner) => `${name}/${inner}`) : [name]));
 }
 
-describe('client package in a scratch project', () => {
-  it('installs without any server package', () => {
-    const installed = installedPackages();
-    expect(installed).toEqual(expect.arrayContaining(['@agent-control-plane/client', '@trpc/client', '@trpc/server', 'superjson']));
-    const serverPackages = Object.keys(rootPackage.dependencies).filter((name) => !CLIENT_PEERS.includes(name) && name !== '@trpc/server');
-    expect(serverPackages).toEqual(
-      expect.arrayContaining(['mongoose', 'express', '@kubernetes/client-node', 'pino', 'prom-client', 'zod']),
-    );
-    expect(installed.filter((name) => serverPackages.includes(name))).toEqual([]);
-  });
+const installedVersion = (dir: string, name: string) =>
+  (JSON.parse(fs.readFileSync(path.join(dir, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
 
-  it('type-checks calls, subscriptions, named types and error helpers', async () => {
-    const result = await typeCheck(
-      'good.ts',
-      `
+const GOOD_SOURCE = `
 import {
   createClient, fieldErrorsOf, isAppClientError, retryAfterSecondsOf,
   type AppConversationStartTask, type RouterInputs, type RouterOutputs, type SandboxStatus, type SessionInfo, type Settings,
@@ -106,6 +146,11 @@ const browser = createClient({ url: '/trpc', credentials: 'include' });
 const update: RouterInputs['settings']['save'] = { llm_model: 'openai/gpt-4o', git_user_name: 'Ada', confirmation_mode: false };
 await trpc.settings.save.mutate(update);
 const settings: Settings = await trpc.settings.get.query({});
+// An input whose fields are all optional may be left out.
+const same: Settings = await trpc.settings.get.query();
+const secretNames: string[] = (await browser.secrets.list.query()).custom_secrets.map((secret) => secret.name);
+const sandbox = await trpc.sandboxes.start.mutate();
+const firstPage: RouterOutputs['sandboxes']['search'] = await trpc.sandboxes.search.query();
 const model: string | null = settings.llm_model;
 const keySet: boolean = settings.llm_api_key_set;
 const key: null = settings.llm_api_key; // write-only: never read back
@@ -139,9 +184,25 @@ try {
     console.log(code, paths, byField, wait);
   }
 }
-console.log(model, keySet, key, statuses, signedInAs);
-`,
+console.log(model, keySet, key, statuses, signedInAs, same, secretNames, sandbox.id, firstPage.items.length);
+`;
+
+describe('client package in a scratch project', () => {
+  it('installs without any server package', () => {
+    const installed = installedPackages();
+    expect(installed).toEqual(expect.arrayContaining(['@agent-control-plane/client', '@trpc/client', '@trpc/server', 'superjson']));
+    const serverPackages = Object.keys(rootPackage.dependencies).filter((name) => !CLIENT_PEERS.includes(name) && name !== '@trpc/server');
+    expect(serverPackages).toEqual(
+      expect.arrayContaining(['mongoose', 'express', '@kubernetes/client-node', 'pino', 'prom-client', 'zod']),
     );
+    expect(installed.filter((name) => serverPackages.includes(name))).toEqual([]);
+  });
+
+  it.each([
+    ['the pinned tRPC release', () => scratch],
+    ['the lowest tRPC release of its peer range', () => lowest],
+  ])('type-checks calls, subscriptions, named types and error helpers on %s', async (_release, dir) => {
+    const result = await typeCheck('good.ts', GOOD_SOURCE, { dir: dir() });
     expect(result.output).toBe('');
     expect(result.ok).toBe(true);
   });
@@ -155,6 +216,7 @@ await trpc.settings.save.mutate({ llm_modle: 'openai/gpt-4o' });
 await trpc.sandboxes.pause.mutate({ sandboxId: 'abc' });
 await trpc.settings.save.mutate({ confirmation_mode: 'yes' });
 await trpc.webhooks.secrets.query({});
+await trpc.secrets.create.mutate();
 `,
     );
     expect(result.ok).toBe(false);
@@ -163,13 +225,15 @@ await trpc.webhooks.secrets.query({});
     expect(result.output).toMatch(/bad\.ts\(5,\d+\): error TS\d+: Type 'string' is not assignable to type 'boolean/);
     // Agent-facing procedures are not part of a frontend's router.
     expect(result.output).toMatch(/bad\.ts\(6,\d+\): error TS\d+: Property 'webhooks' does not exist/);
-    expect(result.output.match(/error TS/g)).toHaveLength(4);
+    // Only inputs whose fields are all optional may be left out.
+    expect(result.output).toMatch(/bad\.ts\(7,\d+\): error TS2554: Expected 1-2 arguments, but got 0/);
+    expect(result.output.match(/error TS/g)).toHaveLength(5);
   });
 
   it("runs against the service from the packed package's JavaScript", async () => {
-    const key = await app.keyFor('scratch-user');
-    fs.writeFileSync(
-      path.join(scratch, 'run.mjs'),
+    const out = await runAgainstService(
+      scratch,
+      'scratch-user',
       `
 import { createClient, fieldErrorsOf, retryAfterSecondsOf, isAppClientError, START_TASK_STEPS } from '@agent-control-plane/client';
 const trpc = createClient({ url: process.env.TRPC_URL, apiKey: process.env.API_KEY });
@@ -177,6 +241,8 @@ const failure = (promise) => promise.then(() => null, (error) => error);
 const out = { steps: START_TASK_STEPS };
 await trpc.settings.save.mutate({ llm_model: 'openai/gpt-4o', llm_api_key: 'sk-scratch', git_user_email: 'ada@example.com' });
 out.settings = await trpc.settings.get.query({});
+out.settingsWithoutInput = await trpc.settings.get.query();
+out.secretsWithoutInput = await trpc.secrets.list.query();
 const invalid = await failure(trpc.settings.save.mutate({ mcp_config: { stdio_servers: [{ name: 'bad name', command: 'x' }] } }));
 out.invalid = { isAppError: isAppClientError(invalid), code: invalid?.data?.code, message: invalid?.message, fields: fieldErrorsOf(invalid) };
 const first = await trpc.sandboxes.start.mutate({});
@@ -188,17 +254,14 @@ out.anonymous = { code: anonymous?.data?.code, retryAfterSeconds: retryAfterSeco
 console.log(JSON.stringify(out));
 `,
     );
-    const { stdout } = await run(process.execPath, ['run.mjs'], {
-      cwd: scratch,
-      env: { ...process.env, TRPC_URL: `${app.url}/trpc`, API_KEY: key },
-    });
-    const out = JSON.parse(stdout);
     expect(out.settings).toMatchObject({
       llm_model: 'openai/gpt-4o',
       llm_api_key: null,
       llm_api_key_set: true,
       git_user_email: 'ada@example.com',
     });
+    expect(out.settingsWithoutInput).toEqual(out.settings);
+    expect(out.secretsWithoutInput).toEqual({ custom_secrets: [] });
     expect(out.invalid).toEqual({
       isAppError: true,
       code: 'BAD_REQUEST',
@@ -213,5 +276,99 @@ console.log(JSON.stringify(out));
     });
     expect(out.steps).toEqual(StartTaskStatusSchema.options.filter((status) => status !== 'ERROR'));
     expect(out.anonymous).toEqual({ code: 'UNAUTHORIZED', retryAfterSeconds: null, fields: {} });
+  });
+});
+
+/** Calls a list query with no input, a save and a read; the same script on every tRPC release. */
+const SMOKE_SOURCE = `
+import { createClient } from '@agent-control-plane/client';
+const trpc = createClient({ url: process.env.TRPC_URL, apiKey: process.env.API_KEY });
+await trpc.secrets.create.mutate({ name: 'NPM_TOKEN', value: 'npm_x' });
+await trpc.settings.save.mutate({ llm_model: 'openai/gpt-4o' });
+const out = {
+  secrets: await trpc.secrets.list.query(),
+  model: (await trpc.settings.get.query()).llm_model,
+  sandboxes: (await trpc.sandboxes.search.query()).items,
+};
+if (process.env.WITH_TANSTACK) {
+  const { QueryClient } = await import('@tanstack/react-query');
+  const { createTRPCOptionsProxy } = await import('@trpc/tanstack-react-query');
+  const queryClient = new QueryClient();
+  const options = createTRPCOptionsProxy({ client: trpc, queryClient });
+  out.viaQueryClient = await queryClient.fetchQuery(options.secrets.list.queryOptions());
+}
+console.log(JSON.stringify(out));
+`;
+
+describe('client package on the lowest tRPC release its peers accept', () => {
+  it('installs that release', () => {
+    expect(LOWEST_TRPC).toMatch(/^11\./);
+    expect(clientPeers['@trpc/server']).toBe(clientPeers['@trpc/client']);
+    expect([installedVersion(lowest, '@trpc/client'), installedVersion(lowest, '@trpc/server')]).toEqual([LOWEST_TRPC, LOWEST_TRPC]);
+  });
+
+  it('calls the service, a list query without input included', async () => {
+    expect(await runAgainstService(lowest, 'lowest-user', SMOKE_SOURCE)).toEqual({
+      secrets: { custom_secrets: [{ name: 'NPM_TOKEN', description: '' }] },
+      model: 'openai/gpt-4o',
+      sandboxes: [],
+    });
+  });
+});
+
+describe('client package beside @trpc/tanstack-react-query', () => {
+  // As create-next-app writes it: skipLibCheck on (tRPC's own declarations of some releases,
+  // 11.22.1 among them, name node's http and ws, whose types a browser project may not have).
+  const NEXT_OPTIONS = {
+    target: 'ES2017',
+    lib: ['dom', 'dom.iterable', 'esnext'],
+    strict: true,
+    skipLibCheck: true,
+    module: 'esnext',
+    moduleResolution: 'bundler',
+    isolatedModules: true,
+    jsx: 'preserve',
+    noEmit: true,
+    types: [],
+  };
+
+  it('installs with the tRPC release that package pins, without --legacy-peer-deps', () => {
+    expect(tanstackPins['@trpc/client']).toMatch(/^11\.\d+\.\d+$/);
+    expect(installedVersion(tanstack, '@trpc/tanstack-react-query')).toBe(TANSTACK_REACT_QUERY);
+    expect(installedVersion(tanstack, '@trpc/client')).toBe(tanstackPins['@trpc/client']);
+    expect(installedVersion(tanstack, '@trpc/server')).toBe(tanstackPins['@trpc/server']);
+  });
+
+  it('type-checks calls through the client and through the query options proxy, list queries without input', async () => {
+    const result = await typeCheck(
+      'query.ts',
+      `import { createClient, type AppRouter, type Settings } from '@agent-control-plane/client';
+import { QueryClient } from '@tanstack/react-query';
+import { createTRPCOptionsProxy } from '@trpc/tanstack-react-query';
+
+const trpc = createClient({ url: '/trpc', credentials: 'include' });
+const queryClient = new QueryClient();
+const options = createTRPCOptionsProxy<AppRouter>({ client: trpc, queryClient });
+
+const names: string[] = (await trpc.secrets.list.query()).custom_secrets.map((secret) => secret.name);
+const cached = await queryClient.fetchQuery(options.secrets.list.queryOptions());
+const settings: Settings = await queryClient.fetchQuery(options.settings.get.queryOptions());
+const key = options.sandboxes.search.queryKey();
+console.log(names, cached.custom_secrets.length, settings.llm_model, key);
+`,
+      { dir: tanstack, options: NEXT_OPTIONS },
+    );
+    expect(result.output).toBe('');
+    expect(result.ok).toBe(true);
+  });
+
+  it('calls the service through both', async () => {
+    const out = await runAgainstService(tanstack, 'tanstack-user', SMOKE_SOURCE, { WITH_TANSTACK: '1' });
+    expect(out).toEqual({
+      secrets: { custom_secrets: [{ name: 'NPM_TOKEN', description: '' }] },
+      model: 'openai/gpt-4o',
+      sandboxes: [],
+      viaQueryClient: { custom_secrets: [{ name: 'NPM_TOKEN', description: '' }] },
+    });
   });
 });

@@ -1,40 +1,52 @@
-// The deployment manifests against a real kube-apiserver (RBAC and pod security on):
-// every manifest passes a server-side dry run, and the Kubernetes sandbox runtime works as
-// the manifests' ServiceAccount, with a token bound to it, while anything outside its Role
-// is refused.
-import { execFileSync } from 'node:child_process';
+// The deployment manifests as kubectl sees them: every kustomize target under k8s/ (the base
+// and each overlay) is rendered by the real `kubectl kustomize` (built by scripts/build-kube.sh,
+// the API server's version) and applied with `kubectl apply --dry-run=server` against a real
+// kube-apiserver (RBAC and pod security on). The Kubernetes sandbox runtime then works as the
+// manifests' ServiceAccount, with a token bound to it, while anything outside its Role is refused.
+import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { ApiException, CoreV1Api, KubeConfig, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseAllDocuments, parse as parseYaml } from 'yaml';
+import { parseAllDocuments } from 'yaml';
 import { PACKAGE_ROOT } from '../../src/processes.js';
 import { createLogger } from '../../src/logger.js';
 import { KubernetesSandboxRuntime } from '../../src/sandbox/kubernetes-runtime.js';
 import { eventually } from '../helpers/eventually.js';
 import { kubernetesOptions } from '../helpers/kubernetes-options.js';
-import { startKubeControlPlane, startPodBinder, type KubeControlPlane } from '../helpers/kube-control-plane.js';
+import { buildKube, startKubeControlPlane, startPodBinder, type KubeControlPlane } from '../helpers/kube-control-plane.js';
 
 const K8S_DIR = path.join(PACKAGE_ROOT, 'k8s');
+const KUBECTL = path.join(await buildKube(), 'kubectl');
 let cp: KubeControlPlane;
 let admin: KubernetesObjectApi;
 let stopBinder: () => void;
 
-/** The resources a kustomization lists, recursively (our kustomizations only use `resources`). */
-function kustomize(dir: string): KubernetesObject[] {
-  const kustomization = parseYaml(fs.readFileSync(path.join(dir, 'kustomization.yaml'), 'utf8')) as { resources: string[] };
-  return kustomization.resources.flatMap((resource) => {
-    const target = path.join(dir, resource);
-    if (fs.statSync(target).isDirectory()) return kustomize(target);
-    return parseAllDocuments(fs.readFileSync(target, 'utf8'))
-      .map((d) => d.toJSON() as KubernetesObject | null)
-      .filter((d): d is KubernetesObject => Boolean(d));
-  });
+/** Every folder under k8s/ holding a kustomization.yaml, relative to k8s/. */
+function kustomizeTargets(dir = K8S_DIR): string[] {
+  const here = fs.existsSync(path.join(dir, 'kustomization.yaml')) ? [path.relative(K8S_DIR, dir)] : [];
+  const below = fs
+    .readdirSync(dir, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .flatMap((entry) => kustomizeTargets(path.join(dir, entry.name)));
+  return [...here, ...below].sort();
 }
 
-const base = kustomize(K8S_DIR);
-const trial = kustomize(path.join(K8S_DIR, 'overlays', 'trial'));
+const documents = (text: string) =>
+  parseAllDocuments(text)
+    .map((d) => d.toJSON() as KubernetesObject | null)
+    .filter((d): d is KubernetesObject => Boolean(d));
+
+/** What `kubectl apply -k k8s/<target>` would send. Throws with kubectl's message if it cannot render. */
+const render = (target: string) => documents(execFileSync(KUBECTL, ['kustomize', path.join(K8S_DIR, target)], { encoding: 'utf8' }));
+
+const TARGETS = kustomizeTargets();
+const rendered = new Map(TARGETS.map((target) => [target, render(target)]));
+const base = rendered.get('base') ?? [];
 const ofKind = (kind: string) => base.filter((d) => d.kind === kind);
+const nameOf = (d: KubernetesObject) => `${d.kind}/${d.metadata?.namespace ?? ''}/${d.metadata?.name}`;
+const names = (docs: KubernetesObject[]) => docs.map(nameOf).sort();
 
 beforeAll(async () => {
   cp = await startKubeControlPlane();
@@ -49,32 +61,64 @@ afterAll(async () => {
   await cp?.stop();
 }, 60_000);
 
-describe('k8s/ manifests', () => {
-  it('lists every manifest file of k8s/ except the secret template', () => {
-    const listed = (parseYaml(fs.readFileSync(path.join(K8S_DIR, 'kustomization.yaml'), 'utf8')) as { resources: string[] }).resources;
-    const files = fs.readdirSync(K8S_DIR).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml' && f !== 'secret.example.yaml');
-    expect([...listed].sort()).toEqual(files.sort());
+describe('k8s/ kustomize targets, rendered by kubectl', () => {
+  it('are the base and the trial overlay', () => {
+    expect(TARGETS).toEqual(['base', 'overlays/trial']);
   });
 
-  it('agrees with kubectl kustomize where kubectl is installed', () => {
-    let rendered: string;
-    try {
-      rendered = execFileSync('kubectl', ['kustomize', K8S_DIR], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-    } catch {
-      console.warn('kubectl not installed: the kustomization was read by the test itself only');
-      return;
-    }
-    const names = (docs: KubernetesObject[]) => docs.map((d) => `${d.kind}/${d.metadata?.namespace ?? ''}/${d.metadata?.name}`).sort();
-    const fromKubectl = parseAllDocuments(rendered).map((d) => d.toJSON() as KubernetesObject);
-    expect(names(fromKubectl)).toEqual(names(base));
+  it.each(TARGETS)('%s renders every manifest file of its folder', (target) => {
+    const folder = path.join(K8S_DIR, target);
+    const files = fs.readdirSync(folder).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml');
+    const fromFiles = files.flatMap((f) => documents(fs.readFileSync(path.join(folder, f), 'utf8')));
+    expect(fromFiles.length).toBeGreaterThan(0);
+    expect(names(rendered.get(target)!)).toEqual(expect.arrayContaining(names(fromFiles)));
   });
 
-  it.each(
-    [...base, ...trial.filter((d) => !base.some((b) => b.kind === d.kind && b.metadata?.name === d.metadata?.name))]
-      .filter((d) => d.kind !== 'Namespace')
-      .map((d) => [`${d.kind} ${d.metadata?.namespace}/${d.metadata?.name}`, d] as const),
-  )('applies %s with a server-side dry run', async (_name, doc) => {
-    await expect(admin.create(doc, undefined, 'All')).resolves.toMatchObject({ kind: doc.kind });
+  it('the trial overlay is the base, unchanged, plus a MongoDB replica set', () => {
+    const trial = rendered.get('overlays/trial')!;
+    const added = trial.filter((d) => !base.some((b) => nameOf(b) === nameOf(d)));
+    expect(names(added)).toEqual([
+      'Job/agent-control-plane/mongodb-init-replica-set',
+      'Service/agent-control-plane/mongodb',
+      'StatefulSet/agent-control-plane/mongodb',
+    ]);
+    for (const object of base) expect(trial.find((d) => nameOf(d) === nameOf(object))).toEqual(object);
+  });
+
+  it.each(TARGETS)('%s names the namespace of every namespaced object and holds no Secret', (target) => {
+    const objects = rendered.get(target)!;
+    expect(objects.filter((d) => d.kind === 'Secret').map(nameOf)).toEqual([]); // created by hand (k8s/secret.example.yaml)
+    const elsewhere = objects.filter(
+      (d) => d.kind !== 'Namespace' && !/^agent-(control-plane|sandboxes)$/.test(d.metadata?.namespace ?? ''),
+    );
+    expect(elsewhere.map(nameOf)).toEqual([]);
+  });
+
+  it.each(TARGETS)('%s passes kubectl apply --dry-run=server with strict field validation', async (target) => {
+    const { stdout } = await promisify(execFile)(KUBECTL, [
+      'apply',
+      '--kubeconfig',
+      cp.kubeconfigFile,
+      '--cache-dir',
+      path.join(cp.runDir, 'kubectl-cache'), // not ~/.kube
+      '--dry-run=server',
+      '--validate=strict',
+      '-k',
+      path.join(K8S_DIR, target),
+      '-o',
+      'name',
+    ]);
+    // `-o name` prints <kind>.<group>/<name> per object it would apply.
+    const applied = stdout
+      .trim()
+      .split('\n')
+      .map((line) => line.replace(/^([^./]+)(\.[^/]*)?\//, '$1/'));
+    expect(applied.sort()).toEqual(
+      rendered
+        .get(target)!
+        .map((d) => `${d.kind!.toLowerCase()}/${d.metadata?.name}`)
+        .sort(),
+    );
   });
 
   it('keeps the service account out of everything but the sandbox namespace (no ClusterRole)', () => {

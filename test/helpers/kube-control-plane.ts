@@ -17,6 +17,8 @@ export interface KubeControlPlane {
   /** Bearer token of a user in system:masters. */
   token: string;
   kubeConfig: KubeConfig;
+  /** The same admin access as a kubeconfig file, for kubectl (--kubeconfig). */
+  kubeconfigFile: string;
   /** A kwok-managed Node; Pods with spec.nodeName set to it become Running. */
   nodeName: string;
   /** Holds the token file, keys, kubeconfig, etcd data and the process logs; removed by stop(). */
@@ -175,11 +177,14 @@ export async function startKubeControlPlane(opts: { log?: (line: string) => void
     throw error;
   }
 
-  return { server, token, kubeConfig, nodeName: NODE_NAME, runDir, stopApiServer, startApiServer, stop };
+  return { server, token, kubeConfig, kubeconfigFile, nodeName: NODE_NAME, runDir, stopApiServer, startApiServer, stop };
 }
 
-/** Runs scripts/build-kube.sh (instant when cached) and returns the bin dir it prints last. */
-async function buildKube(log: (line: string) => void): Promise<string> {
+/**
+ * Runs scripts/build-kube.sh (instant when cached) and returns the bin dir it prints last:
+ * kube-apiserver, etcd, kwok and kubectl, all of one Kubernetes version.
+ */
+export async function buildKube(log: (line: string) => void = () => {}): Promise<string> {
   const script = path.join(PACKAGE_ROOT, 'scripts', 'build-kube.sh');
   const cacheDir =
     process.env.AGENT_CP_CACHE_DIR ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'agent-control-plane');
@@ -191,7 +196,8 @@ async function buildKube(log: (line: string) => void): Promise<string> {
       (error, stdout) => {
         if (error) return reject(new Error(`build-kube.sh failed: ${error.message}`));
         const bin = stdout.trim().split('\n').pop() ?? '';
-        if (!fs.existsSync(path.join(bin, 'kube-apiserver'))) return reject(new Error(`build-kube.sh printed no bin dir: ${stdout}`));
+        if (!['kube-apiserver', 'kubectl'].every((name) => fs.existsSync(path.join(bin, name))))
+          return reject(new Error(`build-kube.sh printed no bin dir: ${stdout}`));
         resolve(bin);
       },
     );

@@ -66,6 +66,17 @@ describe('OpenAPI responses describe the wire', () => {
     }
   });
 
+  it('requires the body of every body operation, also where a tRPC caller may leave the input out', () => {
+    const bodies = Object.entries(doc.paths ?? {}).flatMap(([path, item]) =>
+      (['post', 'put', 'patch'] as const).flatMap((method) => {
+        const op = (item as Record<string, { requestBody?: { required?: boolean } }>)[method];
+        return op?.requestBody ? [[`${method.toUpperCase()} ${path}`, op.requestBody.required] as const] : [];
+      }),
+    );
+    expect(bodies.map(([route]) => route)).toEqual(expect.arrayContaining(['POST /api/settings', 'POST /api/v1/sandboxes']));
+    expect(bodies.filter(([, required]) => required !== true)).toEqual([]); // a body method without a JSON body gets 415
+  });
+
   it('documents the success status of the contract and the legacy body of each failure', () => {
     const post = operations.find((o) => o.route === 'POST /api/secrets')!;
     expect(Object.keys(post.responses)).toContain('201');

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { PROCEDURES } from '../../routers/index.js';
 import { parseEnvString, shellSplit } from '../../contract/mcp.schema.js';
 
@@ -29,8 +30,26 @@ describe('REST input schemas', () => {
   });
 
   it('the walk itself finds a plain z.boolean() leaf (the check can fail)', async () => {
-    const { z } = await import('zod');
     expect(coercibleLeaves(z.object({ a: z.boolean(), b: z.object({ c: z.array(z.number()) }).optional() }))).toEqual(['a', 'b.c']);
+  });
+});
+
+describe('procedure inputs', () => {
+  const withInput = [...PROCEDURES.values()].filter((p) => p.inputs.length > 0);
+  const allOptional = withInput.filter((p) => (p.inputs[0] as z.ZodType).safeParse({}).success);
+
+  // A caller writes `trpc.secrets.list.query()`, not `query({})`: an input that `{}` satisfies may be left out.
+  it.each(allOptional.map((p) => [p.path, p]))('%s may be called without input, as with {}', (_path, procedure) => {
+    const schema = procedure.inputs[0] as z.ZodType;
+    expect(schema.safeParse(undefined)).toEqual(schema.safeParse({}));
+  });
+
+  it('finds the inputs that are all optional (the check can fail)', () => {
+    expect(allOptional.map((p) => p.path)).toEqual(
+      expect.arrayContaining(['secrets.list', 'settings.get', 'sandboxes.search', 'settings.save']),
+    );
+    expect(allOptional.map((p) => p.path)).not.toContain('secrets.create');
+    expect(z.object({ a: z.string().optional() }).safeParse(undefined).success).toBe(false);
   });
 });
 

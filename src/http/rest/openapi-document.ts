@@ -30,21 +30,37 @@ let cached: OpenAPIObject | undefined;
 
 export function openApiDocument(): OpenAPIObject {
   cached ??= describeUploadBody(
-    withWireResponses(
-      generateOpenApiDocument(appRouter, {
-        title: 'Agent control plane',
-        description:
-          'OpenHands-compatible REST API. Every operation requires the X-Session-API-Key header ' +
-          '(browsers: the acp_session cookie from POST /api/auth/session, except on the webhooks); ' +
-          'the same operations are available as typed tRPC procedures at /trpc. Error bodies are the ' +
-          "reference server's: {detail}, {error}, {message}, the V0 {status, message, msg_id}, or a bare string.",
-        version: '0.1.0',
-        baseUrl: '/',
-        securitySchemes: { SessionApiKey: { type: 'apiKey', in: 'header', name: 'X-Session-API-Key' } },
-      }),
+    withRequiredBodies(
+      withWireResponses(
+        generateOpenApiDocument(appRouter, {
+          title: 'Agent control plane',
+          description:
+            'OpenHands-compatible REST API. Every operation requires the X-Session-API-Key header ' +
+            '(browsers: the acp_session cookie from POST /api/auth/session, except on the webhooks); ' +
+            'the same operations are available as typed tRPC procedures at /trpc. Error bodies are the ' +
+            "reference server's: {detail}, {error}, {message}, the V0 {status, message, msg_id}, or a bare string.",
+          version: '0.1.0',
+          baseUrl: '/',
+          securitySchemes: { SessionApiKey: { type: 'apiKey', in: 'header', name: 'X-Session-API-Key' } },
+        }),
+      ),
     ),
   );
   return cached;
+}
+
+/**
+ * A tRPC caller may leave out an input whose fields are all optional, so trpc-to-openapi marks
+ * such bodies optional; over REST a body method without a JSON body is refused (415), so every
+ * body stays required.
+ */
+function withRequiredBodies(document: OpenAPIObject): OpenAPIObject {
+  for (const item of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(item as Record<string, { requestBody?: { required?: boolean } }>)) {
+      if (operation.requestBody) operation.requestBody.required = true;
+    }
+  }
+  return document;
 }
 
 /** The upload route reads multipart parts (upload-route.ts), not the procedure's JSON input: document those. */
