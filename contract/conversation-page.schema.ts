@@ -47,7 +47,7 @@ export const GitChangeSchema = z.object({ status: z.enum(['M', 'A', 'D', 'R', 'U
 export const GitDiffInputSchema = ConversationPathSchema.extend({ path: z.string().min(1) });
 export const GitDiffSchema = z.object({ modified: z.string(), original: z.string() }).meta({ id: 'GitChangeDiff' });
 
-/** Files as tRPC sends them; REST takes multipart/form-data with repeated `files` parts (src/rest/upload-route.ts). */
+/** Files as tRPC sends them; REST takes multipart/form-data with repeated `files` parts (src/http/rest/upload.ts). */
 export const UploadFilesInputSchema = ConversationPathSchema.extend({
   files: z
     .array(z.object({ name: z.string(), content_base64: z.string() }))

@@ -6,7 +6,7 @@ export const ConversationWebhookInputSchema = z.looseObject({ sandbox_id: z.stri
 
 export const AgentEventSchema = z.looseObject({ kind: z.string() });
 
-/** The body is a JSON array of events; REST puts it under `events` (src/rest/raw-routes.ts). */
+/** The body is a JSON array of events; REST puts it under `events` (src/http/rest/routes.ts). */
 export const EventsWebhookInputSchema = z.object({
   sandbox_id: z.string().min(1),
   conversation_id: z.string().min(1),

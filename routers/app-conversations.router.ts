@@ -70,7 +70,7 @@ export const appConversationsRouter = router({
     .output(AppConversationStartTaskSchema)
     .mutation(({ ctx, input }) => ctx.services.appConversations.start(ctx.user.id, input)),
 
-  // REST streams the snapshots as they happen (src/rest/raw-routes.ts); tRPC returns them all.
+  // REST streams the snapshots as they happen (src/http/rest/routes.ts); tRPC returns them all.
   streamStart: authedProcedure
     .meta({
       errors: ['parent_conversation_not_found'],

@@ -61,7 +61,7 @@ export const conversationWorkspaceRouter = router({
     .output(GitDiffSchema)
     .query(({ ctx, input }) => ctx.services.conversationWorkspace.gitDiff(ctx.user.id, input.conversation_id, input.path)),
 
-  // REST: multipart/form-data with repeated `files` parts, served by src/rest/upload-route.ts.
+  // REST: multipart/form-data with repeated `files` parts, served by src/http/rest/upload.ts.
   uploadFiles: authedProcedure
     .meta({
       errors: [...REACHES_SANDBOX],

@@ -1,7 +1,7 @@
 // The one error vocabulary of the domain: tRPC error codes, a human message and, where a
 // caller must tell failures apart, a machine-readable reason. Services throw AppError; the
 // procedure middleware turns it into a TRPCError, and the REST edge decides the legacy status
-// and body (src/rest/legacy-errors.ts). HTTP numbers and bodies never appear in domain code.
+// and body (src/http/rest/legacy-errors.ts). HTTP numbers and bodies never appear in domain code.
 import { TRPCError } from '@trpc/server';
 
 export type AppErrorCode =

@@ -37,7 +37,10 @@ export interface ProcedureRecord<Meta> {
 
 /** Every procedure of a router, by dotted path, in router order. */
 export function procedureRecords<Meta>(router: AnyRouter): Map<string, ProcedureRecord<Meta>> {
-  const procedures = router._def.procedures as Record<string, ProcedureCall & { _def: { type: ProcedureRecord<Meta>['type']; meta?: Meta; inputs: unknown[] } }>;
+  const procedures = router._def.procedures as Record<
+    string,
+    ProcedureCall & { _def: { type: ProcedureRecord<Meta>['type']; meta?: Meta; inputs: unknown[] } }
+  >;
   return new Map(
     Object.entries(procedures).map(([path, procedure]) => [
       path,

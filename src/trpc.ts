@@ -21,7 +21,7 @@ export interface FieldError {
  * successStatus: the REST status of a successful call when the contract says other than 200.
  * auth: how a public procedure authenticates instead of a user key (documents it; tests use it).
  * errors: the domain failures the procedure can end in; the REST edge's table turns each into
- * its status and body, for the wire and for the OpenAPI document (src/rest/legacy-errors.ts).
+ * its status and body, for the wire and for the OpenAPI document (src/http/rest/legacy-errors.ts).
  */
 export type Meta = OpenApiMeta<{ successStatus?: number; auth?: 'sandbox' | 'access-token'; errors?: ErrorReason[] }>;
 

@@ -13,7 +13,6 @@ export const SESSION_COOKIE = 'acp_session';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-
 /** The value of one cookie in a Cookie header (the first one of that name, as browsers order them). */
 export function cookieValue(header: string | undefined, name: string): string | undefined {
   for (const part of (header ?? '').split(';')) {

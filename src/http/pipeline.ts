@@ -89,7 +89,8 @@ function protocolOf(req: IncomingMessage, trust: Trust): 'http' | 'https' {
 /** True when the request goes on; a preflight of an allowed origin is answered (204). */
 function corsHandler(permitted: string[]): (req: IncomingMessage, res: ServerResponse) => boolean {
   const allowed = (origin: string | undefined) =>
-    origin !== undefined && (permitted.length > 0 ? permitted.includes(origin) : /^https?:\/\/(localhost|127\.0\.0\.1)(:\d+)?$/.test(origin));
+    origin !== undefined &&
+    (permitted.length > 0 ? permitted.includes(origin) : /^https?:\/\/(localhost|127\.0\.0\.1)(:\d+)?$/.test(origin));
   const handle = cors({
     origin: (origin, callback) => callback(null, allowed(origin)),
     credentials: true,

@@ -79,7 +79,8 @@ async function checks(
 
 /** The body reader's refusals in tRPC's terms. */
 function asTrpcError(error: unknown): never {
-  if (error instanceof BodyProblem && error.kind === 'too_large') throw new TRPCError({ code: 'PAYLOAD_TOO_LARGE', message: 'Request body too large' });
+  if (error instanceof BodyProblem && error.kind === 'too_large')
+    throw new TRPCError({ code: 'PAYLOAD_TOO_LARGE', message: 'Request body too large' });
   throw error;
 }
 

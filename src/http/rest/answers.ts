@@ -30,7 +30,13 @@ export function writeRestError(res: ServerResponse, answer: RestError): void {
  * the procedure at `procedurePath` (its row of the failure table), and anything unexpected as
  * a bare 500 that is logged, never shown.
  */
-export function writeFailure(res: ServerResponse, error: unknown, procedurePath: string | undefined, log: Logger, maxBodySize: string): void {
+export function writeFailure(
+  res: ServerResponse,
+  error: unknown,
+  procedurePath: string | undefined,
+  log: Logger,
+  maxBodySize: string,
+): void {
   const answer = error instanceof BodyProblem ? bodyProblemAnswer(error, maxBodySize) : toRestError(error, procedurePath);
   if (answer.status === 500) log.error({ err: (error as { cause?: unknown }).cause ?? error, procedure: procedurePath }, 'request failed');
   writeRestError(res, answer);

@@ -115,7 +115,12 @@ export function handlerRoutes(deps: Deps): HandlerRoute[] {
       body: 'none',
       procedurePath: 'user.microagents',
       handle: async (call) => {
-        writeJson(call.res, 200, await (await caller(call, true)).user.microagents({ repository_name: call.params.repository_name! }), JSON_UTF8);
+        writeJson(
+          call.res,
+          200,
+          await (await caller(call, true)).user.microagents({ repository_name: call.params.repository_name! }),
+          JSON_UTF8,
+        );
       },
     },
     {

@@ -1,0 +1,83 @@
+// src/library-internals.ts reaches into tRPC, zod and mongoose where their public APIs fall
+// short. Pinned here: the installed versions must be those it was written against (a bump
+// fails this file first: re-read the reaches, then raise WRITTEN_AGAINST), and each reach is
+// exercised against the real libraries.
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import { initTRPC, TRPCError } from '@trpc/server';
+import mongoose from 'mongoose';
+import superjson from 'superjson';
+import { afterAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import {
+  driverCollectionOf,
+  interceptCollections,
+  isEmptyInput,
+  listKeysOf,
+  procedureRecords,
+  trpcErrorAnswer,
+  WRITTEN_AGAINST,
+} from '../../src/library-internals.js';
+import { testDatabaseUri, uniqueDbName } from '../helpers/app.js';
+
+const require = createRequire(import.meta.url);
+const installed = (name: string) =>
+  (JSON.parse(fs.readFileSync(require.resolve(`${name}/package.json`), 'utf8')) as { version: string }).version;
+
+const t = initTRPC.create({ transformer: superjson });
+const router = t.router({
+  lists: t.procedure.input(z.object({ ids: z.array(z.string()).optional(), name: z.string() })).query(({ input }) => input),
+  nothing: t.procedure.input(z.void()).mutation(() => 'done'),
+});
+
+const connections: mongoose.Connection[] = [];
+afterAll(async () => {
+  for (const connection of connections) await connection.close();
+});
+
+describe('library internals', () => {
+  it.each(Object.entries(WRITTEN_AGAINST))('reads %s at the version it was written against (%s)', (name, version) => {
+    expect(installed(name)).toBe(version);
+  });
+
+  it("lists a router's procedures with their type, inputs and a callable procedure", async () => {
+    const records = procedureRecords(router);
+    expect([...records.keys()]).toEqual(['lists', 'nothing']);
+    const lists = records.get('lists')!;
+    expect(lists.type).toBe('query');
+    const result = await lists.call({
+      path: 'lists',
+      ctx: {},
+      type: 'query',
+      getRawInput: async () => ({ ids: ['a'], name: 'n' }),
+      signal: undefined,
+      batchIndex: 0,
+    });
+    expect(result).toEqual({ ids: ['a'], name: 'n' });
+    expect(listKeysOf(lists.inputs[0])).toEqual(new Set(['ids']));
+    expect(isEmptyInput(records.get('nothing')!.inputs[0])).toBe(true);
+    expect(isEmptyInput(lists.inputs[0])).toBe(false);
+  });
+
+  it("writes tRPC's own error envelope, through the router's transformer", () => {
+    const answer = trpcErrorAnswer(router, new TRPCError({ code: 'NOT_FOUND', message: 'gone' }));
+    expect(answer.status).toBe(404);
+    const body = JSON.parse(answer.body) as { error: { json: { message: string; code: number; data: { code: string } } } };
+    expect(body.error.json).toMatchObject({ message: 'gone', code: -32004, data: { code: 'NOT_FOUND' } });
+  });
+
+  it('sees every driver collection mongoose obtains, and finds a model’s', async () => {
+    const connection = mongoose.createConnection(testDatabaseUri(uniqueDbName('internals')), { bufferCommands: false });
+    connections.push(connection);
+    await connection.asPromise();
+    const seen: string[] = [];
+    interceptCollections(connection, (collection) => {
+      seen.push(collection.collectionName);
+      return collection;
+    });
+    const Thing = connection.model('Thing', new mongoose.Schema({ name: String }));
+    await Thing.create({ name: 'x' });
+    expect(seen).toContain('things');
+    expect(driverCollectionOf(Thing as never)?.collectionName).toBe('things');
+  });
+});
