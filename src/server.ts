@@ -1,5 +1,6 @@
-// Wires configuration, database, services and the express app into a running server.
-// main.ts calls it with the process environment; tests call it with their own config.
+// Wires configuration, database, runtime and services into the domain (openDomain), and the
+// domain with the HTTP wing into a running server (startServer). main.ts calls it with the
+// process environment; tests call either with their own config.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './http/app.js';
@@ -29,7 +30,18 @@ export interface ServerOptions {
   onCommand?: DatabaseOptions['onCommand'];
 }
 
-export async function startServer(config: Config, log: Logger, options: ServerOptions = {}): Promise<RunningServer> {
+/** The service without HTTP: database, runtime and services wired (tests call procedures on it through createCaller). */
+export interface Domain {
+  deps: Deps;
+  /** Closes the runtime's watchers and the database. */
+  close(): Promise<void>;
+}
+
+export async function openDomain(
+  config: Config,
+  log: Logger,
+  options: ServerOptions & { webUrl?: () => string } = {},
+): Promise<Domain> {
   ensureDataDir(config, log);
   const box = loadSecretBox(config, log);
   const opened = await openDatabase(config, log, {
@@ -38,19 +50,37 @@ export async function startServer(config: Config, log: Logger, options: ServerOp
   });
   try {
     const runtime = await createSandboxRuntime(config, log);
-    let listeningUrl = '';
     const metrics = createMetrics();
     const services = createServices({
       db: opened.db,
       box,
       config,
       runtime,
-      webUrl: () => config.webUrl ?? listeningUrl,
+      webUrl: options.webUrl ?? (() => config.webUrl ?? ''),
       metrics,
       log,
       ...(options.clock ? { clock: options.clock } : {}),
     });
     const deps: Deps = { config, log, db: opened.db, services, metrics, runtime, limits: createRateLimits(config.rateLimits) };
+    return {
+      deps,
+      close: async () => {
+        await runtime.close();
+        await opened.close();
+      },
+    };
+  } catch (error) {
+    await opened.close();
+    throw error;
+  }
+}
+
+export async function startServer(config: Config, log: Logger, options: ServerOptions = {}): Promise<RunningServer> {
+  let listeningUrl = '';
+  const domain = await openDomain(config, log, { ...options, webUrl: () => config.webUrl ?? listeningUrl });
+  const { deps } = domain;
+  const { services } = deps;
+  try {
     const bootstrapKey = await ensureBootstrapKey(config, services);
     const server = http.createServer(createApp(deps));
     server.keepAliveTimeout = 65_000; // above common load-balancer idle timeouts
@@ -79,12 +109,11 @@ export async function startServer(config: Config, log: Logger, options: ServerOp
         server.closeIdleConnections();
         await closed;
         clearInterval(reaper);
-        await runtime.close();
-        await opened.close();
+        await domain.close();
       },
     };
   } catch (error) {
-    await opened.close();
+    await domain.close();
     throw error;
   }
 }
