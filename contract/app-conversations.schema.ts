@@ -1,4 +1,4 @@
-// V1 app conversations and start tasks (API.md B.7).
+// V1 app conversations and start tasks (docs/api.md).
 import { z } from 'zod';
 import {
   ConversationTriggerSchema,

@@ -8,7 +8,7 @@ import { z } from 'zod';
  * The REST adapter coerces number/boolean leaves of every input object with JavaScript
  * semantics (Boolean("false") === true) and does so by mutating the shared schema in
  * place, which would make tRPC behaviour depend on whether a REST request came first
- * (STYLE.md §3.1 items 2-3). A pipe is opaque to that walk; the identity transform keeps
+ * (a trpc-to-openapi pitfall). A pipe is opaque to that walk; the identity transform keeps
  * the wire type and the OpenAPI document unchanged. test/unit/schemas.test.ts checks that
  * no REST input exposes a coercible leaf.
  */
@@ -146,7 +146,7 @@ export function withoutReservedKeys<T extends z.ZodType>(schema: T) {
   }, schema);
 }
 
-/** V1 paging (API.md B.0.4): page_id is an opaque string (a decimal offset), limit 1..100. */
+/** V1 paging (docs/api.md): page_id is an opaque string (a decimal offset), limit 1..100. */
 export const PagingInputSchema = z.object({
   page_id: z.string().nullable().optional(),
   // Reference: limit > 100 fails an assert (500); we answer 422.

@@ -1,4 +1,4 @@
-// V0 conversation endpoints (API.md B.5).
+// V0 conversation endpoints (docs/api.md).
 import { z } from 'zod';
 import { ConversationTriggerSchema, jsonInt, ProviderTypeSchema, queryBool, queryInt } from './common.schema.js';
 import { McpConfigInputSchema } from './mcp.schema.js';

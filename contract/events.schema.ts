@@ -1,4 +1,4 @@
-// V1 events (API.md B.10): the agent-server events of a conversation, as its webhooks sent them.
+// V1 events (docs/api.md): the agent-server events of a conversation, as its webhooks sent them.
 import { z } from 'zod';
 import { isoDateTime, queryInt } from './common.schema.js';
 

@@ -1,4 +1,4 @@
-// Git provider tokens (API.md B.3.1-3.3).
+// Git provider tokens (docs/api.md).
 import { z } from 'zod';
 import { McpConfigInputSchema } from './mcp.schema.js';
 

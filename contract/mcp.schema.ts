@@ -1,4 +1,4 @@
-// MCP server configuration (API.md B.4): unknown keys are rejected at every level, as the
+// MCP server configuration (docs/api.md): unknown keys are rejected at every level, as the
 // reference does with extra='forbid'.
 import { z } from 'zod';
 import { jsonInt, withoutReservedKeys } from './common.schema.js';

@@ -1,4 +1,4 @@
-// /api/options/*: what the web UI reads before anything else (API.md B.6).
+// /api/options/*: what the web UI reads before anything else (docs/api.md).
 import { z } from 'zod';
 
 export const FeatureFlagsSchema = z

@@ -1,4 +1,4 @@
-// Sandbox specs (API.md B.9).
+// Sandbox specs (docs/api.md).
 import { z } from 'zod';
 import { idListSchema, PagingInputSchema } from './common.schema.js';
 

@@ -1,4 +1,4 @@
-// V1 sandboxes (API.md B.8).
+// V1 sandboxes (docs/api.md).
 import { z } from 'zod';
 import { idListSchema, PagingInputSchema } from './common.schema.js';
 

@@ -1,4 +1,4 @@
-// Custom secrets (API.md B.3.4). Values are write-only: no output schema carries them.
+// Custom secrets (docs/api.md). Values are write-only: no output schema carries them.
 import { z } from 'zod';
 
 const SecretNameSchema = z.string().trim().min(1, 'Secret name must not be empty').max(256);

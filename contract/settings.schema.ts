@@ -1,4 +1,4 @@
-// Settings (API.md B.2). The POST body is a partial update: an omitted field keeps its
+// Settings (docs/api.md). The POST body is a partial update: an omitted field keeps its
 // stored value; a present field replaces it. Unknown keys are ignored (the frontend sends
 // read-only keys such as llm_api_key_set back), as in the reference.
 import { z } from 'zod';

@@ -1,4 +1,4 @@
-// Webhooks of agent servers (API.md B.11). Bodies are the agent server's own models, so
+// Webhooks of agent servers (docs/api.md). Bodies are the agent server's own models, so
 // unknown keys are kept for the service to pick from.
 import { z } from 'zod';
 

@@ -1,6 +1,6 @@
 import { Schema, type Connection, type InferSchemaType } from 'mongoose';
 
-// A V1 app conversation (API.md B.7.1). Its id is also the agent server's conversation id.
+// A V1 app conversation (docs/api.md). Its id is also the agent server's conversation id.
 // It exists from the moment its start task does (startState "starting", no sandbox yet), so
 // it is listed, readable and renamable while it starts, and its id belongs to its owner and,
 // once known, to its sandbox from the first moment.

@@ -1,6 +1,6 @@
 import { Schema, type Connection, type FlattenMaps, type InferSchemaType } from 'mongoose';
 
-// MCP config mirrors API.md B.4. Credential fields (api_key, env values) hold ciphertext.
+// MCP config mirrors docs/api.md fields (api_key, env values) hold ciphertext.
 const SseServerSchema = new Schema({ url: { type: String, required: true }, api_key: { type: String, default: null } }, { _id: false });
 const ShttpServerSchema = new Schema(
   { url: { type: String, required: true }, api_key: { type: String, default: null }, timeout: { type: Number, default: null } },

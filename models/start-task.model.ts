@@ -1,6 +1,6 @@
 import { Schema, type Connection, type InferSchemaType } from 'mongoose';
 
-// A durable start task (API.md B.7.1 AppConversationStartTask). The lease makes exactly one
+// A durable start task (docs/api.md). The lease makes exactly one
 // replica work a task at a time; an expired lease lets another replica (or the restarted
 // service) pick it up again.
 export const StartTaskSchema = new Schema(

@@ -1,4 +1,4 @@
-// V1 events (API.md B.10): the events agent servers sent by webhook, per conversation and owner.
+// V1 events (docs/api.md): the events agent servers sent by webhook, per conversation and owner.
 import { z } from 'zod';
 import { authedProcedure } from '../src/procedures.js';
 import { router } from '../src/trpc.js';

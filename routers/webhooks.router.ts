@@ -1,4 +1,4 @@
-// Webhooks of agent servers (API.md B.11). They authenticate with the sandbox's session key
+// Webhooks of agent servers (docs/api.md). They authenticate with the sandbox's session key
 // (not a user key), so they use publicProcedure and check it in the service.
 import { z } from 'zod';
 import { publicProcedure, sandboxProcedure } from '../src/procedures.js';

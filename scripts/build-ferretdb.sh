@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds FerretDB v1 (SQLite backend) from the Go module proxy into a cache outside the
 # repository and prints the absolute binary path as the last line of stdout.
-# See /work/shared/INFRA.md §1 for why it is built this way.
+# Why it is built this way: docs/decisions/0002-ferretdb-as-the-embedded-default.md.
 set -euo pipefail
 
 VERSION=v1.24.2

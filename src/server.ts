@@ -37,11 +37,7 @@ export interface Domain {
   close(): Promise<void>;
 }
 
-export async function openDomain(
-  config: Config,
-  log: Logger,
-  options: ServerOptions & { webUrl?: () => string } = {},
-): Promise<Domain> {
+export async function openDomain(config: Config, log: Logger, options: ServerOptions & { webUrl?: () => string } = {}): Promise<Domain> {
   ensureDataDir(config, log);
   const box = loadSecretBox(config, log);
   const opened = await openDatabase(config, log, {

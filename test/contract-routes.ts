@@ -1,4 +1,4 @@
-// The legacy REST operations this service promises (API.md), as "METHOD /path". The
+// The legacy REST operations this service promises (docs/api.md), as "METHOD /path". The
 // OpenAPI document generated from the routers must list exactly these.
 export const CONTRACT_ROUTES = [
   'POST /api/auth/session',

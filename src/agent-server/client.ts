@@ -1,4 +1,4 @@
-// A small client for the agent server inside a sandbox (API.md B.12; observed shapes in
+// A small client for the agent server inside a sandbox (the reference's; observed shapes in
 // docs/agent-server-notes.md). Every call carries the sandbox's session key and gives up
 // after the client's timeout. Failures are AgentServerErrors: unreachable or too slow →
 // SERVICE_UNAVAILABLE (status null); any other answer than 2xx (redirects are not followed),

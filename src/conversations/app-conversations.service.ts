@@ -1,4 +1,4 @@
-// V1 app conversations and their start tasks (API.md B.7): creating a task, reading tasks
+// V1 app conversations and their start tasks (docs/api.md): creating a task, reading tasks
 // and conversations with live sandbox and execution status. The work itself is done by the
 // start workflow (start-workflow.ts) through the lease queue.
 import crypto from 'node:crypto';

@@ -1,4 +1,4 @@
-// V0 conversation endpoints (API.md B.5) on top of the V1 start machinery: a "new
+// V0 conversation endpoints (docs/api.md) on top of the V1 start machinery: a "new
 // conversation" is a start task whose conversation id is known at once.
 import type { ProviderType } from '../../contract/common.schema.js';
 import type { ConversationInfo, NewConversationInput } from '../../contract/conversations.schema.js';

@@ -1,4 +1,4 @@
-// The events of conversations (API.md B.10), stored from the agent servers' event webhooks
+// The events of conversations (docs/api.md), stored from the agent servers' event webhooks
 // (event-store.ts) and served owner-scoped: another user's conversation has no events.
 //
 // Not stored: ConversationStateUpdateEvents with key "full_state". The agent server sends them

@@ -1,4 +1,4 @@
-// The steps of a start task (API.md B.7.3 with A.2), run by the lease queue. Every step is
+// The steps of a start task (the reference's, with our differences; docs/conversations.md), run by the lease queue. Every step is
 // persisted before it runs, and every step is idempotent, so a task whose worker died is
 // redone from the top by whoever claims it next: an existing sandbox is reused, an existing
 // clone is kept, and the agent-server conversation id was chosen when the task was created.

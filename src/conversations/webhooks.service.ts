@@ -1,4 +1,4 @@
-// Webhooks from agent servers (API.md B.11): authenticated with the sandbox's own session
+// Webhooks from agent servers (docs/api.md): authenticated with the sandbox's own session
 // key, they keep a conversation's status, title and metrics current without wiping other
 // fields, and its events stored; the secrets lookup serves GIT_TOKEN to a holder of a signed
 // access token. A sandbox's key reaches only its own conversations: an id that belongs to

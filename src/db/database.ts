@@ -9,7 +9,7 @@
 // (src/db/unavailable.ts). The driver reconnects by itself when the server is back.
 // Not the driver's timeoutMS (one deadline for the whole operation): it sends maxTimeMS with
 // every command and arms timers per operation, which cost a quarter of a settings read's CPU
-// in the service and in FerretDB (README, "Performance").
+// in the service and in FerretDB (docs/performance.md).
 //
 // On FerretDB (its buildInfo says so) every update goes through the write gate (write-gate.ts),
 // which makes single-document updates atomic as they are on MongoDB.

@@ -6,8 +6,7 @@
 //   JSON 404).
 // The per-IP limit and the credentials are the transports' next steps, each through the one
 // function for it (pipeline.ts chargeClient, credentials.ts). The hot requests never reach
-// express: its per-request setup cost more CPU than a whole settings read (README,
-// "Performance").
+// express: its per-request setup cost more CPU than a whole settings read (docs/performance.md).
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Deps } from '../context.js';
 import { createPipeline, factsOf } from './pipeline.js';

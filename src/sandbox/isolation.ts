@@ -9,7 +9,7 @@
 // other and the service (their agent servers must be reachable, and agents need the internet),
 // so nothing that listens on loopback may trust its callers: the embedded database listens on
 // a Unix socket, agent servers require their session key. The Kubernetes runtime adds network
-// policies; see the README.
+// policies; docs/sandboxes.md says what each runtime isolates.
 //
 // Without bubblewrap or namespaces the service cannot isolate: it then starts sandboxes for one
 // user at a time unless the operator declares the deployment single-user (SANDBOX_ISOLATION=none).

@@ -1,4 +1,4 @@
-// Git provider tokens (API.md B.3.2-3.3, with A.2's distinct 502 for an unreachable
+// Git provider tokens (the reference's, docs/api.md; with our distinct 502 for an unreachable
 // provider). Every token is checked against the provider's API before it is stored, and
 // the whole provider map is replaced in one atomic update of the user's settings document.
 import type { Models, SettingsRecord } from '../../models/index.js';

@@ -1,4 +1,4 @@
-// Sandboxes (API.md B.8 with A.2): the service owns the records (owner, spec, desired
+// Sandboxes (the reference's, with our differences; docs/api.md): the service owns the records (owner, spec, desired
 // state, encrypted session key) and asks the runtime for live status. Another user's
 // sandbox behaves exactly as if absent. A start may claim a warm sandbox
 // (sandbox-lifecycle/warm-pool.ts) instead of starting one cold.

@@ -1,4 +1,4 @@
-// Custom secrets (API.md B.3.4). Values are encrypted and write-only.
+// Custom secrets (docs/api.md). Values are encrypted and write-only.
 import type { Models } from '../../models/index.js';
 import type { SecretBox } from '../crypto.js';
 import { AppError, isDuplicateKeyError } from '../errors.js';

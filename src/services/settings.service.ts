@@ -1,4 +1,4 @@
-// Per-user settings (API.md B.2 with the partial-update rules of A.2). Secrets are
+// Per-user settings (the reference's, with our partial-update rules; docs/api.md). Secrets are
 // encrypted before they reach the database and are never part of a returned DTO.
 import type { Models, SettingsRecord } from '../../models/index.js';
 import { SECRET_MASK } from '../../contract/common.schema.js';

@@ -20,7 +20,7 @@ describe('OpenAPI route inventory', () => {
   });
 
   it('declares no {param} route before a static sibling it would shadow', () => {
-    // trpc-to-openapi matches in declaration order, first match wins (STYLE.md §3.1 item 1).
+    // trpc-to-openapi matches in declaration order, first match wins (its documented behaviour).
     const declared = [...PROCEDURES.values()].flatMap((p) => (p.meta?.openapi ? [p.meta.openapi] : []));
     const toRegex = (path: string) => new RegExp('^' + path.replace(/\{[^}]+\}/g, '[^/]+') + '$');
     declared.forEach((earlier, i) => {

@@ -58,7 +58,7 @@ describe('tRPC client', () => {
   });
 
   it('stays strict about booleans after REST requests (no shared-schema coercion)', async () => {
-    // trpc-to-openapi mutates schemas it coerces (STYLE.md §3.1 item 3): prove tRPC is unaffected.
+    // trpc-to-openapi mutates schemas it coerces (a known pitfall of it): prove tRPC is unaffected.
     const key = await app.keyFor('coercion');
     const trpc = clientFor(key);
     const before = await trpc.settings.save.mutate({ confirmation_mode: 'false' as never }).catch((e: unknown) => e);

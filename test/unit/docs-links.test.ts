@@ -16,6 +16,15 @@ function markdownFiles(dir: string): string[] {
 }
 
 const DOCS = ['README.md', ...markdownFiles('docs'), 'examples/nextjs/README.md'];
+
+/** Source, script and manifest files under a folder (comments must not cite outside the repository either). */
+function sourceFiles(dir: string): string[] {
+  return fs.readdirSync(path.join(PACKAGE_ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
+    const rel = path.posix.join(dir, entry.name);
+    if (entry.isDirectory()) return entry.name === 'node_modules' || entry.name === 'dist' ? [] : sourceFiles(rel);
+    return /\.(ts|mjs|sh|ya?ml|py)$/.test(entry.name) ? [rel] : [];
+  });
+}
 const text = (file: string) => fs.readFileSync(path.join(PACKAGE_ROOT, file), 'utf8');
 
 /** The lines of a markdown text outside fenced code blocks. */
@@ -99,9 +108,10 @@ describe('documentation links', () => {
     expect(missing).toEqual([]);
   });
 
-  it('cites nothing outside the repository', () => {
+  it('cites nothing outside the repository, in the docs or the code', () => {
     const outside = /\.\.\/shared\/|\/work\/|\b(API|FRONTEND|CLIENTS-2026|INFRA|STYLE)\.md\b/;
-    const citing = DOCS.flatMap((file) =>
+    const code = ['src', 'routers', 'models', 'contract', 'scripts', 'bench', 'client/src', 'k8s'].flatMap((dir) => sourceFiles(dir));
+    const citing = [...DOCS, ...code].flatMap((file) =>
       text(file)
         .split('\n')
         .flatMap((line, i) => (outside.test(line) ? [`${file}:${i + 1}: ${line.trim()}`] : [])),

@@ -1,4 +1,4 @@
-// The architecture, checked: every import points downward (README "Layout"), the contract
+// The architecture, checked: every import points downward (docs/architecture.md), the contract
 // stays free of server code, only the store touches conversation records, no domain code
 // decides REST bytes, and the client package and the example app stay apart from the server.
 // Reads the source files; a new file lands in a layer by its folder.
@@ -22,7 +22,7 @@ function sourceFiles(dir: string): string[] {
 }
 
 const FILES = ROOTS.flatMap(sourceFiles);
-/** The client package, a package of its own that frontends install (README "tRPC and the client package"). */
+/** The client package, a package of its own that frontends install (docs/frontend.md). */
 const CLIENT_FILES = sourceFiles('client/src');
 /** The example Next.js app: a frontend like any other, outside the service. */
 const EXAMPLE_FILES = sourceFiles('examples/nextjs');

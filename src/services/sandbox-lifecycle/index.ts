@@ -1,5 +1,5 @@
 // Sandbox lifecycle beyond start/pause/resume/delete on request: idle auto-pause, transparent
-// resume, retention, reconcile and a warm pool (README "Sandbox lifecycle"). Each policy is
+// resume, retention, reconcile and a warm pool (docs/sandboxes.md). Each policy is
 // a small pass run by a PeriodicJob; this wires them from configuration.
 import type { Models } from '../../../models/index.js';
 import type { Config } from '../../config.js';
