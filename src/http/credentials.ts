@@ -1,7 +1,7 @@
-// Every credential a request can carry, read in one place: the API key header
-// (X-Session-API-Key; for webhooks the same header is a sandbox's key), the git-token header
-// agents send (X-Access-Token), and the browser session cookie. Which one decides the user is
-// here too, so a new scheme is one change.
+// Every credential a request can carry, read in one place: `Authorization: Bearer <api key>`
+// (today's clients), the API key header (X-Session-API-Key: the d6 clients' user key; for
+// webhooks and sandbox routes the same header is a sandbox's key), the git-token header agents
+// send (X-Access-Token), and the browser session cookie. Which one decides the user is here too.
 import type { IncomingMessage } from 'node:http';
 import type { AuthVia, Deps, User } from '../context.js';
 import { databaseUnavailable, isDatabaseUnavailable } from '../db/unavailable.js';
@@ -11,6 +11,8 @@ import { cookieValue, SESSION_COOKIE } from './browser.js';
 export const SESSION_HEADER = 'x-session-api-key';
 
 export interface Credentials {
+  /** The token of `Authorization: Bearer`: a user's API key. */
+  bearer: string | undefined;
   /** X-Session-API-Key as sent: a user's API key, or a sandbox's session key on the webhook routes. */
   sessionKey: string | undefined;
   /** X-Access-Token: the short-lived token agents present to fetch a git token. */
@@ -21,6 +23,7 @@ export interface Credentials {
 
 export function credentialsOf(req: IncomingMessage): Credentials {
   return {
+    bearer: /^bearer\s+(\S+)\s*$/i.exec(headerValue(req, 'authorization') ?? '')?.[1],
     sessionKey: headerValue(req, SESSION_HEADER),
     accessToken: headerValue(req, 'x-access-token'),
     sessionId: cookieValue(req.headers.cookie, SESSION_COOKIE),
@@ -34,15 +37,18 @@ export interface Authenticated {
 }
 
 /**
- * The user: the key header, when present, decides (an unknown key is no user, whatever the
- * cookie says); otherwise the session cookie. A database outage during the lookup is its own
- * failure (503), not a 500: these lookups use the driver directly, outside mongoose's mapping.
+ * The user: a Bearer key decides when present; else X-Session-API-Key (which, beside a Bearer
+ * key, is a sandbox's key that only scopes what that sandbox may see); an unknown key is no
+ * user, whatever else the request carries. Without either, the session cookie. A database
+ * outage during the lookup is its own failure (503), not a 500: these lookups use the driver
+ * directly, outside mongoose's mapping.
  */
 export async function authenticate(deps: Deps, credentials: Credentials): Promise<Authenticated> {
   try {
-    const { sessionKey, sessionId } = credentials;
-    if (sessionKey !== undefined) {
-      const user = sessionKey ? await deps.services.apiKeys.authenticate(sessionKey) : null;
+    const { sessionId } = credentials;
+    const key = credentials.bearer ?? credentials.sessionKey;
+    if (key !== undefined) {
+      const user = key ? await deps.services.apiKeys.authenticate(key) : null;
       return { user, authVia: user ? 'header' : null, session: null };
     }
     const session = sessionId ? await deps.services.sessions.authenticate(sessionId) : null;
