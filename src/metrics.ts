@@ -46,6 +46,12 @@ export function createMetrics() {
       buckets: START_BUCKETS,
       registers: [registry],
     }),
+    lifecyclePasses: new Counter({
+      name: 'sandbox_lifecycle_passes_total',
+      help: 'Passes each lifecycle job has finished on this replica (idle-pause, retention, reconcile, warm-pool)',
+      labelNames: ['job'] as const,
+      registers: [registry],
+    }),
     lifecycleActions: new Counter({
       name: 'sandbox_lifecycle_actions_total',
       help: 'What the lifecycle policies did: idle_pause, retention_delete, orphan_removed, lost_record_removed, warm_started, warm_claimed, warm_discarded, resume_retry',

@@ -326,7 +326,11 @@ describe('durability', () => {
   it('leaves a task with a live lease alone (another replica is working it)', async () => {
     const { userId, key } = await userWithSettings();
     const id = await insertTask(userId, { leaseExpiresAt: new Date(Date.now() + 60_000) });
-    await new Promise((r) => setTimeout(r, 800));
+    // The runner has looked for due work a few times since (its queries of the queue).
+    const polls = () =>
+      app.commands.filter((c) => c.commandName === 'find' && (c.command as { find?: string }).find === 'start_task_queue').length;
+    const target = polls() + 3;
+    await eventually('three polls of the task queue', async () => polls() >= target);
     expect((await task(key, id)).status).toBe('PREPARING_REPOSITORY');
     // That replica's lease ends (on the task, and so in the queue).
     await app.rawCollection('start_tasks').updateOne({ _id: id as never }, { $set: { leaseExpiresAt: new Date(0) } });

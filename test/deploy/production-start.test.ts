@@ -58,11 +58,12 @@ describe('the production build', () => {
       });
 
       provider.delayMs = 1500;
+      const asked = provider.requests.length;
       const inFlight = call(service, 'POST', '/api/add-git-providers', {
         key,
         body: { provider_tokens: { github: { token: 'ghp_slow' } } },
       });
-      await new Promise((r) => setTimeout(r, 400));
+      await eventually('the token check to reach the provider', async () => provider.requests.length > asked);
       const exitCode = service.stop(); // SIGTERM while the request waits on the slow provider
       expect(await inFlight).toMatchObject({ status: 200, body: { message: 'Git providers stored' } });
       expect(await exitCode).toBe(0);

@@ -28,9 +28,10 @@ export async function startFakeGitProvider(): Promise<FakeGitProvider> {
     requests: [],
   };
   const server = http.createServer(async (req, res) => {
-    if (fake.delayMs) await new Promise((r) => setTimeout(r, fake.delayMs));
     const path = (req.url ?? '').split('?')[0]!;
+    // Recorded on arrival, so a test can tell a slow answer is under way.
     fake.requests.push({ path, authorization: req.headers.authorization });
+    if (fake.delayMs) await new Promise((r) => setTimeout(r, fake.delayMs));
     res.setHeader('content-type', 'application/json');
     if (fake.failWith) {
       res.writeHead(fake.failWith).end('{"message":"unavailable"}');

@@ -96,4 +96,17 @@ export async function metric(app: { url: string }, name: string, labels: Record<
   return sum;
 }
 
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * Waits until each app has finished `count` more passes of a lifecycle job (the passes metric):
+ * how tests let the policies run a few times before checking that nothing (more) happened,
+ * instead of sleeping.
+ */
+export async function lifecyclePasses(apps: { url: string }[], job: string, count: number): Promise<void> {
+  const passes = (app: { url: string }) => metric(app, 'sandbox_lifecycle_passes_total', { job });
+  const targets = await Promise.all(apps.map(async (app) => (await passes(app)) + count));
+  await eventually(
+    `${count} more ${job} passes`,
+    async () => (await Promise.all(apps.map(passes))).every((n, i) => n >= targets[i]!),
+    30_000,
+  );
+}

@@ -14,7 +14,7 @@ import {
   metric,
   reportExecutionStatus,
   sandbox,
-  sleep,
+  lifecyclePasses,
   startConversation,
   userWithSettings,
   waitForSandbox,
@@ -82,7 +82,12 @@ describe('idle auto-pause', () => {
     const control = await startConversation(app, key);
 
     await waitForSandbox(app, key, control.sandbox_id, 'PAUSED', 15_000);
-    await sleep(IDLE_MS + 1_000); // the busy sandbox is past its idle time too, with passes in between
+    // The busy sandbox is past its idle time too, and the pauser has looked at it since.
+    await eventually('the busy sandbox to be past its idle time', async () => {
+      const record = await app.rawCollection('sandboxes').findOne({ _id: busy.sandbox_id as never });
+      return Date.now() - (record?.lastUsedAt as Date).getTime() > IDLE_MS;
+    });
+    await lifecyclePasses([app], 'idle-pause', 2);
     expect((await sandbox(app, key, busy.sandbox_id)).status).toBe('RUNNING');
     const record = await app.rawCollection('sandboxes').findOne({ _id: busy.sandbox_id as never });
     expect(record?.runningConversations).toEqual([busy.app_conversation_id]);
@@ -95,9 +100,10 @@ describe('idle auto-pause', () => {
     const { key } = await userWithSettings(app);
     const started = await startConversation(app, key);
     const sandboxKey = await sandboxKeyOf(key, started.sandbox_id);
-    for (let elapsed = 0; elapsed < IDLE_MS * 2; elapsed += 300) {
+    // A report before every pass of the pauser, for twice the idle time.
+    for (const until = Date.now() + IDLE_MS * 2; Date.now() < until;) {
       await reportExecutionStatus(app, started.sandbox_id, sandboxKey, started.app_conversation_id, 'idle');
-      await sleep(300);
+      await lifecyclePasses([app], 'idle-pause', 1);
     }
     expect((await sandbox(app, key, started.sandbox_id)).status).toBe('RUNNING');
     await waitForSandbox(app, key, started.sandbox_id, 'PAUSED', 15_000);
@@ -116,7 +122,7 @@ describe('idle auto-pause', () => {
       for (const id of ids) await waitForSandbox(app, key, id, 'PAUSED', 15_000);
       // The record says PAUSED once the decision is taken; the pause is counted after the runtime's stop.
       await eventually('each pause to be counted', async () => (await count()) - before >= 3, 10_000);
-      await sleep(1_000); // several more passes of both replicas: nothing is paused twice
+      await lifecyclePasses([app, replica], 'idle-pause', 3); // nothing is paused twice
       expect((await count()) - before).toBe(3);
     } finally {
       await replica.stop({ keepSandboxes: true });

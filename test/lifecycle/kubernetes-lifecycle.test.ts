@@ -13,7 +13,7 @@ import { generateKeyText } from '../../src/crypto.js';
 import { call, startTestApp, testDatabaseUri, uniqueDbName, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/eventually.js';
 import { exists, startKubeControlPlane, startPodBinder, type KubeControlPlane } from '../helpers/kube-control-plane.js';
-import { conversation, metric, sandbox, sleep, waitForSandbox } from '../helpers/lifecycle.js';
+import { conversation, lifecyclePasses, metric, sandbox, waitForSandbox } from '../helpers/lifecycle.js';
 
 const IMAGE = 'ghcr.io/openhands/agent-server:lifecycle-python';
 const OTHER_IMAGE = 'ghcr.io/openhands/agent-server:other-python';
@@ -130,7 +130,12 @@ describe('lifecycle on Kubernetes', () => {
     await waitForSandbox(app, key, id, 'RUNNING');
     const conversationId = crypto.randomBytes(16).toString('hex');
     await reportConversation(id, sandboxKey, conversationId, 'running');
-    await sleep(IDLE_MS * 2);
+    // Past its idle time, and the pauser has looked at it since.
+    await eventually('the sandbox to be past its idle time', async () => {
+      const record = await app.rawCollection('sandboxes').findOne({ _id: id as never });
+      return Date.now() - (record?.lastUsedAt as Date).getTime() > IDLE_MS;
+    });
+    await lifecyclePasses([app], 'idle-pause', 2);
     expect((await sandbox(app, key, id)).status).toBe('RUNNING');
 
     await reportConversation(id, sandboxKey, conversationId, 'finished');

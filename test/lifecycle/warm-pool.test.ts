@@ -9,7 +9,7 @@ import { WARM_POOL_OWNER } from '../../models/index.js';
 import { generateKeyText } from '../../src/crypto.js';
 import { call, startTestApp, testDatabaseUri, uniqueDbName, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/eventually.js';
-import { metric, sandbox, sleep, task, userWithSettings, waitForSandbox, waitForTask } from '../helpers/lifecycle.js';
+import { lifecyclePasses, metric, sandbox, task, userWithSettings, waitForSandbox, waitForTask } from '../helpers/lifecycle.js';
 import { FAKE_AGENT_SPEC, writeSpecsFile } from '../helpers/specs.js';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-warm-'));
@@ -53,7 +53,7 @@ async function warmSandbox(): Promise<string> {
 describe('warm pool', () => {
   it('keeps one warm sandbox of the default spec running, owned by no user, with two replicas refilling', async () => {
     const id = await warmSandbox();
-    await sleep(1_000); // several refill passes on both replicas
+    await lifecyclePasses([app, replica], 'warm-pool', 3); // several refill passes on both replicas
     expect((await warmRecords()).map((r) => String(r._id))).toEqual([id]);
     expect((await warmRecords())[0]).toMatchObject({ specId: FAKE_AGENT_SPEC.id, desired: 'running' });
     const { key } = await userWithSettings(app);
@@ -104,7 +104,7 @@ describe('warm pool', () => {
     // The pool refills to exactly one, with a new sandbox.
     const refill = await warmSandbox();
     expect(refill).not.toBe(warmId);
-    await sleep(1_000);
+    await lifecyclePasses([app, replica], 'warm-pool', 3);
     expect((await warmRecords()).map((r) => String(r._id))).toEqual([refill]);
 
     const claims = async (labels: Record<string, string>) =>

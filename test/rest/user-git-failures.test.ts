@@ -3,6 +3,7 @@
 // too slowly, and a flood of calls to a slow provider, which stays bounded and never takes the
 // service or the other providers down. No answer and no log line ever carries the token.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../helpers/eventually.js';
 import { call, startTestApp, type TestApp } from '../helpers/app.js';
 import { startFakeGitHub } from '../helpers/fake-providers/github.js';
 import { startFakeGitLab } from '../helpers/fake-providers/gitlab.js';
@@ -244,12 +245,11 @@ describe('a slow provider under load', () => {
     ).toBe(200);
     github.delayMs = 5000;
     try {
-      // Two calls hold GitHub's two slots until they time out at 1 s; calls queued 300 ms later
-      // get the freed slots or spend their whole deadline waiting ("busy", 503).
+      // Two calls hold GitHub's two slots until they time out at 1 s; calls queued once they
+      // hold them get the freed slots or spend their whole deadline waiting ("busy", 503).
       const holders = [get(repos), get(repos)];
-      await new Promise((r) => setTimeout(r, 300));
+      await eventually('both slots to be held at GitHub', async () => github.inFlight === 2);
       const queued = Array.from({ length: 12 }, () => get(repos));
-      await new Promise((r) => setTimeout(r, 100));
       const [alive, settings, otherProvider] = await Promise.all([
         call(app, 'GET', '/alive'),
         get('/api/settings'),

@@ -57,7 +57,7 @@ export class SandboxLifecycle {
     });
 
     const add = (name: LifecycleJobName, intervalMs: number, pass: () => Promise<unknown>) =>
-      this.jobs.set(name, new PeriodicJob(name, intervalMs, pass, log));
+      this.jobs.set(name, new PeriodicJob(name, intervalMs, pass, log, () => metrics.lifecyclePasses.inc({ job: name })));
     if (config.idlePauseMs > 0) {
       const pauser = new IdlePauser({ models, runtime, claims, metrics, log, idlePauseMs: config.idlePauseMs, now });
       add('idle-pause', config.intervalMs, () => pauser.pass());

@@ -14,6 +14,8 @@ export class PeriodicJob {
     private readonly intervalMs: number,
     private readonly pass: () => Promise<unknown>,
     private readonly log: Logger,
+    /** Told after every pass, failed or not (the passes metric: operators and tests see the job running). */
+    private readonly onPass: () => void = () => {},
   ) {}
 
   start(firstDelayMs = this.intervalMs): void {
@@ -34,7 +36,10 @@ export class PeriodicJob {
     this.running = this.pass()
       .then(() => undefined)
       .catch((error: unknown) => this.log.warn({ err: error, job: this.name }, 'lifecycle pass failed'))
-      .finally(() => (this.running = null));
+      .finally(() => {
+        this.running = null;
+        this.onPass();
+      });
     await this.running;
   }
 
