@@ -38,9 +38,15 @@ describe('the race the gate closes', () => {
     const raw = new MongoClient(testDatabaseUri(dbName));
     cleanup.push(() => raw.close());
     const counters = raw.db().collection<{ _id: string; n: number }>('counters');
-    await counters.insertOne({ _id: 'c', n: 0 });
-    await Promise.all(Array.from({ length: 200 }, () => counters.updateOne({ _id: 'c' }, { $inc: { n: 1 } })));
-    expect((await counters.findOne({ _id: 'c' }))!.n).toBeLessThan(200);
+    // Ungated, FerretDB loses increments; how many depends on how the writes overlap, so a
+    // round on a busy machine may lose none: up to ten rounds, until one does.
+    let lost = 0;
+    for (let round = 0; round < 10 && lost === 0; round++) {
+      await counters.replaceOne({ _id: 'c' }, { n: 0 }, { upsert: true });
+      await Promise.all(Array.from({ length: 200 }, () => counters.updateOne({ _id: 'c' }, { $inc: { n: 1 } })));
+      lost = 200 - (await counters.findOne({ _id: 'c' }))!.n;
+    }
+    expect(lost).toBeGreaterThan(0);
 
     const replicas: Database[] = [];
     for (let i = 0; i < 2; i++) {
@@ -68,7 +74,11 @@ describe('the race the gate closes', () => {
     expect(stats.map((s) => s.writes)).toEqual([100, 100]);
     // Queued writes share a taking of the lock.
     for (const s of stats) expect(s.locksTaken).toBeLessThan(s.writes);
-    expect(await raw.db().collection('write_locks').countDocuments({ name: 'settings' })).toBe(0);
+    // Each lock is released after its writers have their answers.
+    await eventually(
+      'the settings locks to be released',
+      async () => (await raw.db().collection('write_locks').countDocuments({ name: 'settings' })) === 0,
+    );
 
     // Writes by _id to two documents.
     await counters.insertMany([
