@@ -15,6 +15,12 @@ const StdioServerSchema = new Schema(
   },
   { _id: false },
 );
+// A saved LLM profile: its LLM keyword arguments without the key, and the key as ciphertext.
+const LlmProfileSchema = new Schema(
+  { name: { type: String, required: true }, config: { type: Schema.Types.Mixed, default: {} }, apiKey: { type: String, default: null } },
+  { _id: false, minimize: false },
+);
+
 const McpConfigSchema = new Schema(
   {
     sse_servers: { type: [SseServerSchema], default: [] },
@@ -82,6 +88,19 @@ export const SettingsSchema = new Schema(
     git_user_name: String,
     git_user_email: String,
     updatedAt: Date,
+    // The 2026 nested shape (/api/v1/settings) keeps its fields in the V0 ones above, except
+    // the LLM keyword arguments V0 has no field for (temperature…), kept here as sent.
+    llmExtra: { type: Schema.Types.Mixed, default: undefined },
+    disabled_skills: { type: [String], default: undefined },
+    git_full_clone: Boolean,
+    // LLM profiles (api keys as ciphertext) and agent profiles (no secrets: they name an LLM
+    // profile), with the pointers to the active ones; profilesVersion guards their
+    // read-modify-write (a rename of an LLM profile changes the agent profiles naming it too).
+    llmProfiles: { type: [LlmProfileSchema], default: undefined },
+    activeLlmProfile: { type: String, default: undefined },
+    agentProfiles: { type: [Schema.Types.Mixed], default: undefined },
+    activeAgentProfileId: { type: String, default: undefined },
+    profilesVersion: String,
     providerTokens: { type: ProviderTokensSchema, default: undefined },
     providerTokensUpdatedAt: Date,
     providerTokensVersion: String,

@@ -17,6 +17,11 @@ import { secretsRouter } from './secrets.router.js';
 import { settingsRouter } from './settings.router.js';
 import { userRouter } from './user.router.js';
 import { optionsRouter } from './options.router.js';
+import { accountRouter } from './account.router.js';
+import { agentProfilesRouter } from './agent-profiles.router.js';
+import { organizationsRouter } from './organizations.router.js';
+import { settingsV1Router } from './settings-v1.router.js';
+import { usersRouter } from './users.router.js';
 
 export const appRouter = router({
   auth: authRouter,
@@ -33,6 +38,11 @@ export const appRouter = router({
   webhooks: webhooksRouter,
   options: optionsRouter,
   user: userRouter,
+  settingsV1: settingsV1Router,
+  agentProfiles: agentProfilesRouter,
+  organizations: organizationsRouter,
+  account: accountRouter,
+  users: usersRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -19,3 +19,4 @@ optional setup-browser.sh
 optional setup-schemathesis.sh
 optional setup-bubblewrap.sh
 optional setup-sdk-workspace.sh
+optional setup-ts-client.sh

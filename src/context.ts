@@ -22,6 +22,8 @@ export interface Deps {
 
 export interface User {
   id: string;
+  /** The API key the request authenticated with (none for a browser session): GET /api/keys/current. */
+  keyId?: string;
 }
 
 export type Transport = 'rest' | 'trpc' | 'internal';

@@ -21,6 +21,7 @@ import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
 import type { SandboxRuntime } from './sandbox/runtime.js';
 import { SandboxLifecycle } from './services/sandbox-lifecycle/index.js';
+import { createAccountServices } from './services/account-services.js';
 import { createCredentialServices } from './services/credentials.js';
 import { ProviderHttp } from './services/git/provider-http.js';
 import { providerHostPolicy } from './services/git/provider-hosts.js';
@@ -114,7 +115,9 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
   };
   const appConversations = new AppConversationsService(store, sandboxes, () => startTasks.kick(), log, removeConversationData);
   const { apiKeys, sessions } = createCredentialServices(models, config, clock);
+  const options = new OptionsService(config.webUi);
   return {
+    ...createAccountServices({ models, box, config, settings, apiKeys, sandboxes, options }),
     apiKeys,
     sessions,
     settings,
@@ -125,7 +128,7 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     sandboxLifecycle,
     startTasks,
     appConversations,
-    options: new OptionsService(config.webUi),
+    options,
     userGit: new UserGitService(gitProviders, providerHttp, config.providers, log.child({ component: 'git-providers' })),
     conversations: new ConversationsService(appConversations, settings, gitProviders),
     webhooks: new WebhooksService(store, sandboxes, gitProviders, accessTokens, sandboxLifecycle.usage, events),

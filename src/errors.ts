@@ -62,7 +62,18 @@ export type ErrorReason =
   | 'agent_server_unavailable'
   | 'agent_server_failed'
   | 'workspace_path_not_found'
-  | 'event_not_found';
+  | 'event_not_found'
+  | 'legacy_settings_keys'
+  | 'llm_profile_not_found'
+  | 'llm_profile_exists'
+  | 'llm_profile_limit'
+  | 'llm_profile_referenced'
+  | 'agent_profile_not_found'
+  | 'agent_profile_exists'
+  | 'agent_profile_limit'
+  | 'not_an_api_key'
+  | 'secrets_not_exposed'
+  | 'organization_not_found';
 
 export interface AppErrorOptions {
   reason?: ErrorReason;

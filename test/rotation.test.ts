@@ -23,6 +23,10 @@ beforeAll(async () => {
     key,
     body: { llm_api_key: 'sk-rotate', mcp_config: { sse_servers: [{ url: 'https://m.example.com', api_key: 'mcp-rotate' }] } },
   });
+  await call(app, 'POST', '/api/v1/settings/profiles/rot', {
+    key,
+    body: { llm: { model: 'openai/gpt-4o', api_key: 'sk-profile-rotate' } },
+  });
   await call(app, 'POST', '/api/add-git-providers', { key, body: { provider_tokens: { github: { token: 'ghp_rotate' } } } });
   await call(app, 'POST', '/api/secrets', { key, body: { name: 'ROT', value: 'custom-rotate' } });
   // A live sandbox's session key and a start task's MCP override are secrets too; seeded as the
@@ -61,8 +65,8 @@ describe('encryption key rotation', () => {
     const env = { MONGODB_URI: testDatabaseUri(dbName), ENCRYPTION_KEY: newKey, ENCRYPTION_KEY_PREVIOUS: oldKey };
     const rotated = await runCli(['encryption', 'rotate'], env);
     expect(rotated.code, rotated.stderr).toBe(0);
-    // settings with the provider tokens, a custom secret, a sandbox, a start task
-    expect(rotated.stdout).toMatch(/re-encrypted 6 values in 4 documents/);
+    // settings with an LLM profile and the provider tokens, a custom secret, a sandbox, a start task
+    expect(rotated.stdout).toMatch(/re-encrypted 7 values in 4 documents/);
 
     const after = await startTestApp('rotation-after', { MONGODB_URI: testDatabaseUri(dbName), ENCRYPTION_KEY: newKey });
     try {
@@ -70,6 +74,7 @@ describe('encryption key rotation', () => {
       expect((await services.settings.resolve('rotor'))?.llm_api_key).toBe('sk-rotate');
       expect((await services.settings.resolve('rotor'))?.mcp_config?.sse_servers[0]?.api_key).toBe('mcp-rotate');
       expect((await services.gitProviders.resolve('rotor')).github?.token).toBe('ghp_rotate');
+      expect((await services.llmProfiles.asKwargs('rotor', true)).profiles.rot?.api_key).toBe('sk-profile-rotate');
       expect(await services.secrets.resolve('rotor')).toEqual([{ name: 'ROT', value: 'custom-rotate', description: '' }]);
       expect((await services.sandboxes.credentials('sbxrotate'))?.sessionKey).toBe('session-rotate');
       const store = new ConversationStore(after.server.deps.db.models, SecretBox.fromStrings(newKey));
@@ -81,7 +86,7 @@ describe('encryption key rotation', () => {
       for (const { name } of collections) {
         ciphertexts.push(...(JSON.stringify(await after.rawCollection(name).find({}).toArray()).match(/enc:v1:[0-9a-f]{8}/g) ?? []));
       }
-      expect(ciphertexts.length).toBe(6);
+      expect(ciphertexts.length).toBe(7);
       expect(ciphertexts.filter((m) => !m.endsWith(currentId))).toEqual([]);
 
       const again = await runCli(['encryption', 'rotate'], env);

@@ -41,6 +41,8 @@ export function startConversationRequest(parts: AgentRequestParts) {
     agent: {
       kind: 'Agent',
       llm: {
+        // The nested settings' further LLM keyword arguments (temperature…) first: the three below win.
+        ...settings.llm_extra,
         usage_id: 'agent',
         model: parts.model,
         ...(settings.llm_base_url ? { base_url: settings.llm_base_url } : {}),

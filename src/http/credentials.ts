@@ -48,7 +48,8 @@ export async function authenticate(deps: Deps, credentials: Credentials): Promis
     const { sessionId } = credentials;
     const key = credentials.bearer ?? credentials.sessionKey;
     if (key !== undefined) {
-      const user = key ? await deps.services.apiKeys.authenticate(key) : null;
+      const identity = key ? await deps.services.apiKeys.identify(key) : null;
+      const user = identity ? { id: identity.userId, keyId: identity.keyId } : null;
       return { user, authVia: user ? 'header' : null, session: null };
     }
     const session = sessionId ? await deps.services.sessions.authenticate(sessionId) : null;

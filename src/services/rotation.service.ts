@@ -6,6 +6,7 @@ import type { Models, SettingsRecord } from '../../models/index.js';
 import type { SecretBox } from '../crypto.js';
 import { newVersion, untilApplied } from '../db/versions.js';
 import { tokenContext } from './git-providers.service.js';
+import { llmProfileSecretContext } from './profiles-store.js';
 import { keyContext } from './sandbox-records.js';
 import { secretValueContext } from './secrets.service.js';
 import { mapSettingsSecrets, SECRET_SETTINGS_FIELDS } from './settings-secrets.js';
@@ -24,7 +25,7 @@ export function rewrapper(box: SecretBox): { rewrap: Rewrap; values: () => numbe
 }
 
 /**
- * Settings secrets and git provider tokens (one document per user), custom secrets and sandbox
+ * Settings secrets, LLM profile keys and git provider tokens (one document per user), custom secrets and sandbox
  * session keys; returns the documents visited. The service may be running: each document's
  * write applies only over the values it re-encrypted (or the MCP and provider-map versions),
  * else that document is read again, so a secret saved meanwhile is never overwritten.
@@ -88,6 +89,13 @@ function settingsChange(doc: SettingsRecord, rewrap: Rewrap): { expected: Record
     if (changed) {
       expected.providerTokensVersion = doc.providerTokensVersion ?? null;
       Object.assign(set, { providerTokens: tokens, providerTokensVersion: newVersion() });
+    }
+  }
+  if (doc.llmProfiles?.length) {
+    const profiles = doc.llmProfiles.map((p) => ({ ...p, apiKey: rewrap(p.apiKey ?? null, llmProfileSecretContext(doc.userId)) }));
+    if (profiles.some((p, i) => p.apiKey !== (doc.llmProfiles![i]!.apiKey ?? null))) {
+      expected.profilesVersion = doc.profilesVersion ?? null;
+      Object.assign(set, { llmProfiles: profiles, profilesVersion: newVersion() });
     }
   }
   return Object.keys(set).length ? { expected, set } : null;

@@ -8,7 +8,14 @@ import type { SecretBox } from '../crypto.js';
 import { untilApplied, newVersion } from '../db/versions.js';
 import { AppError, isDuplicateKeyError } from '../errors.js';
 import { providerTokensSetOf } from './git-providers.service.js';
-import { isSecretSettingsField, mapSettingsSecrets, mcpSecretAt, type McpLike, type SecretSlot } from './settings-secrets.js';
+import {
+  isSecretSettingsField,
+  mapSettingsSecrets,
+  mcpSecretAt,
+  settingsSecretContext,
+  type McpLike,
+  type SecretSlot,
+} from './settings-secrets.js';
 
 // Defaults of the reference's Settings model for fields never saved.
 const DEFAULTS = {
@@ -23,7 +30,18 @@ export interface ResolvedSettings extends Omit<Settings, 'llm_api_key' | 'search
   llm_api_key: string | null;
   search_api_key: string | null;
   sandbox_api_key: string | null;
+  /** LLM keyword arguments saved through the nested shape beyond model, key and base URL (temperature…). */
+  llm_extra: Record<string, unknown>;
 }
+
+/** Fields a save writes besides the V0 ones (the nested shape's own, src/services/settings-v1.ts). */
+export interface ExtraUpdate {
+  set?: Record<string, unknown>;
+  unset?: string[];
+}
+
+/** The V0 fields that make up the LLM an active LLM profile stands for. */
+const LLM_FIELDS = ['llm_model', 'llm_api_key', 'llm_base_url'] as const;
 
 export class SettingsService {
   constructor(
@@ -45,14 +63,14 @@ export class SettingsService {
    * update of the fields sent (upserted on the first save). An MCP config's masked credentials
    * keep the stored ones, so that write applies only over the MCP version it read (versions.ts).
    */
-  async save(userId: string, input: SaveSettingsInput): Promise<void> {
+  async save(userId: string, input: SaveSettingsInput, extra: ExtraUpdate = {}): Promise<void> {
     if (!input.mcp_config) {
-      await this.models.Settings.updateOne({ userId }, this.updateFor(userId, input, null), { upsert: true });
+      await this.models.Settings.updateOne({ userId }, this.updateFor(userId, input, null, extra), { upsert: true });
       return;
     }
     await untilApplied('The MCP configuration', async () => {
       const stored = await this.models.Settings.findOne({ userId }, { mcp_config: 1, mcpVersion: 1 }).lean();
-      const update = this.updateFor(userId, input, stored?.mcp_config ?? null);
+      const update = this.updateFor(userId, input, stored?.mcp_config ?? null, extra);
       update.$set.mcpVersion = newVersion();
       try {
         // No document yet, or one another save just created: the upsert's insert collides and this reads again.
@@ -65,9 +83,14 @@ export class SettingsService {
     });
   }
 
-  private updateFor(userId: string, input: SaveSettingsInput, storedMcp: McpLike | null) {
-    const set: Record<string, unknown> = { updatedAt: new Date() };
-    const unset: Record<string, ''> = {};
+  private updateFor(userId: string, input: SaveSettingsInput, storedMcp: McpLike | null, extra: ExtraUpdate) {
+    const set: Record<string, unknown> = { ...extra.set, updatedAt: new Date() };
+    const unset: Record<string, ''> = Object.fromEntries((extra.unset ?? []).map((path) => [path, '' as const]));
+    // An LLM changed by hand is no longer the active LLM profile's (the reference drops the pointer too).
+    const llmChanged =
+      LLM_FIELDS.some((field) => (field === 'llm_api_key' ? input[field] != null : input[field] !== undefined)) ||
+      Object.keys(set).some((k) => k.startsWith('llmExtra'));
+    if (llmChanged) unset.activeLlmProfile = '';
     const sealed = mapSettingsSecrets(userId, input, (value, at) => this.seal(value, at, storedMcp));
     for (const [field, value] of Object.entries(input)) {
       if (value === undefined) continue;
@@ -92,7 +115,33 @@ export class SettingsService {
       value ? this.box.decrypt(value, at.context) : at.kind === 'env' ? '' : null,
     );
     // Env slots always open to a string ("" when empty).
-    return { ...toDto(stored), ...opened.fields, mcp_config: (opened.mcp_config as McpConfig | undefined) ?? null };
+    const llm_extra = isPlainObject(stored.llmExtra) ? stored.llmExtra : {};
+    return { ...toDto(stored), ...opened.fields, mcp_config: (opened.mcp_config as McpConfig | undefined) ?? null, llm_extra };
+  }
+
+  /** The stored document and its V0 view, once settings were saved (the nested shape is built from both). */
+  async stored(userId: string): Promise<{ record: SettingsRecord; dto: Settings } | null> {
+    const record = await this.saved(userId);
+    return record ? { record, dto: toDto(record) } : null;
+  }
+
+  /** The V0 view of a user who never saved settings (users/me answers with it). */
+  defaults(): Settings {
+    return toDto({ userId: '' } as SettingsRecord);
+  }
+
+  /** A stored secret field opened (for the user's own running sandbox only: users/me?expose_secrets). */
+  openField(userId: string, record: SettingsRecord, field: 'llm_api_key' | 'search_api_key' | 'sandbox_api_key'): string | null {
+    const value = record[field];
+    return typeof value === 'string' ? this.box.decrypt(value, settingsSecretContext(userId, field)) : null;
+  }
+
+  /** The MCP configuration with its credentials opened (the same caller as openField). */
+  openMcp(userId: string, record: SettingsRecord): McpConfig | null {
+    const opened = mapSettingsSecrets(userId, record, (value, at) =>
+      value ? this.box.decrypt(value, at.context) : at.kind === 'env' ? '' : null,
+    );
+    return (opened.mcp_config as McpConfig | undefined) ?? null;
   }
 
   /** The user's settings document once settings were saved (a document with only provider tokens is not). */
@@ -170,6 +219,7 @@ export function hasUsableLlmKey(settings: Pick<ResolvedSettings, 'llm_api_key'>,
   return Boolean(settings.llm_api_key?.trim()) || /^(bedrock|lemonade)\//.test(model);
 }
 
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const str = (v: unknown) => (typeof v === 'string' ? v : null);
 const num = (v: unknown) => (typeof v === 'number' ? v : null);
 const bool = (v: unknown) => (typeof v === 'boolean' ? v : null);

@@ -68,3 +68,41 @@ describe('user isolation', () => {
     await app.rawCollection('settings').updateOne({ userId: 'bob' }, { $unset: { llm_api_key: '' } });
   });
 });
+
+describe('user isolation on the 2026 routes', () => {
+  const bearer = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });
+
+  it("shows bob nothing of alice's nested settings, profiles or user record, and lets him change none of them", async () => {
+    await call(app, 'POST', '/api/v1/settings/profiles/alice-llm', {
+      ...bearer(alice),
+      body: { llm: { model: 'm', api_key: 'sk-alice-profile' } },
+    });
+    await call(app, 'POST', '/api/agent-profiles/alice-agent', { ...bearer(alice), body: { llm_profile_ref: 'alice-llm' } });
+    const bobV1 = (await call(app, 'GET', '/api/v1/settings', bearer(bob))).body;
+    expect(bobV1).toMatchObject({
+      agent_settings: { llm: { model: 'bob-model' } },
+      llm_profiles: { profiles: {} },
+      llm_api_key_set: false,
+    });
+    expect((await call(app, 'GET', '/api/v1/settings/profiles', bearer(bob))).body.profiles).toEqual([]);
+    expect((await call(app, 'GET', '/api/v1/settings/profiles/alice-llm', bearer(bob))).status).toBe(404);
+    expect((await call(app, 'POST', '/api/v1/settings/profiles/alice-llm/activate', { ...bearer(bob), body: {} })).status).toBe(404);
+    expect((await call(app, 'GET', '/api/agent-profiles', bearer(bob))).body.profiles).toEqual([]);
+    const me = await call(app, 'GET', '/api/v1/users/me', bearer(bob));
+    expect(me.body).toMatchObject({ id: 'bob', llm_model: 'bob-model' });
+    expect(me.text).not.toContain('alice');
+    for (const path of [
+      '/api/organizations/alice/me',
+      '/api/organizations/alice/profiles',
+      '/api/organizations/alice/profiles/alice-llm',
+    ]) {
+      expect((await call(app, 'GET', path, bearer(bob))).status, path).toBe(404);
+    }
+    expect((await call(app, 'DELETE', '/api/organizations/alice/profiles/alice-llm', bearer(bob))).status).toBe(404);
+    await call(app, 'DELETE', '/api/v1/settings/profiles/alice-llm', bearer(bob));
+    await call(app, 'DELETE', '/api/agent-profiles/alice-agent', bearer(bob));
+    expect((await call(app, 'GET', '/api/v1/settings/profiles/alice-llm', bearer(alice))).body).toMatchObject({ api_key_set: true });
+    expect((await call(app, 'GET', '/api/agent-profiles/alice-agent', bearer(alice))).status).toBe(200);
+    expect((await call(app, 'GET', '/api/keys/current', bearer(bob))).body).toMatchObject({ user_id: 'bob', org_id: 'bob' });
+  });
+});

@@ -159,6 +159,19 @@ const ROWS = [
   ],
   ['webhooks.conversation', 'BAD_REQUEST', 'No id', 'webhook_conversation_id_missing', 400, { detail: 'No id' }],
   ['webhooks.gitToken', 'NOT_FOUND', 'No such provider', 'provider_token_not_found', 404, { detail: 'No such provider' }],
+  // The 2026 surface.
+  ['settingsV1.save', 'UNPROCESSABLE_CONTENT', 'Use *_diff', 'legacy_settings_keys', 422, { error: 'Use *_diff', keys: [] }],
+  ['settingsV1.profilesGet', 'NOT_FOUND', "Profile 'x' not found", 'llm_profile_not_found', 404, { detail: "Profile 'x' not found" }],
+  ['settingsV1.profilesRename', 'CONFLICT', 'Exists', 'llm_profile_exists', 409, { detail: 'Exists' }],
+  ['settingsV1.profilesSave', 'CONFLICT', 'Limit', 'llm_profile_limit', 409, { detail: 'Limit' }],
+  ['settingsV1.profilesDelete', 'CONFLICT', 'Named', 'llm_profile_referenced', 409, { detail: 'Named' }],
+  ['agentProfiles.get', 'NOT_FOUND', 'No profile', 'agent_profile_not_found', 404, { detail: 'No profile' }],
+  ['agentProfiles.rename', 'CONFLICT', 'Exists', 'agent_profile_exists', 409, { detail: 'Exists' }],
+  ['agentProfiles.save', 'CONFLICT', 'Limit', 'agent_profile_limit', 409, { detail: 'Limit' }],
+  ['account.currentKey', 'BAD_REQUEST', 'A session', 'not_an_api_key', 400, { detail: 'A session' }],
+  ['users.me', 'FORBIDDEN', 'Not yours', 'secrets_not_exposed', 403, { detail: 'Not yours' }],
+  ['organizations.me', 'NOT_FOUND', 'Organization not found', 'organization_not_found', 404, { detail: 'Organization not found' }],
+  ['users.gitInfo', 'UNAUTHORIZED', 'Git provider token required.', 'git_token_required', 403, { detail: 'Git provider token required.' }],
   ['secrets.list', 'TOO_MANY_REQUESTS', 'Too many requests', 'rate_limited', 429, { message: 'Too many requests' }],
   ['settings.get', 'SERVICE_UNAVAILABLE', 'Database unavailable', 'database_unavailable', 503, { detail: 'Database unavailable' }],
   [
@@ -241,6 +254,13 @@ describe('legacy REST answers of domain errors', () => {
     for (const [reason, row] of Object.entries(FAILURES)) {
       for (const key of Object.keys(row.routers ?? {})) expect(tested(key), `${key}:${reason}`).toContain(reason);
     }
+  });
+
+  it('names the refused legacy keys of a 2026 settings save', () => {
+    const error = toTRPCError(
+      new AppError('UNPROCESSABLE_CONTENT', 'Use *_diff', { reason: 'legacy_settings_keys', fields: { keys: 'a,b' } }),
+    );
+    expect(toRestError(error, 'settingsV1.save')).toEqual({ status: 422, body: { error: 'Use *_diff', keys: ['a', 'b'] } });
   });
 
   it('picks the row by router: the same reason answers differently on another router', () => {

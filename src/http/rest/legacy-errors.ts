@@ -51,7 +51,7 @@ export interface LegacyAnswer {
   body: BodyShape;
 }
 
-const { detail, errorKey, messageKey, bareString, plainNotFound, v0Status, v0Action, v0ActionNotFound } = BODY_SHAPES;
+const { detail, errorKey, errorKeys, messageKey, bareString, plainNotFound, v0Status, v0Action, v0ActionNotFound } = BODY_SHAPES;
 
 /** The conversation page's routes say why they cannot have something now as {"error": …} (the web UI shows that text). */
 const onConversationPage = (status: number) => ({
@@ -80,7 +80,8 @@ export const FAILURES: Record<ErrorReason, LegacyAnswer & { routers?: Record<str
   provider_unreachable: { status: 502, body: errorKey },
   // Storing a token for such a host is invalid input; using one stored earlier is refused.
   provider_host_not_allowed: { status: 422, body: BODY_SHAPES.validation, routers: { user: { status: 403, body: errorKey } } },
-  git_token_required: { status: 401, body: bareString },
+  // users/git-info: the key is fine, the user has no provider connected (a 401 would read as signed out).
+  git_token_required: { status: 401, body: bareString, routers: { users: { status: 403, body: detail } } },
   provider_unsupported: { status: 400, body: bareString },
   provider_refused: { status: 403, body: errorKey },
   provider_not_found: { status: 404, body: errorKey },
@@ -131,6 +132,18 @@ export const FAILURES: Record<ErrorReason, LegacyAnswer & { routers?: Record<str
   },
   webhook_conversation_id_missing: { status: 400, body: detail },
   provider_token_not_found: { status: 404, body: detail },
+  // The 2026 surface (docs/api.md "2026 /api/v1 surface"): the reference's bodies where it has them.
+  legacy_settings_keys: { status: 422, body: errorKeys },
+  llm_profile_not_found: { status: 404, body: detail },
+  llm_profile_exists: { status: 409, body: detail },
+  llm_profile_limit: { status: 409, body: detail },
+  llm_profile_referenced: { status: 409, body: detail },
+  agent_profile_not_found: { status: 404, body: detail },
+  agent_profile_exists: { status: 409, body: detail },
+  agent_profile_limit: { status: 409, body: detail },
+  not_an_api_key: { status: 400, body: detail },
+  secrets_not_exposed: { status: 403, body: detail },
+  organization_not_found: { status: 404, body: detail },
   // Those every operation can meet; listed by TRANSPORT_FAILURES.
   rate_limited: { status: 429, body: messageKey },
   database_unavailable: { status: 503, body: detail },

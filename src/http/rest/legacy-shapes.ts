@@ -16,6 +16,7 @@ export const BODY_SCHEMAS = {
   ErrorDetail: object({ detail: stringProperty }),
   ErrorError: object({ error: stringProperty }),
   ErrorMessage: object({ message: stringProperty }),
+  ErrorKeys: object({ error: stringProperty, keys: { type: 'array', items: stringProperty } }),
   V0Error: object({ status: { type: 'string', const: 'error' }, message: stringProperty, msg_id: stringProperty }),
   V0ActionError: object({ status: { type: 'string', const: 'error' }, conversation_id: stringProperty, message: stringProperty }),
   V0ActionNotFound: object({ status: { type: 'string', const: 'error' }, conversation_id: stringProperty }),
@@ -36,6 +37,11 @@ export const BODY_SHAPES = {
   detail: { schema: 'ErrorDetail', build: (message) => ({ detail: message }) },
   errorKey: { schema: 'ErrorError', build: (message) => ({ error: message }) },
   messageKey: { schema: 'ErrorMessage', build: (message) => ({ message }) },
+  /** The 2026 settings' refusal of legacy keys: the message and the keys (AppError.fields.keys, comma-separated). */
+  errorKeys: {
+    schema: 'ErrorKeys',
+    build: (message, fields) => ({ error: message, keys: (fields.keys ?? '').split(',').filter(Boolean) }),
+  },
   /** Legacy: the reference answers a bare JSON string. */
   bareString: { schema: 'ErrorString', build: (message) => message },
   /** Legacy: the reference hides which thing was missing. */

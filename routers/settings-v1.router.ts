@@ -1,0 +1,54 @@
+// The 2026 settings (/api/v1/settings; docs/api.md "2026 /api/v1 surface"): the V0 settings
+// document in the nested shape, its two form schemas, and the LLM profiles.
+import { authedProcedure } from '../src/procedures.js';
+import { router } from '../src/trpc.js';
+import { MessageResponseSchema, NoInputSchema } from '../contract/common.schema.js';
+import { SettingsSchemaDocSchema } from '../contract/settings-fields.js';
+import { SaveSettingsV1InputSchema, SettingsV1Schema } from '../contract/settings-v1.schema.js';
+import { llmProfileProcedures } from './llm-profiles.procedures.js';
+
+const tags = ['settings (2026)'];
+
+export const settingsV1Router = router({
+  get: authedProcedure
+    .meta({
+      errors: ['settings_not_found'],
+      openapi: { method: 'GET', path: '/api/v1/settings', tags, summary: 'Load the settings, nested (secrets never returned)' },
+    })
+    .input(NoInputSchema)
+    .output(SettingsV1Schema)
+    .query(({ ctx }) => ctx.services.settingsV1.get(ctx.user.id)),
+
+  save: authedProcedure
+    .meta({
+      errors: ['legacy_settings_keys'],
+      openapi: {
+        method: 'POST',
+        path: '/api/v1/settings',
+        tags,
+        summary: 'Store settings: deep-merged *_diff objects, top-level keys replace',
+      },
+    })
+    .input(SaveSettingsV1InputSchema.prefault({}))
+    .output(MessageResponseSchema)
+    .mutation(async ({ ctx, input }) => {
+      await ctx.services.settingsV1.save(ctx.user.id, input);
+      return { message: 'Settings stored' };
+    }),
+
+  agentSchema: authedProcedure
+    .meta({ openapi: { method: 'GET', path: '/api/v1/settings/agent-schema', tags, summary: 'The form schema of agent_settings' } })
+    .input(NoInputSchema)
+    .output(SettingsSchemaDocSchema)
+    .query(({ ctx }) => ctx.services.settingsV1.agentSchema()),
+
+  conversationSchema: authedProcedure
+    .meta({
+      openapi: { method: 'GET', path: '/api/v1/settings/conversation-schema', tags, summary: 'The form schema of conversation_settings' },
+    })
+    .input(NoInputSchema)
+    .output(SettingsSchemaDocSchema)
+    .query(({ ctx }) => ctx.services.settingsV1.conversationSchema()),
+
+  ...llmProfileProcedures('/api/v1/settings/profiles'),
+});

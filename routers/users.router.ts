@@ -1,0 +1,46 @@
+// The current user (/api/v1/users/*; docs/api.md "2026 /api/v1 surface"): what the CLI, the
+// SDK workspace and the automation service read, and the user's git provider account.
+import { authedProcedure } from '../src/procedures.js';
+import { router, type Meta } from '../src/trpc.js';
+import { NoInputSchema } from '../contract/common.schema.js';
+import { UserInfoSchema, UserMeInputSchema } from '../contract/account.schema.js';
+import { GitUserSchema } from '../contract/user-git.schema.js';
+
+const tags = ['users'];
+// The failures of the user's git providers (as /api/user/info), git_token_required answered 403.
+const PROVIDER_FAILURES: Meta['errors'] = [
+  'git_token_required',
+  'invalid_provider_token',
+  'provider_unsupported',
+  'provider_refused',
+  'provider_not_found',
+  'provider_rate_limited',
+  'provider_busy',
+  'provider_unreachable',
+  'provider_host_not_allowed',
+];
+
+export const usersRouter = router({
+  me: authedProcedure
+    .meta({
+      errors: ['secrets_not_exposed'],
+      openapi: {
+        method: 'GET',
+        path: '/api/v1/users/me',
+        tags,
+        summary: 'The user and their settings; ?expose_secrets=true only beside the key of their running sandbox',
+      },
+    })
+    .input(UserMeInputSchema)
+    .output(UserInfoSchema)
+    .query(({ ctx, input }) => ctx.services.account.me(ctx.user.id, input.expose_secrets === true, ctx.sessionKey)),
+
+  gitInfo: authedProcedure
+    .meta({
+      errors: PROVIDER_FAILURES,
+      openapi: { method: 'GET', path: '/api/v1/users/git-info', tags, summary: "The user's account at their git provider" },
+    })
+    .input(NoInputSchema)
+    .output(GitUserSchema)
+    .query(({ ctx }) => ctx.services.userGit.info(ctx.user.id)),
+});

@@ -1,0 +1,210 @@
+// The routes today's clients call unconditionally, and the user: what each client reads
+// (Agent Canvas's health probe and organisation pick, the CLI's login, the SDK workspace's
+// get_llm / get_mcp_config), and who may see what: another user's key sees nothing of this
+// user, and secrets open only to this user's running sandbox (not another user's sandbox, not
+// a paused one).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, startTestApp, type TestApp } from '../helpers/app.js';
+import { eventually } from '../helpers/eventually.js';
+import { FAKE_AGENT_SPEC, writeSpecsFile } from '../helpers/specs.js';
+
+let app: TestApp;
+let alice: string;
+let bob: string;
+const specsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-account-'));
+const LLM_KEY = 'sk-alice-llm-5d1e2f';
+const MCP_KEY = 'mcp-alice-key-0c9b';
+const PROFILE_KEY = 'sk-alice-profile-8f7e';
+
+const bearer = (key: string, extra: Record<string, string> = {}) => ({ headers: { authorization: `Bearer ${key}`, ...extra } });
+
+beforeAll(async () => {
+  app = await startTestApp('account', {
+    SANDBOX_SPECS_FILE: writeSpecsFile(specsDir, [FAKE_AGENT_SPEC]),
+    SANDBOX_STARTUP_TIMEOUT_MS: '10000',
+  });
+  alice = await app.keyFor('alice');
+  bob = await app.keyFor('bob');
+  await call(app, 'POST', '/api/v1/settings', {
+    ...bearer(alice),
+    body: {
+      agent_settings_diff: {
+        llm: { model: 'anthropic/claude-sonnet-4-5', api_key: LLM_KEY, base_url: 'https://llm.example' },
+        mcp_config: { shttp_servers: [{ url: 'https://mcp.example/mcp', api_key: MCP_KEY, timeout: 30 }] },
+      },
+      email: 'alice@example.com',
+    },
+  });
+  await call(app, 'POST', '/api/v1/settings/profiles/fast', {
+    ...bearer(alice),
+    body: { llm: { model: 'openai/gpt-4o-mini', api_key: PROFILE_KEY } },
+  });
+});
+afterAll(async () => {
+  await app.stop();
+  fs.rmSync(specsDir, { recursive: true, force: true });
+});
+
+async function runningSandbox(key: string): Promise<{ id: string; session_api_key: string }> {
+  const started = await call(app, 'POST', '/api/v1/sandboxes', bearer(key, { 'content-type': 'application/json' }));
+  expect(started.status).toBe(200);
+  return eventually('the sandbox to run', async () => {
+    const [sandbox] = (await call(app, 'GET', `/api/v1/sandboxes?id=${started.body.id}`, bearer(key))).body;
+    return sandbox?.status === 'RUNNING' ? sandbox : null;
+  });
+}
+
+describe('GET /api/keys/current (Agent Canvas health probe)', () => {
+  it('describes the key the request came with; its org_id is the personal organisation', async () => {
+    const res = await call(app, 'GET', '/api/keys/current', bearer(alice));
+    const keyId = /^ohk_([0-9A-Za-z]{12})_/.exec(alice)![1];
+    expect(res).toMatchObject({
+      status: 200,
+      body: { id: keyId, user_id: 'alice', org_id: 'alice', bound_org_id: null, auth_type: 'api_key' },
+    });
+    expect(typeof res.body.name).toBe('string');
+    expect(res.text).not.toContain(alice);
+  });
+
+  it('answers 400 for a browser session (read as a connected legacy key), 401 without credentials', async () => {
+    const signIn = await call(app, 'POST', '/api/auth/session', { body: { api_key: alice } });
+    const cookie = signIn.headers.getSetCookie()[0]!.split(';')[0]!;
+    expect(await call(app, 'GET', '/api/keys/current', { headers: { cookie } })).toMatchObject({
+      status: 400,
+      body: { detail: expect.any(String) },
+    });
+    expect((await call(app, 'GET', '/api/keys/current')).status).toBe(401);
+  });
+});
+
+describe('the other start-up routes', () => {
+  it('hands out no BYOR key: the stored LLM key is write-only', async () => {
+    expect(await call(app, 'GET', '/api/keys/llm/byor', bearer(alice))).toMatchObject({ status: 200, body: { key: null } });
+  });
+
+  it("lists one personal organisation per user; another user's answers 404", async () => {
+    expect((await call(app, 'GET', '/api/organizations', bearer(alice))).body).toEqual({
+      items: [{ id: 'alice', name: 'alice', is_personal: true }],
+      next_page_id: null,
+      current_org_id: 'alice',
+    });
+    const me = (await call(app, 'GET', '/api/organizations/alice/me', bearer(alice))).body;
+    expect(me).toMatchObject({ org_id: 'alice', user_id: 'alice', role: 'owner', email: 'alice@example.com' });
+    expect(me.permissions).toContain('edit_org_settings');
+    expect((await call(app, 'GET', '/api/organizations/alice/me', bearer(bob))).status).toBe(404);
+    expect((await call(app, 'GET', '/api/organizations/alice/profiles', bearer(bob))).status).toBe(404);
+    expect((await call(app, 'GET', '/api/organizations/alice/provider-connections', bearer(alice))).body).toEqual({ connections: [] });
+  });
+
+  it('serves the LLM profiles under the personal organisation too (where Agent Canvas goes once it picked it)', async () => {
+    const list = (await call(app, 'GET', '/api/organizations/alice/profiles', bearer(alice))).body;
+    expect(list.profiles).toEqual([{ name: 'fast', model: 'openai/gpt-4o-mini', base_url: null, api_key_set: true }]);
+    const detail = (await call(app, 'GET', '/api/organizations/alice/profiles/fast', bearer(alice))).body;
+    expect(detail).toMatchObject({ llm: { model: 'openai/gpt-4o-mini', api_key: null }, config: { api_key: null } });
+    expect((await call(app, 'GET', '/api/v1/settings/profiles', bearer(bob))).body).toEqual({ profiles: [], active_profile: null });
+  });
+
+  it('says automations are not available in a 200 that Agent Canvas reads as "unhealthy" without retrying', async () => {
+    expect((await call(app, 'GET', '/api/automation/health', bearer(alice))).body).toMatchObject({ status: 'error' });
+    expect((await call(app, 'GET', '/api/automation/sdk-version', bearer(alice))).body).toMatchObject({ sdk_version: null, version: null });
+  });
+
+  it('serves the web client configuration, model and provider searches, and an empty skill page', async () => {
+    const config = (await call(app, 'GET', '/api/v1/web-client/config', bearer(alice))).body;
+    expect(config).toMatchObject({ app_mode: 'oss', feature_flags: { enable_automations: false }, providers_configured: [] });
+    const openhands = (await call(app, 'GET', '/api/v1/config/models/search?limit=100&provider__eq=openhands', bearer(alice))).body;
+    expect(openhands.items.length).toBeGreaterThan(3);
+    expect(openhands.items.every((m: { provider: string; verified: boolean }) => m.provider === 'openhands' && m.verified)).toBe(true);
+    const page1 = (await call(app, 'GET', '/api/v1/config/models/search?limit=5', bearer(alice))).body;
+    const page2 = (await call(app, 'GET', `/api/v1/config/models/search?limit=5&page_id=${page1.next_page_id}`, bearer(alice))).body;
+    expect(page1.items).toHaveLength(5);
+    expect(page2.items[0]).not.toEqual(page1.items[0]);
+    const providers = (await call(app, 'GET', '/api/v1/config/providers/search?limit=100', bearer(alice))).body;
+    expect(providers.items.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(['anthropic', 'openai', 'openhands']));
+    expect((await call(app, 'GET', '/api/v1/config/models/search?limit=101', bearer(alice))).status).toBe(422);
+    expect((await call(app, 'GET', '/api/v1/skills/search?limit=100', bearer(alice))).body).toEqual({ items: [], next_page_id: null });
+  });
+});
+
+describe('GET /api/v1/users/me', () => {
+  it('answers any signed-in user with 200 JSON (the CLI reads that as logged in), even before settings exist', async () => {
+    const carol = await app.keyFor('carol');
+    const res = await call(app, 'GET', '/api/v1/users/me', bearer(carol));
+    expect(res).toMatchObject({ status: 200, body: { id: 'carol', llm_model: null, llm_api_key: null, mcp_config: null } });
+    expect((await call(app, 'GET', '/api/v1/users/me', bearer('ohk_AAAAAAAAAAAA_' + 'A'.repeat(40)))).status).toBe(401);
+  });
+
+  it('gives the flat and nested settings with secrets hidden', async () => {
+    const me = (await call(app, 'GET', '/api/v1/users/me', bearer(alice))).body;
+    expect(me).toMatchObject({
+      id: 'alice',
+      llm_model: 'anthropic/claude-sonnet-4-5',
+      llm_base_url: 'https://llm.example',
+      llm_api_key: null,
+      llm_api_key_set: true,
+      agent_settings: { llm: { model: 'anthropic/claude-sonnet-4-5', api_key: null } },
+      llm_profiles: { profiles: { fast: { model: 'openai/gpt-4o-mini', api_key: null } } },
+    });
+    expect(me.mcp_config.shttp_servers).toEqual([{ url: 'https://mcp.example/mcp', api_key: '**********', timeout: 30 }]);
+    expect(JSON.stringify(me)).not.toContain(LLM_KEY);
+    expect((await call(app, 'GET', '/api/v1/users/me', bearer(bob))).body).toMatchObject({
+      id: 'bob',
+      llm_model: null,
+      llm_profiles: { profiles: {} },
+    });
+  });
+
+  it('exposes secrets only beside the session key of a running sandbox of the same user', { timeout: 60_000 }, async () => {
+    const mine = await runningSandbox(alice);
+    const theirs = await runningSandbox(bob);
+    const me = (key: string, headers: Record<string, string>) =>
+      call(app, 'GET', '/api/v1/users/me?expose_secrets=true', bearer(key, headers));
+
+    const exposed = await me(alice, { 'x-session-api-key': mine.session_api_key });
+    expect(exposed.status).toBe(200);
+    expect(exposed.body).toMatchObject({
+      llm_model: 'anthropic/claude-sonnet-4-5',
+      llm_api_key: LLM_KEY,
+      llm_base_url: 'https://llm.example',
+      agent_settings: { llm: { api_key: LLM_KEY } },
+      llm_profiles: { profiles: { fast: { model: 'openai/gpt-4o-mini', api_key: PROFILE_KEY } } },
+    });
+    expect(exposed.body.mcp_config.shttp_servers[0].api_key).toBe(MCP_KEY);
+
+    const refused = [
+      await me(alice, {}), // no sandbox key
+      await me(alice, { 'x-session-api-key': theirs.session_api_key }), // another user's sandbox
+      await me(bob, { 'x-session-api-key': mine.session_api_key }), // alice's sandbox beside bob's key
+      await me(alice, { 'x-session-api-key': alice }), // a user key is no sandbox key
+    ];
+    for (const res of refused) {
+      expect(res).toMatchObject({ status: 403, body: { detail: expect.any(String) } });
+      expect(res.text).not.toContain(LLM_KEY);
+    }
+    // Without expose_secrets the sandbox key changes nothing.
+    expect(
+      (await call(app, 'GET', '/api/v1/users/me', bearer(alice, { 'x-session-api-key': mine.session_api_key }))).body.llm_api_key,
+    ).toBeNull();
+
+    expect(
+      (await call(app, 'POST', `/api/v1/sandboxes/${mine.id}/pause`, bearer(alice, { 'content-type': 'application/json' }))).status,
+    ).toBe(200);
+    expect((await me(alice, { 'x-session-api-key': mine.session_api_key })).status).toBe(403);
+    for (const [key, id] of [
+      [alice, mine.id],
+      [bob, theirs.id],
+    ]) {
+      await call(app, 'DELETE', `/api/v1/sandboxes/${id}`, bearer(key!));
+    }
+  });
+
+  it('answers git-info without a connected provider with 403, not a 401 that reads as signed out', async () => {
+    expect(await call(app, 'GET', '/api/v1/users/git-info', bearer(alice))).toMatchObject({
+      status: 403,
+      body: { detail: expect.any(String) },
+    });
+  });
+});
