@@ -147,12 +147,15 @@ export class AccountService {
   }
 
   /**
-   * GET /api/v1/users/me. Secrets (the LLM, search and sandbox keys, MCP credentials, the LLM
-   * profiles' keys) are opened only with expose_secrets and the X-Session-API-Key of a running
-   * sandbox of this user; expose_secrets without one is refused, never answered masked.
+   * GET /api/v1/users/me. Secrets (the LLM, search and sandbox keys, the LLM profiles' keys)
+   * are opened only with expose_secrets and the X-Session-API-Key of a running sandbox of this
+   * user; expose_secrets without one is refused, never answered masked. MCP credentials are
+   * opened whenever that sandbox key comes along: the SDK's workspace asks for the MCP config
+   * without expose_secrets and configures the agent's MCP servers from it, in that sandbox.
    */
   async me(userId: string, exposeSecrets: boolean, sessionKey: string | undefined): Promise<UserInfo> {
-    if (exposeSecrets && !(await this.sandboxKeys.isRunningSandboxOf(userId, sessionKey))) {
+    const fromOwnSandbox = sessionKey !== undefined && (await this.sandboxKeys.isRunningSandboxOf(userId, sessionKey));
+    if (exposeSecrets && !fromOwnSandbox) {
       throw new AppError('FORBIDDEN', 'expose_secrets needs the X-Session-API-Key of a running sandbox of yours', {
         reason: 'secrets_not_exposed',
       });
@@ -168,7 +171,7 @@ export class AccountService {
       llmProfiles: await this.llmProfiles.asKwargs(userId, exposeSecrets),
       activeAgentProfileId: record?.activeAgentProfileId ?? null,
     });
-    const mcp = exposeSecrets && record ? this.settings.openMcp(userId, record) : dto.mcp_config;
+    const mcp = fromOwnSandbox && record ? this.settings.openMcp(userId, record) : dto.mcp_config;
     return {
       ...dto,
       ...nested,

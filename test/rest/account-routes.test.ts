@@ -184,10 +184,15 @@ describe('GET /api/v1/users/me', () => {
       expect(res).toMatchObject({ status: 403, body: { detail: expect.any(String) } });
       expect(res.text).not.toContain(LLM_KEY);
     }
-    // Without expose_secrets the sandbox key changes nothing.
-    expect(
-      (await call(app, 'GET', '/api/v1/users/me', bearer(alice, { 'x-session-api-key': mine.session_api_key }))).body.llm_api_key,
-    ).toBeNull();
+    // Without expose_secrets the sandbox key opens the MCP credentials only (the SDK's
+    // get_mcp_config configures the agent's MCP servers from them), never the LLM key.
+    const mcpOnly = (await call(app, 'GET', '/api/v1/users/me', bearer(alice, { 'x-session-api-key': mine.session_api_key }))).body;
+    expect(mcpOnly.llm_api_key).toBeNull();
+    expect(mcpOnly.mcp_config.shttp_servers[0].api_key).toBe(MCP_KEY);
+    for (const other of [theirs.session_api_key, alice]) {
+      const masked = (await call(app, 'GET', '/api/v1/users/me', bearer(alice, { 'x-session-api-key': other }))).body;
+      expect(masked.mcp_config.shttp_servers[0].api_key).toBe('**********');
+    }
 
     expect(
       (await call(app, 'POST', `/api/v1/sandboxes/${mine.id}/pause`, bearer(alice, { 'content-type': 'application/json' }))).status,
