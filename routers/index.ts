@@ -14,6 +14,7 @@ import { webhooksRouter } from './webhooks.router.js';
 import { sandboxSpecsRouter } from './sandbox-specs.router.js';
 import { sandboxesRouter } from './sandboxes.router.js';
 import { secretsRouter } from './secrets.router.js';
+import { secretsV1Router } from './secrets-v1.router.js';
 import { settingsRouter } from './settings.router.js';
 import { userRouter } from './user.router.js';
 import { optionsRouter } from './options.router.js';
@@ -23,6 +24,7 @@ export const appRouter = router({
   settings: settingsRouter,
   gitProviders: gitProvidersRouter,
   secrets: secretsRouter,
+  secretsV1: secretsV1Router,
   sandboxSpecs: sandboxSpecsRouter,
   sandboxes: sandboxesRouter,
   appConversations: appConversationsRouter,

@@ -14,6 +14,17 @@ const ROWS = [
   ['secrets.create', 'CONFLICT', 'Secret A already exists', 'secret_exists', 400, { message: 'Secret A already exists' }],
   ['secrets.update', 'CONFLICT', 'Secret A already exists', 'secret_exists', 400, { message: 'Secret A already exists' }],
   ['secrets.delete', 'NOT_FOUND', 'Secret with ID x not found', 'secret_not_found', 404, { error: 'Secret with ID x not found' }],
+  ['secretsV1.create', 'CONFLICT', 'Secret A already exists', 'secret_exists', 400, { detail: 'Secret A already exists' }],
+  ['secretsV1.update', 'NOT_FOUND', 'Secret with ID x not found', 'secret_not_found', 404, { detail: 'Secret with ID x not found' }],
+  ['secretsV1.storeGitProviders', 'UNAUTHORIZED', 'Invalid token.', 'invalid_provider_token', 401, { detail: 'Invalid token.' }],
+  [
+    'secretsV1.storeGitProviders',
+    'BAD_GATEWAY',
+    'Could not reach github',
+    'provider_unreachable',
+    502,
+    { detail: 'Could not reach github' },
+  ],
   ['gitProviders.add', 'UNAUTHORIZED', 'Invalid token.', 'invalid_provider_token', 401, { error: 'Invalid token.' }],
   ['gitProviders.add', 'BAD_GATEWAY', 'Could not reach github', 'provider_unreachable', 502, { error: 'Could not reach github' }],
   [

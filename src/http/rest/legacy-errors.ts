@@ -74,10 +74,15 @@ export const FAILURES: Record<ErrorReason, LegacyAnswer & { routers?: Record<str
   },
   settings_reset_removed: { status: 410, body: errorKey },
   llm_key_missing: { status: 400, body: v0Status('STATUS$ERROR_LLM_AUTHENTICATION') },
-  secret_exists: { status: 400, body: messageKey },
-  secret_not_found: { status: 404, body: errorKey },
-  invalid_provider_token: { status: 401, body: errorKey, routers: { user: { status: 401, body: bareString } } },
-  provider_unreachable: { status: 502, body: errorKey },
+  // The V1 routes (secretsV1) answer FastAPI's {"detail": …} where V0 had its own keys.
+  secret_exists: { status: 400, body: messageKey, routers: { secretsV1: { status: 400, body: detail } } },
+  secret_not_found: { status: 404, body: errorKey, routers: { secretsV1: { status: 404, body: detail } } },
+  invalid_provider_token: {
+    status: 401,
+    body: errorKey,
+    routers: { user: { status: 401, body: bareString }, secretsV1: { status: 401, body: detail } },
+  },
+  provider_unreachable: { status: 502, body: errorKey, routers: { secretsV1: { status: 502, body: detail } } },
   // Storing a token for such a host is invalid input; using one stored earlier is refused.
   provider_host_not_allowed: { status: 422, body: BODY_SHAPES.validation, routers: { user: { status: 403, body: errorKey } } },
   git_token_required: { status: 401, body: bareString },
