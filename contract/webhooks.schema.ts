@@ -12,3 +12,8 @@ export const EventsWebhookInputSchema = z.object({
   conversation_id: z.string().min(1),
   events: z.array(AgentEventSchema),
 });
+
+/** The key-only routes (/api/v1/webhooks/conversations): the sandbox is the key's, not named. */
+export const ConversationByKeyWebhookInputSchema = z.looseObject({ id: z.string().min(1) });
+
+export const EventsByKeyWebhookInputSchema = z.object({ conversation_id: z.string().min(1), events: z.array(AgentEventSchema) });

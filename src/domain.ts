@@ -25,6 +25,7 @@ import { createCredentialServices } from './services/credentials.js';
 import { ProviderHttp } from './services/git/provider-http.js';
 import { providerHostPolicy } from './services/git/provider-hosts.js';
 import { GitProvidersService } from './services/git-providers.service.js';
+import { SandboxKeys } from './services/sandbox-keys.js';
 import { SandboxSpecsService } from './services/sandbox-specs.service.js';
 import { browserOrigins } from './services/sandbox-urls.js';
 import { SandboxesService } from './services/sandboxes.service.js';
@@ -60,6 +61,7 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
   const sandboxSpecs = new SandboxSpecsService(config.sandbox);
   const corsOrigins = () => browserOrigins(config.publicUrl ?? webUrl(), config.session.trustedOrigins);
   const sandboxes = new SandboxesService(models, box, sandboxSpecs, runtime, config.sandbox, webUrl, metrics, corsOrigins);
+  const sandboxKeys = new SandboxKeys(models, box, log);
 
   const accessTokens = new AccessTokens(box.deriveKey('git-token-lookup'), config.conversations.gitTokenTtlSeconds);
   const claims = new DecisionClaims(models);
@@ -128,7 +130,8 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     options: new OptionsService(config.webUi),
     userGit: new UserGitService(gitProviders, providerHttp, config.providers, log.child({ component: 'git-providers' })),
     conversations: new ConversationsService(appConversations, settings, gitProviders),
-    webhooks: new WebhooksService(store, sandboxes, gitProviders, accessTokens, sandboxLifecycle.usage, events),
+    sandboxKeys,
+    webhooks: new WebhooksService(store, sandboxes, sandboxKeys, gitProviders, accessTokens, sandboxLifecycle.usage, events),
     events,
     feedback,
     conversationRuntime: new ConversationRuntimeService(sandboxAccess, sandboxes),

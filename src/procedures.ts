@@ -114,3 +114,12 @@ export const sandboxProcedure = publicProcedure.use(async ({ ctx, getRawInput, n
   const sandboxOwner = await ctx.services.webhooks.authenticate(sandboxId, ctx.sessionKey);
   return next({ ctx: { ...ctx, sandboxOwner } });
 });
+
+/**
+ * For the agent servers' key-only webhooks (/api/v1/webhooks/conversations, /events/{id}): the
+ * sandbox is the one whose session key X-Session-API-Key carries, whoever owns it.
+ */
+export const sandboxKeyProcedure = publicProcedure.use(async ({ ctx, next }) => {
+  const { sandboxId, userId } = await ctx.services.webhooks.authenticateKey(ctx.sessionKey);
+  return next({ ctx: { ...ctx, sandboxOwner: userId, sandboxId } });
+});

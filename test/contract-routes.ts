@@ -70,6 +70,8 @@ export const CONTRACT_ROUTES = [
   'GET /api/v1/events/search',
   'GET /api/v1/events/count',
   'GET /api/v1/webhooks/secrets',
+  'POST /api/v1/webhooks/conversations',
+  'POST /api/v1/webhooks/events/{conversation_id}',
   'POST /api/v1/webhooks/{sandbox_id}/conversations',
   'POST /api/v1/webhooks/{sandbox_id}/events/{conversation_id}',
 ].sort();

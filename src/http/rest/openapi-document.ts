@@ -8,8 +8,14 @@ import { appRouter, PROCEDURES, type ProcedureInfo } from '../../../routers/inde
 import { restFailuresOf } from './legacy-errors.js';
 import { BODY_SCHEMAS } from './legacy-shapes.js';
 
-/** Answers that are not JSON (the agent SDK reads the git token as plain text: raw-routes.ts). */
+/** Answers that are not JSON (the agent SDK reads the git token as plain text: routes.ts). */
 const TEXT_SUCCESS = new Set(['GET /api/v1/webhooks/secrets']);
+
+/** Bodies that are a JSON array on the wire; the procedure takes it under this field (routes.ts). */
+const ARRAY_BODIES: Record<string, string> = {
+  'POST /api/v1/webhooks/{sandbox_id}/events/{conversation_id}': 'events',
+  'POST /api/v1/webhooks/events/{conversation_id}': 'events',
+};
 
 const DESCRIPTIONS: Record<number, string> = {
   400: 'Bad request',
@@ -29,20 +35,22 @@ const DESCRIPTIONS: Record<number, string> = {
 let cached: OpenAPIObject | undefined;
 
 export function openApiDocument(): OpenAPIObject {
-  cached ??= describeUploadBody(
-    withRequiredBodies(
-      withWireResponses(
-        generateOpenApiDocument(appRouter, {
-          title: 'Agent control plane',
-          description:
-            'OpenHands-compatible REST API. Every operation requires the X-Session-API-Key header ' +
-            '(browsers: the acp_session cookie from POST /api/auth/session, except on the webhooks); ' +
-            'the same operations are available as typed tRPC procedures at /trpc. Error bodies are the ' +
-            "reference server's: {detail}, {error}, {message}, the V0 {status, message, msg_id}, or a bare string.",
-          version: '0.1.0',
-          baseUrl: '/',
-          securitySchemes: { SessionApiKey: { type: 'apiKey', in: 'header', name: 'X-Session-API-Key' } },
-        }),
+  cached ??= describeArrayBodies(
+    describeUploadBody(
+      withRequiredBodies(
+        withWireResponses(
+          generateOpenApiDocument(appRouter, {
+            title: 'Agent control plane',
+            description:
+              'OpenHands-compatible REST API. Every operation requires the X-Session-API-Key header ' +
+              '(browsers: the acp_session cookie from POST /api/auth/session, except on the webhooks); ' +
+              'the same operations are available as typed tRPC procedures at /trpc. Error bodies are the ' +
+              "reference server's: {detail}, {error}, {message}, the V0 {status, message, msg_id}, or a bare string.",
+            version: '0.1.0',
+            baseUrl: '/',
+            securitySchemes: { SessionApiKey: { type: 'apiKey', in: 'header', name: 'X-Session-API-Key' } },
+          }),
+        ),
       ),
     ),
   );
@@ -79,6 +87,20 @@ function describeUploadBody(document: OpenAPIObject): OpenAPIObject {
     required: ['files'],
   };
   operation.requestBody = { required: true, content: { 'multipart/form-data': { schema } } };
+  return document;
+}
+
+/** The array the wire carries in place of the procedure's object holding it. */
+function describeArrayBodies(document: OpenAPIObject): OpenAPIObject {
+  for (const [route, field] of Object.entries(ARRAY_BODIES)) {
+    const [method, path] = route.split(' ') as [string, string];
+    const operation = (document.paths?.[path] as Record<string, { requestBody?: { content?: Record<string, { schema?: any }> } }>)?.[
+      method.toLowerCase()
+    ];
+    const json = operation?.requestBody?.content?.['application/json'];
+    const array = json?.schema?.properties?.[field];
+    if (json && array) json.schema = array;
+  }
   return document;
 }
 

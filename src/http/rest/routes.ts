@@ -3,7 +3,7 @@
 // procedure through createCaller, never a service directly.
 //   - GET /api/openapi.json: the OpenAPI document (open, like the docs page);
 //   - POST /api/v1/app-conversations/stream-start: a streamed JSON array of task snapshots;
-//   - POST /api/v1/webhooks/{sandbox_id}/events/{conversation_id}: the body is a JSON array;
+//   - POST /api/v1/webhooks/[{sandbox_id}/]events/{conversation_id}: the body is a JSON array;
 //   - GET /api/v1/webhooks/secrets: the token as text/plain (the SDK's LookupSecret reads the
 //     response text verbatim, so a JSON string would arrive with its quotes);
 //   - GET /api/user/repository/{repository_name:path}/microagents[/content]: names with "/";
@@ -73,6 +73,17 @@ export function handlerRoutes(deps: Deps): HandlerRoute[] {
         } finally {
           res.end(']'); // a failure after the first bytes ends the array where it is
         }
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/v1/webhooks/events/{conversation_id}',
+      body: 'json',
+      procedurePath: 'webhooks.eventsByKey',
+      handle: async (call) => {
+        const { conversation_id } = call.params as { conversation_id: string };
+        const result = await (await caller(call, false)).webhooks.eventsByKey({ conversation_id, events: call.body as never });
+        writeJson(call.res, 200, result, JSON_UTF8);
       },
     },
     {
