@@ -13,7 +13,14 @@ export const EventsWebhookInputSchema = z.object({
   events: z.array(AgentEventSchema),
 });
 
-/** The key-only routes (/api/v1/webhooks/conversations): the sandbox is the key's, not named. */
-export const ConversationByKeyWebhookInputSchema = z.looseObject({ id: z.string().min(1) });
+/** A conversation id as the database can look it up (no NUL characters). */
+const conversationId = () =>
+  z
+    .string()
+    .min(1)
+    .refine((id) => !id.includes('\u0000'), 'String should not contain NUL characters');
 
-export const EventsByKeyWebhookInputSchema = z.object({ conversation_id: z.string().min(1), events: z.array(AgentEventSchema) });
+/** The key-only routes (/api/v1/webhooks/conversations): the sandbox is the key's, not named. */
+export const ConversationByKeyWebhookInputSchema = z.looseObject({ id: conversationId() });
+
+export const EventsByKeyWebhookInputSchema = z.object({ conversation_id: conversationId(), events: z.array(AgentEventSchema) });

@@ -11,6 +11,7 @@ import { conversationsRouter } from './conversations.router.js';
 import { eventsRouter } from './events.router.js';
 import { gitProvidersRouter } from './git-providers.router.js';
 import { webhooksRouter } from './webhooks.router.js';
+import { sandboxSecretsRouter } from './sandbox-secrets.router.js';
 import { sandboxSpecsRouter } from './sandbox-specs.router.js';
 import { sandboxesRouter } from './sandboxes.router.js';
 import { secretsRouter } from './secrets.router.js';
@@ -27,6 +28,7 @@ export const appRouter = router({
   secretsV1: secretsV1Router,
   sandboxSpecs: sandboxSpecsRouter,
   sandboxes: sandboxesRouter,
+  sandboxSecrets: sandboxSecretsRouter,
   appConversations: appConversationsRouter,
   conversations: conversationsRouter,
   conversationRuntime: conversationRuntimeRouter,

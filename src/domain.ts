@@ -26,6 +26,7 @@ import { ProviderHttp } from './services/git/provider-http.js';
 import { providerHostPolicy } from './services/git/provider-hosts.js';
 import { GitProvidersService } from './services/git-providers.service.js';
 import { SandboxKeys } from './services/sandbox-keys.js';
+import { SandboxSecretsService } from './services/sandbox-secrets.service.js';
 import { SandboxSpecsService } from './services/sandbox-specs.service.js';
 import { browserOrigins } from './services/sandbox-urls.js';
 import { SandboxesService } from './services/sandboxes.service.js';
@@ -131,6 +132,7 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     userGit: new UserGitService(gitProviders, providerHttp, config.providers, log.child({ component: 'git-providers' })),
     conversations: new ConversationsService(appConversations, settings, gitProviders),
     sandboxKeys,
+    sandboxSecrets: new SandboxSecretsService(sandboxKeys, sandboxes, secrets, gitProviders, sandboxLifecycle.usage),
     webhooks: new WebhooksService(store, sandboxes, sandboxKeys, gitProviders, accessTokens, sandboxLifecycle.usage, events),
     events,
     feedback,

@@ -40,6 +40,8 @@ export const CONTRACT_ROUTES = [
   'POST /api/v1/sandboxes/{sandbox_id}/pause',
   'POST /api/v1/sandboxes/{sandbox_id}/resume',
   'DELETE /api/v1/sandboxes/{id}',
+  'GET /api/v1/sandboxes/{sandbox_id}/settings/secrets',
+  'GET /api/v1/sandboxes/{sandbox_id}/settings/secrets/{secret_name}',
   'GET /api/v1/app-conversations/search',
   'GET /api/v1/app-conversations/count',
   'GET /api/v1/app-conversations/start-tasks/search',

@@ -82,6 +82,12 @@ export class SecretsService {
     if (result.deletedCount === 0) throw notFound(secretId);
   }
 
+  /** One secret's value, decrypted (for the sandbox that asks by name); null when there is none. */
+  async value(userId: string, name: string): Promise<string | null> {
+    const doc = await this.models.CustomSecret.findOne({ userId, name }, { value: 1 }).lean();
+    return doc ? this.box.decrypt(doc.value, secretValueContext(userId)) : null;
+  }
+
   /** Decrypted {name: value} for the agent (never for responses). */
   async resolve(userId: string): Promise<{ name: string; value: string; description: string | null }[]> {
     const docs = await this.models.CustomSecret.find({ userId }).sort({ createdAt: 1, _id: 1 }).lean();

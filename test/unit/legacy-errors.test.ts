@@ -15,6 +15,7 @@ const ROWS = [
   ['secrets.update', 'CONFLICT', 'Secret A already exists', 'secret_exists', 400, { message: 'Secret A already exists' }],
   ['secrets.delete', 'NOT_FOUND', 'Secret with ID x not found', 'secret_not_found', 404, { error: 'Secret with ID x not found' }],
   ['secretsV1.create', 'CONFLICT', 'Secret A already exists', 'secret_exists', 400, { detail: 'Secret A already exists' }],
+  ['sandboxSecrets.value', 'NOT_FOUND', 'Secret not found', 'secret_not_found', 404, { detail: 'Secret not found' }],
   ['secretsV1.update', 'NOT_FOUND', 'Secret with ID x not found', 'secret_not_found', 404, { detail: 'Secret with ID x not found' }],
   ['secretsV1.storeGitProviders', 'UNAUTHORIZED', 'Invalid token.', 'invalid_provider_token', 401, { detail: 'Invalid token.' }],
   [

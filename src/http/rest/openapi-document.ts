@@ -9,7 +9,7 @@ import { restFailuresOf } from './legacy-errors.js';
 import { BODY_SCHEMAS } from './legacy-shapes.js';
 
 /** Answers that are not JSON (the agent SDK reads the git token as plain text: routes.ts). */
-const TEXT_SUCCESS = new Set(['GET /api/v1/webhooks/secrets']);
+const TEXT_SUCCESS = new Set(['GET /api/v1/webhooks/secrets', 'GET /api/v1/sandboxes/{sandbox_id}/settings/secrets/{secret_name}']);
 
 /** Bodies that are a JSON array on the wire; the procedure takes it under this field (routes.ts). */
 const ARRAY_BODIES: Record<string, string> = {

@@ -4,8 +4,9 @@
 //   - GET /api/openapi.json: the OpenAPI document (open, like the docs page);
 //   - POST /api/v1/app-conversations/stream-start: a streamed JSON array of task snapshots;
 //   - POST /api/v1/webhooks/[{sandbox_id}/]events/{conversation_id}: the body is a JSON array;
-//   - GET /api/v1/webhooks/secrets: the token as text/plain (the SDK's LookupSecret reads the
-//     response text verbatim, so a JSON string would arrive with its quotes);
+//   - GET /api/v1/webhooks/secrets and GET /api/v1/sandboxes/{sandbox_id}/settings/secrets/
+//     {secret_name}: the secret as text/plain (the SDK's LookupSecret reads the response text
+//     verbatim, so a JSON string would arrive with its quotes); a secret's name may hold "/";
 //   - GET /api/user/repository/{repository_name:path}/microagents[/content]: names with "/";
 //   - POST /api/conversations/{conversation_id}/upload-files: multipart (upload.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -102,12 +103,16 @@ export function handlerRoutes(deps: Deps): HandlerRoute[] {
       path: '/api/v1/webhooks/secrets',
       body: 'none',
       procedurePath: 'webhooks.gitToken',
+      handle: async (call) => writeText(call.res, await (await caller(call, false)).webhooks.gitToken({})),
+    },
+    {
+      method: 'GET',
+      path: '/api/v1/sandboxes/{sandbox_id}/settings/secrets/{secret_name:path}',
+      body: 'none',
+      procedurePath: 'sandboxSecrets.value',
       handle: async (call) => {
-        const token = await (await caller(call, false)).webhooks.gitToken({});
-        call.res.statusCode = 200;
-        call.res.setHeader('Content-Type', 'text/plain; charset=utf-8');
-        call.res.setHeader('Content-Length', Buffer.byteLength(token));
-        call.res.end(token);
+        const { sandbox_id, secret_name } = call.params as { sandbox_id: string; secret_name: string };
+        writeText(call.res, await (await caller(call, false)).sandboxSecrets.value({ sandbox_id, secret_name }));
       },
     },
     {
@@ -142,4 +147,12 @@ export function handlerRoutes(deps: Deps): HandlerRoute[] {
       handle: (call) => uploadFiles(deps, call),
     },
   ];
+}
+
+/** A secret for LookupSecret: the text itself, never cached. */
+function writeText(res: ServerResponse, text: string): void {
+  res.statusCode = 200;
+  res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
 }
