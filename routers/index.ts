@@ -10,6 +10,7 @@ import { conversationWorkspaceRouter } from './conversation-workspace.router.js'
 import { conversationsRouter } from './conversations.router.js';
 import { eventsRouter } from './events.router.js';
 import { gitProvidersRouter } from './git-providers.router.js';
+import { gitV1Router } from './git-v1.router.js';
 import { webhooksRouter } from './webhooks.router.js';
 import { sandboxSecretsRouter } from './sandbox-secrets.router.js';
 import { sandboxSpecsRouter } from './sandbox-specs.router.js';
@@ -37,6 +38,7 @@ export const appRouter = router({
   webhooks: webhooksRouter,
   options: optionsRouter,
   user: userRouter,
+  gitV1: gitV1Router,
 });
 
 export type AppRouter = typeof appRouter;

@@ -25,6 +25,7 @@ import { createCredentialServices } from './services/credentials.js';
 import { ProviderHttp } from './services/git/provider-http.js';
 import { providerHostPolicy } from './services/git/provider-hosts.js';
 import { GitProvidersService } from './services/git-providers.service.js';
+import { GitSearchService } from './services/git-search.service.js';
 import { SandboxKeys } from './services/sandbox-keys.js';
 import { SandboxSecretsService } from './services/sandbox-secrets.service.js';
 import { SandboxSpecsService } from './services/sandbox-specs.service.js';
@@ -117,6 +118,7 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
   };
   const appConversations = new AppConversationsService(store, sandboxes, () => startTasks.kick(), log, removeConversationData);
   const { apiKeys, sessions } = createCredentialServices(models, config, clock);
+  const userGit = new UserGitService(gitProviders, providerHttp, config.providers, log.child({ component: 'git-providers' }));
   return {
     apiKeys,
     sessions,
@@ -129,7 +131,8 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     startTasks,
     appConversations,
     options: new OptionsService(config.webUi),
-    userGit: new UserGitService(gitProviders, providerHttp, config.providers, log.child({ component: 'git-providers' })),
+    userGit,
+    gitSearch: new GitSearchService(userGit),
     conversations: new ConversationsService(appConversations, settings, gitProviders),
     sandboxKeys,
     sandboxSecrets: new SandboxSecretsService(sandboxKeys, sandboxes, secrets, gitProviders, sandboxLifecycle.usage),

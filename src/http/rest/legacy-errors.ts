@@ -58,6 +58,8 @@ const onConversationPage = (status: number) => ({
   conversationRuntime: { status, body: errorKey },
   conversationWorkspace: { status, body: errorKey },
 });
+/** The V1 git searches answer FastAPI's {"detail": …} where /api/user/* has the reference's V0 shapes. */
+const onGitV1 = (status: number) => ({ gitV1: { status, body: detail } });
 /** V0 start/stop answer {"status":"error","conversation_id",…}. */
 const onV0Actions = (answer: LegacyAnswer) => ({ 'conversationRuntime.start': answer, 'conversationRuntime.stop': answer });
 
@@ -84,17 +86,21 @@ export const FAILURES: Record<ErrorReason, LegacyAnswer & { routers?: Record<str
   invalid_provider_token: {
     status: 401,
     body: errorKey,
-    routers: { user: { status: 401, body: bareString }, secretsV1: { status: 401, body: detail } },
+    routers: { user: { status: 401, body: bareString }, secretsV1: { status: 401, body: detail }, ...onGitV1(401) },
   },
-  provider_unreachable: { status: 502, body: errorKey, routers: { secretsV1: { status: 502, body: detail } } },
+  provider_unreachable: { status: 502, body: errorKey, routers: { secretsV1: { status: 502, body: detail }, ...onGitV1(502) } },
   // Storing a token for such a host is invalid input; using one stored earlier is refused.
-  provider_host_not_allowed: { status: 422, body: BODY_SHAPES.validation, routers: { user: { status: 403, body: errorKey } } },
-  git_token_required: { status: 401, body: bareString },
-  provider_unsupported: { status: 400, body: bareString },
-  provider_refused: { status: 403, body: errorKey },
-  provider_not_found: { status: 404, body: errorKey },
-  provider_rate_limited: { status: 429, body: errorKey },
-  provider_busy: { status: 503, body: errorKey },
+  provider_host_not_allowed: {
+    status: 422,
+    body: BODY_SHAPES.validation,
+    routers: { user: { status: 403, body: errorKey }, ...onGitV1(403) },
+  },
+  git_token_required: { status: 401, body: bareString, routers: onGitV1(401) },
+  provider_unsupported: { status: 400, body: bareString, routers: onGitV1(400) },
+  provider_refused: { status: 403, body: errorKey, routers: onGitV1(403) },
+  provider_not_found: { status: 404, body: errorKey, routers: onGitV1(404) },
+  provider_rate_limited: { status: 429, body: errorKey, routers: onGitV1(429) },
+  provider_busy: { status: 503, body: errorKey, routers: onGitV1(503) },
   repository_access_denied: { status: 401, body: bareString },
   conversation_not_found: {
     status: 404,
