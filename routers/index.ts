@@ -8,6 +8,7 @@ import { authRouter } from './auth.router.js';
 import { conversationRuntimeRouter } from './conversation-runtime.router.js';
 import { conversationWorkspaceRouter } from './conversation-workspace.router.js';
 import { conversationsRouter } from './conversations.router.js';
+import { deviceFlowRouter } from './device-flow.router.js';
 import { eventsRouter } from './events.router.js';
 import { gitProvidersRouter } from './git-providers.router.js';
 import { gitV1Router } from './git-v1.router.js';
@@ -23,6 +24,7 @@ import { optionsRouter } from './options.router.js';
 
 export const appRouter = router({
   auth: authRouter,
+  deviceFlow: deviceFlowRouter,
   settings: settingsRouter,
   gitProviders: gitProvidersRouter,
   secrets: secretsRouter,

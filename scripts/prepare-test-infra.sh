@@ -18,3 +18,4 @@ optional setup-agent-server.sh
 optional setup-browser.sh
 optional setup-schemathesis.sh
 optional setup-bubblewrap.sh
+optional setup-openhands-cli.sh

@@ -26,6 +26,7 @@ import { ProviderHttp } from './services/git/provider-http.js';
 import { providerHostPolicy } from './services/git/provider-hosts.js';
 import { GitProvidersService } from './services/git-providers.service.js';
 import { GitSearchService } from './services/git-search.service.js';
+import { DeviceFlowService } from './services/device-flow.service.js';
 import { SandboxKeys } from './services/sandbox-keys.js';
 import { SandboxSecretsService } from './services/sandbox-secrets.service.js';
 import { SandboxSpecsService } from './services/sandbox-specs.service.js';
@@ -122,6 +123,7 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
   return {
     apiKeys,
     sessions,
+    deviceFlow: new DeviceFlowService(models, apiKeys, config.deviceFlow, clock),
     settings,
     gitProviders,
     secrets,

@@ -62,7 +62,15 @@ export type ErrorReason =
   | 'agent_server_unavailable'
   | 'agent_server_failed'
   | 'workspace_path_not_found'
-  | 'event_not_found';
+  | 'event_not_found'
+  // The device authorization flow: its token endpoint's RFC 8628 / OAuth errors, and the page's code.
+  | 'device_authorization_pending'
+  | 'device_slow_down'
+  | 'device_code_expired'
+  | 'device_access_denied'
+  | 'device_code_invalid'
+  | 'device_grant_type_unsupported'
+  | 'device_user_code_unknown';
 
 export interface AppErrorOptions {
   reason?: ErrorReason;

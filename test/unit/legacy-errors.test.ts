@@ -207,6 +207,27 @@ const ROWS = [
     { detail: 'Cannot run the sandbox command' },
   ],
   ['webhooks.conversation', 'BAD_REQUEST', 'No id', 'webhook_conversation_id_missing', 400, { detail: 'No id' }],
+  [
+    'deviceFlow.token',
+    'BAD_REQUEST',
+    'Waiting',
+    'device_authorization_pending',
+    400,
+    { error: 'authorization_pending', error_description: 'Waiting' },
+  ],
+  ['deviceFlow.token', 'BAD_REQUEST', 'Slower', 'device_slow_down', 400, { error: 'slow_down', error_description: 'Slower' }],
+  ['deviceFlow.token', 'BAD_REQUEST', 'Expired', 'device_code_expired', 400, { error: 'expired_token', error_description: 'Expired' }],
+  ['deviceFlow.token', 'BAD_REQUEST', 'Denied', 'device_access_denied', 400, { error: 'access_denied', error_description: 'Denied' }],
+  ['deviceFlow.token', 'BAD_REQUEST', 'Unknown', 'device_code_invalid', 400, { error: 'invalid_grant', error_description: 'Unknown' }],
+  [
+    'deviceFlow.token',
+    'BAD_REQUEST',
+    'Only device_code',
+    'device_grant_type_unsupported',
+    400,
+    { error: 'unsupported_grant_type', error_description: 'Only device_code' },
+  ],
+  ['deviceFlow.verify', 'NOT_FOUND', 'Unknown code', 'device_user_code_unknown', 404, { detail: 'Unknown code' }],
   ['webhooks.gitToken', 'NOT_FOUND', 'No such provider', 'provider_token_not_found', 404, { detail: 'No such provider' }],
   ['secrets.list', 'TOO_MANY_REQUESTS', 'Too many requests', 'rate_limited', 429, { message: 'Too many requests' }],
   ['settings.get', 'SERVICE_UNAVAILABLE', 'Database unavailable', 'database_unavailable', 503, { detail: 'Database unavailable' }],
@@ -300,6 +321,16 @@ describe('legacy REST answers of domain errors', () => {
     expect(toRestError(failed('BAD_REQUEST', 'Settings not found', 'settings_not_found'), 'conversations.create')).toEqual({
       status: 400,
       body: { status: 'error', message: 'Settings not found', msg_id: 'CONFIGURATION$SETTINGS_NOT_FOUND' },
+    });
+  });
+
+  it("adds the interval a slow_down asks for to the device flow's error", () => {
+    const error = toTRPCError(
+      new AppError('BAD_REQUEST', 'Poll at most every 10 seconds', { reason: 'device_slow_down', fields: { interval: '10' } }),
+    );
+    expect(toRestError(error, 'deviceFlow.token')).toEqual({
+      status: 400,
+      body: { error: 'slow_down', error_description: 'Poll at most every 10 seconds', interval: 10 },
     });
   });
 

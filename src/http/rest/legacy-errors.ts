@@ -51,7 +51,7 @@ export interface LegacyAnswer {
   body: BodyShape;
 }
 
-const { detail, errorKey, messageKey, bareString, plainNotFound, v0Status, v0Action, v0ActionNotFound } = BODY_SHAPES;
+const { detail, errorKey, messageKey, bareString, plainNotFound, v0Status, v0Action, v0ActionNotFound, oauthError } = BODY_SHAPES;
 
 /** The conversation page's routes say why they cannot have something now as {"error": …} (the web UI shows that text). */
 const onConversationPage = (status: number) => ({
@@ -146,6 +146,13 @@ export const FAILURES: Record<ErrorReason, LegacyAnswer & { routers?: Record<str
   },
   webhook_conversation_id_missing: { status: 400, body: detail },
   provider_token_not_found: { status: 404, body: detail },
+  device_authorization_pending: { status: 400, body: oauthError('authorization_pending') },
+  device_slow_down: { status: 400, body: oauthError('slow_down') },
+  device_code_expired: { status: 400, body: oauthError('expired_token') },
+  device_access_denied: { status: 400, body: oauthError('access_denied') },
+  device_code_invalid: { status: 400, body: oauthError('invalid_grant') },
+  device_grant_type_unsupported: { status: 400, body: oauthError('unsupported_grant_type') },
+  device_user_code_unknown: { status: 404, body: detail },
   // Those every operation can meet; listed by TRANSPORT_FAILURES.
   rate_limited: { status: 429, body: messageKey },
   database_unavailable: { status: 503, body: detail },
@@ -191,9 +198,13 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
  */
 function transportFailures(procedure: ProcedureInfo): [number, BodyShape][] {
   const route = procedure.meta!.openapi!;
-  const failures: [number, BodyShape][] = [
+  // An open route (the device flow's own steps) refuses no credential.
+  const credentials: [number, BodyShape][] = [
     [401, detail],
     [403, detail], // a browser-session request from another site or origin
+  ];
+  const failures: [number, BodyShape][] = [
+    ...(procedure.meta?.auth === 'none' ? [] : credentials),
     [422, BODY_SHAPES.validation],
     [legacyAnswerFor(undefined, 'rate_limited').status, legacyAnswerFor(undefined, 'rate_limited').body],
     [legacyAnswerFor(undefined, 'database_unavailable').status, legacyAnswerFor(undefined, 'database_unavailable').body],

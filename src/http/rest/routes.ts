@@ -8,7 +8,9 @@
 //     {secret_name}: the secret as text/plain (the SDK's LookupSecret reads the response text
 //     verbatim, so a JSON string would arrive with its quotes); a secret's name may hold "/";
 //   - GET /api/user/repository/{repository_name:path}/microagents[/content]: names with "/";
-//   - POST /api/conversations/{conversation_id}/upload-files: multipart (upload.ts).
+//   - POST /api/conversations/{conversation_id}/upload-files: multipart (upload.ts);
+//   - POST /oauth/device/authorize, /token and /verify-authenticated: form-encoded bodies (OAuth
+//     clients and the verification page send forms; the OpenHands clients send JSON, also read).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createCaller } from '../../../routers/index.js';
 import type { Deps } from '../../context.js';
@@ -23,8 +25,8 @@ const JSON_UTF8 = 'application/json; charset=utf-8';
 export interface HandlerRoute extends RoutePath {
   /** Open routes are not rate-limited per client (documents, like the docs page). */
   open?: boolean;
-  /** How the door reads the body first: a JSON object, any JSON value, or nothing (the handler reads it). */
-  body: 'json-object' | 'json' | 'none';
+  /** How the door reads the body first: a JSON object, any JSON value, a form's fields, or nothing (the handler reads it). */
+  body: 'json-object' | 'json' | 'form' | 'none';
   /** The procedure whose failure-table rows answer this route's failures. */
   procedurePath: string | undefined;
   handle(call: HandlerCall): Promise<void>;
@@ -137,6 +139,35 @@ export function handlerRoutes(deps: Deps): HandlerRoute[] {
           await (await caller(call, true)).user.microagents({ repository_name: call.params.repository_name! }),
           JSON_UTF8,
         );
+      },
+    },
+    {
+      method: 'POST',
+      path: '/oauth/device/authorize',
+      body: 'form',
+      procedurePath: 'deviceFlow.authorize',
+      handle: async (call) => {
+        const requested = await (await caller(call, false)).deviceFlow.authorize((call.body ?? {}) as never);
+        writeJson(call.res, 200, requested, JSON_UTF8);
+      },
+    },
+    {
+      method: 'POST',
+      path: '/oauth/device/token',
+      body: 'form',
+      procedurePath: 'deviceFlow.token',
+      handle: async (call) => {
+        const token = await (await caller(call, false)).deviceFlow.token((call.body ?? {}) as never);
+        writeJson(call.res, 200, token, JSON_UTF8);
+      },
+    },
+    {
+      method: 'POST',
+      path: '/oauth/device/verify-authenticated',
+      body: 'form',
+      procedurePath: 'deviceFlow.verify',
+      handle: async (call) => {
+        writeJson(call.res, 200, await (await caller(call, true)).deviceFlow.verify((call.body ?? {}) as never), JSON_UTF8);
       },
     },
     {
