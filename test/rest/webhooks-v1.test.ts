@@ -63,8 +63,12 @@ describe('key-only webhooks', () => {
     const dashed = `${id.slice(0, 8)}-${id.slice(8, 12)}-${id.slice(12, 16)}-${id.slice(16, 20)}-${id.slice(20)}`;
     expect((await hook(`events/${dashed}`, [event(3, 'three')], aliceKey)).status).toBe(200);
     expect(await count(alice, id)).toBe(before + 3);
-    // The body is the agent server's JSON array; anything else is a validation error.
+    // The body is the agent server's JSON array; anything else is a validation error, and so is
+    // what the database could not store as it is kept (a NUL in a stored field).
     expect((await hook(`events/${id}`, { events: [] }, aliceKey)).status).toBe(422);
+    expect((await hook(`events/${id}`, [{ ...event(4, 'x'), kind: 'Message\u0000Event' }], aliceKey)).status).toBe(422);
+    expect((await hook('conversations', { id, title: 'bad\u0000title' }, aliceKey)).status).toBe(422);
+    expect(await count(alice, id)).toBe(before + 3);
   });
 
   it("let no other sandbox's key report this conversation, the owner's other sandbox's nor another user's", async () => {
