@@ -4,10 +4,13 @@
 // headless browser behind the sign-in while a poller waits, then use the key as Bearer and
 // revoke it. Codes are stored hashed, spent once, expire, and work across two replicas.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateKeyText } from '../../src/crypto.js';
 import { launchBrowser, type TestBrowser } from '../helpers/browser.js';
-import { call, startTestApp, type TestApp } from '../helpers/app.js';
+import { call, startTestApp, testDatabaseUri, type TestApp } from '../helpers/app.js';
+import { runCli } from '../helpers/processes.js';
 import { signIn } from '../helpers/session.js';
 
+const ENCRYPTION_KEY = generateKeyText();
 let skewMs = 0;
 const clock = () => Date.now() + skewMs;
 let app: TestApp;
@@ -16,8 +19,9 @@ let browser: TestBrowser;
 let dana: string;
 
 beforeAll(async () => {
-  app = await startTestApp('device-flow', { DEVICE_CODE_INTERVAL_SECONDS: '1' }, { clock });
-  replica = await startTestApp('device-flow-2', { DEVICE_CODE_INTERVAL_SECONDS: '1' }, { clock, dbName: app.dbName });
+  const env = { DEVICE_CODE_INTERVAL_SECONDS: '1', ENCRYPTION_KEY };
+  app = await startTestApp('device-flow', env, { clock });
+  replica = await startTestApp('device-flow-2', env, { clock, dbName: app.dbName });
   dana = await app.keyFor('dana');
   await call(app, 'POST', '/api/v1/secrets', { key: dana, body: { name: 'DANA_SECRET', value: 'dana-value' } });
   browser = await launchBrowser('device-flow');
@@ -190,12 +194,21 @@ describe('the verification page, end to end in a browser', () => {
     expect((await call(app, 'GET', '/api/v1/secrets/search', { headers: bearer })).body.items).toEqual([
       { name: 'DANA_SECRET', description: '' },
     ]);
-    // An API key of dana like any other: listed with its label, and revoked like any other.
-    const keys = await app.server.deps.services.apiKeys.list('dana');
-    const minted = keys.find((k) => k.label === 'device: OpenHands CLI <test>');
-    expect(minted).toBeDefined();
-    expect(await app.server.deps.services.apiKeys.revoke(minted!.id)).toBe(true);
-    expect((await call(app, 'GET', '/api/v1/secrets/search', { headers: bearer })).status).toBe(401);
+    // An API key of dana like any other: the operator's CLI lists it with its label and revokes it.
+    const cliEnv = { MONGODB_URI: testDatabaseUri(app.dbName), ENCRYPTION_KEY };
+    const listed = await runCli(['keys', 'list', '--user', 'dana'], cliEnv);
+    const line = listed.stdout.split('\n').find((l) => l.endsWith('\tdevice: OpenHands CLI <test>'));
+    expect(line, listed.stdout + listed.stderr).toMatch(/^\w+\tdana\t\S+\tactive\t/);
+    expect(granted.body.access_token).toContain(`_${line!.split('\t')[0]}_`);
+    const revoked = await runCli(['keys', 'revoke', line!.split('\t')[0]!], cliEnv);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    skewMs += 5_000; // AUTH_CACHE_TTL_MS: how long a replica may still trust a key verified before
+    try {
+      expect((await call(app, 'GET', '/api/v1/secrets/search', { headers: bearer })).status).toBe(401);
+      expect((await call(replica, 'GET', '/api/v1/secrets/search', { headers: bearer })).status).toBe(401);
+    } finally {
+      skewMs -= 5_000;
+    }
 
     // The same code again: the page says it is spent and offers to enter another.
     await page.goto(started.verification_uri_complete);
