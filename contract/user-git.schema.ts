@@ -73,7 +73,7 @@ export type MicroagentContent = z.infer<typeof MicroagentContentSchema>;
 
 // Inputs. Repository names: "owner/repo" (GitLab: any group depth; microagent routes also take
 // "domain/owner/repo"); no empty, "." or ".." segments.
-const repositoryName = () =>
+export const repositoryName = () =>
   z
     .string()
     .max(300)

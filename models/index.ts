@@ -4,6 +4,7 @@ import { appConversationModel } from './app-conversation.model.js';
 import { startTaskModel } from './start-task.model.js';
 import { startTaskQueueModel } from './start-task-queue.model.js';
 import { customSecretModel } from './custom-secret.model.js';
+import { deviceCodeModel } from './device-code.model.js';
 import { eventBucketModel, eventLogModel, eventRecentModel } from './conversation-event.model.js';
 import { feedbackModel } from './feedback.model.js';
 import { claimModel } from './claim.model.js';
@@ -18,6 +19,7 @@ export * from './app-conversation.model.js';
 export * from './start-task.model.js';
 export * from './start-task-queue.model.js';
 export * from './custom-secret.model.js';
+export * from './device-code.model.js';
 export * from './conversation-event.model.js';
 export * from './feedback.model.js';
 export * from './claim.model.js';
@@ -32,6 +34,7 @@ export function createModels(conn: Connection) {
   return {
     ApiKey: apiKeyModel(conn),
     Session: sessionModel(conn),
+    DeviceCode: deviceCodeModel(conn),
     Settings: settingsModel(conn),
     CustomSecret: customSecretModel(conn),
     Sandbox: sandboxModel(conn),

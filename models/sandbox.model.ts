@@ -11,6 +11,10 @@ export const SandboxSchema = new Schema(
     specId: { type: String, required: true },
     runtime: { type: String, required: true, enum: ['process', 'kubernetes'] },
     sessionApiKey: { type: String, required: true }, // ciphertext
+    // SHA-256 (hex) of the session key: finds the sandbox a key belongs to without decrypting
+    // every record (the key-only webhooks, sandbox-scoped secrets). Null on records of earlier
+    // versions until the start-up pass fills it in (src/services/sandbox-keys.ts).
+    sessionKeyHash: { type: String, default: null },
     desired: { type: String, required: true, enum: ['running', 'paused', 'deleting'] },
     // When `desired` last changed: retention counts paused time from here.
     desiredSince: { type: Date, default: null },
@@ -32,6 +36,8 @@ SandboxSchema.index({ userId: 1, createdAt: -1, _id: -1 });
 // The lifecycle policies' candidate queries: idle running sandboxes, long-paused ones.
 SandboxSchema.index({ desired: 1, lastUsedAt: 1 });
 SandboxSchema.index({ desired: 1, desiredSince: 1 });
+// Which sandbox a presented session key belongs to, whoever owns it.
+SandboxSchema.index({ sessionKeyHash: 1 });
 
 /** The owner of warm-pool sandboxes until a start claims one; no user id can take this form (USER_ID_PATTERN). */
 export const WARM_POOL_OWNER = '~warm-pool';

@@ -8,12 +8,16 @@ import { authRouter } from './auth.router.js';
 import { conversationRuntimeRouter } from './conversation-runtime.router.js';
 import { conversationWorkspaceRouter } from './conversation-workspace.router.js';
 import { conversationsRouter } from './conversations.router.js';
+import { deviceFlowRouter } from './device-flow.router.js';
 import { eventsRouter } from './events.router.js';
 import { gitProvidersRouter } from './git-providers.router.js';
+import { gitV1Router } from './git-v1.router.js';
 import { webhooksRouter } from './webhooks.router.js';
+import { sandboxSecretsRouter } from './sandbox-secrets.router.js';
 import { sandboxSpecsRouter } from './sandbox-specs.router.js';
 import { sandboxesRouter } from './sandboxes.router.js';
 import { secretsRouter } from './secrets.router.js';
+import { secretsV1Router } from './secrets-v1.router.js';
 import { settingsRouter } from './settings.router.js';
 import { userRouter } from './user.router.js';
 import { optionsRouter } from './options.router.js';
@@ -25,11 +29,14 @@ import { usersRouter } from './users.router.js';
 
 export const appRouter = router({
   auth: authRouter,
+  deviceFlow: deviceFlowRouter,
   settings: settingsRouter,
   gitProviders: gitProvidersRouter,
   secrets: secretsRouter,
+  secretsV1: secretsV1Router,
   sandboxSpecs: sandboxSpecsRouter,
   sandboxes: sandboxesRouter,
+  sandboxSecrets: sandboxSecretsRouter,
   appConversations: appConversationsRouter,
   conversations: conversationsRouter,
   conversationRuntime: conversationRuntimeRouter,
@@ -43,6 +50,7 @@ export const appRouter = router({
   organizations: organizationsRouter,
   account: accountRouter,
   users: usersRouter,
+  gitV1: gitV1Router,
 });
 
 export type AppRouter = typeof appRouter;

@@ -1,10 +1,15 @@
 // Webhooks of agent servers (docs/api.md). They authenticate with the sandbox's session key
-// (not a user key), so they use publicProcedure and check it in the service.
+// (not a user key): the d6 routes name the sandbox in the path, the 2026 ones only carry the key.
 import { z } from 'zod';
-import { publicProcedure, sandboxProcedure } from '../src/procedures.js';
+import { publicProcedure, sandboxKeyProcedure, sandboxProcedure } from '../src/procedures.js';
 import { router } from '../src/trpc.js';
 import { NoInputSchema, SuccessSchema } from '../contract/common.schema.js';
-import { ConversationWebhookInputSchema, EventsWebhookInputSchema } from '../contract/webhooks.schema.js';
+import {
+  ConversationByKeyWebhookInputSchema,
+  ConversationWebhookInputSchema,
+  EventsByKeyWebhookInputSchema,
+  EventsWebhookInputSchema,
+} from '../contract/webhooks.schema.js';
 
 export const webhooksRouter = router({
   // Static path first: it would otherwise match {sandbox_id} routes of the same method.
@@ -22,6 +27,43 @@ export const webhooksRouter = router({
     .input(NoInputSchema)
     .output(z.string())
     .query(({ ctx }) => ctx.services.webhooks.lookupGitToken(ctx.accessToken)),
+
+  // Agent servers >= 1.0 post to <OH_WEBHOOKS_0_BASE_URL>/conversations and /events/{id}; with a
+  // base URL without the sandbox id, the key alone says which sandbox reports.
+  conversationByKey: sandboxKeyProcedure
+    .meta({
+      auth: 'sandbox-key',
+      errors: ['webhook_conversation_id_missing'],
+      openapi: {
+        method: 'POST',
+        path: '/api/v1/webhooks/conversations',
+        tags: ['webhooks'],
+        summary: 'Conversation info from an agent server, identified by its session key',
+      },
+    })
+    .input(ConversationByKeyWebhookInputSchema)
+    .output(SuccessSchema)
+    .mutation(async ({ ctx, input }) => {
+      await ctx.services.webhooks.conversation(ctx.sandboxId, ctx.sandboxOwner, input);
+      return { success: true };
+    }),
+
+  eventsByKey: sandboxKeyProcedure
+    .meta({
+      auth: 'sandbox-key',
+      openapi: {
+        method: 'POST',
+        path: '/api/v1/webhooks/events/{conversation_id}',
+        tags: ['webhooks'],
+        summary: 'A batch of agent events from an agent server identified by its session key (the body is a JSON array)',
+      },
+    })
+    .input(EventsByKeyWebhookInputSchema)
+    .output(SuccessSchema)
+    .mutation(async ({ ctx, input }) => {
+      await ctx.services.webhooks.events(ctx.sandboxId, ctx.sandboxOwner, input.conversation_id, input.events);
+      return { success: true };
+    }),
 
   conversation: sandboxProcedure
     .meta({

@@ -20,3 +20,4 @@ optional setup-schemathesis.sh
 optional setup-bubblewrap.sh
 optional setup-sdk-workspace.sh
 optional setup-ts-client.sh
+optional setup-openhands-cli.sh

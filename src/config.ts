@@ -76,6 +76,8 @@ const EnvSchema = z
       .max(30 * 24 * 3600)
       .default(12 * 3600),
     SESSION_COOKIE_SECURE: z.stringbool().default(false),
+    DEVICE_CODE_TTL_SECONDS: z.coerce.number().int().min(60).max(3600).default(600),
+    DEVICE_CODE_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(60).default(5),
     SANDBOX_RUNTIME: z.enum(['process', 'kubernetes']).default('process'),
     SANDBOX_ISOLATION: z.enum(['auto', 'bubblewrap', 'none']).default('auto'),
     BWRAP_PATH: optionalString,
@@ -203,6 +205,8 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
       cookieSecure: e.SESSION_COOKIE_SECURE,
       trustedOrigins: e.TRUSTED_ORIGINS,
     },
+    // The device authorization flow (CLI login): how long a code lives, how often a device may poll.
+    deviceFlow: { ttlSeconds: e.DEVICE_CODE_TTL_SECONDS, intervalSeconds: e.DEVICE_CODE_INTERVAL_SECONDS },
     sandbox: {
       runtime: e.SANDBOX_RUNTIME,
       // How the process runtime isolates sandboxes (src/sandbox/isolation.ts).

@@ -47,6 +47,15 @@ export interface BrowserRequest {
   clearSessionCookie(): void;
 }
 
+/** Who asks, as the request says it (the device flow shows it to the person who approves). */
+export interface Requester {
+  /** This service's origin as the request reached it (its scheme and Host), or null when the Host is no host. */
+  origin: string | null;
+  userAgent: string | null;
+  /** The client's address under TRUST_PROXY. */
+  address: string;
+}
+
 export interface Context {
   deps: Deps;
   services: Services;
@@ -62,6 +71,8 @@ export interface Context {
   session: { id: string; expiresAt: Date } | null;
   /** The HTTP request's browser facts and session-cookie writer; undefined for internal calls. */
   browser: BrowserRequest | undefined;
+  /** Who sent the HTTP request; undefined for internal calls. */
+  requester: Requester | undefined;
 }
 
 export function createContextInner(
@@ -81,5 +92,6 @@ export function createContextInner(
     authVia: user ? 'header' : null,
     session: null,
     browser: undefined,
+    requester: undefined,
   };
 }

@@ -26,6 +26,10 @@ import { createCredentialServices } from './services/credentials.js';
 import { ProviderHttp } from './services/git/provider-http.js';
 import { providerHostPolicy } from './services/git/provider-hosts.js';
 import { GitProvidersService } from './services/git-providers.service.js';
+import { GitSearchService } from './services/git-search.service.js';
+import { DeviceFlowService } from './services/device-flow.service.js';
+import { SandboxKeys } from './services/sandbox-keys.js';
+import { SandboxSecretsService } from './services/sandbox-secrets.service.js';
 import { SandboxSpecsService } from './services/sandbox-specs.service.js';
 import { browserOrigins } from './services/sandbox-urls.js';
 import { SandboxesService } from './services/sandboxes.service.js';
@@ -61,6 +65,7 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
   const sandboxSpecs = new SandboxSpecsService(config.sandbox);
   const corsOrigins = () => browserOrigins(config.publicUrl ?? webUrl(), config.session.trustedOrigins);
   const sandboxes = new SandboxesService(models, box, sandboxSpecs, runtime, config.sandbox, webUrl, metrics, corsOrigins);
+  const sandboxKeys = new SandboxKeys(models, box, sandboxes, log);
 
   const accessTokens = new AccessTokens(box.deriveKey('git-token-lookup'), config.conversations.gitTokenTtlSeconds);
   const claims = new DecisionClaims(models);
@@ -116,10 +121,12 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
   const appConversations = new AppConversationsService(store, sandboxes, () => startTasks.kick(), log, removeConversationData);
   const { apiKeys, sessions } = createCredentialServices(models, config, clock);
   const options = new OptionsService(config.webUi);
+  const userGit = new UserGitService(gitProviders, providerHttp, config.providers, log.child({ component: 'git-providers' }));
   return {
-    ...createAccountServices({ models, box, config, settings, apiKeys, sandboxes, options }),
+    ...createAccountServices({ models, box, config, settings, apiKeys, sandboxKeys, options }),
     apiKeys,
     sessions,
+    deviceFlow: new DeviceFlowService(models, apiKeys, config.deviceFlow, clock),
     settings,
     gitProviders,
     secrets,
@@ -129,9 +136,12 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     startTasks,
     appConversations,
     options,
-    userGit: new UserGitService(gitProviders, providerHttp, config.providers, log.child({ component: 'git-providers' })),
+    userGit,
+    gitSearch: new GitSearchService(userGit),
     conversations: new ConversationsService(appConversations, settings, gitProviders),
-    webhooks: new WebhooksService(store, sandboxes, gitProviders, accessTokens, sandboxLifecycle.usage, events),
+    sandboxKeys,
+    sandboxSecrets: new SandboxSecretsService(sandboxKeys, secrets, gitProviders, sandboxLifecycle.usage),
+    webhooks: new WebhooksService(store, sandboxes, sandboxKeys, gitProviders, accessTokens, sandboxLifecycle.usage, events),
     events,
     feedback,
     conversationRuntime: new ConversationRuntimeService(sandboxAccess, sandboxes),

@@ -73,7 +73,15 @@ export type ErrorReason =
   | 'agent_profile_limit'
   | 'not_an_api_key'
   | 'secrets_not_exposed'
-  | 'organization_not_found';
+  | 'organization_not_found'
+  // The device authorization flow: its token endpoint's RFC 8628 / OAuth errors, and the page's code.
+  | 'device_authorization_pending'
+  | 'device_slow_down'
+  | 'device_code_expired'
+  | 'device_access_denied'
+  | 'device_code_invalid'
+  | 'device_grant_type_unsupported'
+  | 'device_user_code_unknown';
 
 export interface AppErrorOptions {
   reason?: ErrorReason;

@@ -114,3 +114,23 @@ export const sandboxProcedure = publicProcedure.use(async ({ ctx, getRawInput, n
   const sandboxOwner = await ctx.services.webhooks.authenticate(sandboxId, ctx.sessionKey);
   return next({ ctx: { ...ctx, sandboxOwner } });
 });
+
+/**
+ * For the agent servers' key-only webhooks (/api/v1/webhooks/conversations, /events/{id}): the
+ * sandbox is the one whose session key X-Session-API-Key carries, whoever owns it.
+ */
+export const sandboxKeyProcedure = publicProcedure.use(async ({ ctx, next }) => {
+  const { sandboxId, userId } = await ctx.services.webhooks.authenticateKey(ctx.sessionKey);
+  return next({ ctx: { ...ctx, sandboxOwner: userId, sandboxId } });
+});
+
+/**
+ * For the sandbox-scoped secrets: X-Session-API-Key must be the session key of the sandbox named
+ * in the path, and that sandbox must be running (checked before the input, as the webhooks do).
+ */
+export const sandboxScopedProcedure = publicProcedure.use(async ({ ctx, getRawInput, next }) => {
+  const raw = (await getRawInput()) as { sandbox_id?: unknown } | undefined;
+  const sandboxId = typeof raw?.sandbox_id === 'string' ? raw.sandbox_id : '';
+  const sandboxOwner = await ctx.services.sandboxSecrets.authenticate(sandboxId, ctx.sessionKey);
+  return next({ ctx: { ...ctx, sandboxOwner } });
+});

@@ -58,6 +58,7 @@ export async function openDomain(config: Config, log: Logger, options: ServerOpt
       ...(options.clock ? { clock: options.clock } : {}),
     });
     const deps: Deps = { config, log, db: opened.db, services, metrics, runtime, limits: createRateLimits(config.rateLimits) };
+    await services.sandboxKeys.indexSessionKeys(); // records of earlier versions: found by key from now on
     return {
       deps,
       close: async () => {

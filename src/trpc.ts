@@ -19,11 +19,17 @@ export interface FieldError {
 
 /**
  * successStatus: the REST status of a successful call when the contract says other than 200.
- * auth: how a public procedure authenticates instead of a user key (documents it; tests use it).
+ * auth: how a public procedure authenticates instead of a user key (documents it; tests use it):
+ * a sandbox's session key for the sandbox in the path, a sandbox's session key alone, a signed
+ * access token, or nothing (the device flow's own steps).
  * errors: the domain failures the procedure can end in; the REST edge's table turns each into
  * its status and body, for the wire and for the OpenAPI document (src/http/rest/legacy-errors.ts).
  */
-export type Meta = OpenApiMeta<{ successStatus?: number; auth?: 'sandbox' | 'access-token'; errors?: ErrorReason[] }>;
+export type Meta = OpenApiMeta<{
+  successStatus?: number;
+  auth?: 'sandbox' | 'sandbox-key' | 'access-token' | 'none';
+  errors?: ErrorReason[];
+}>;
 
 const t = initTRPC
   .context<Context>()

@@ -1,8 +1,8 @@
 // The router's type as a client sees it: every procedure keeps its input, output and error
 // shape; the server-only parts (the request context, the OpenAPI meta) are erased, and the
-// agent-facing webhooks are left out. Each type below resolves to an anonymous object type
-// (the `infer O` steps drop the alias), so the declaration emitter writes the result out in
-// full instead of naming a server module (see app-router.ts).
+// agent-facing routers (webhooks, sandbox-scoped secrets) are left out. Each type below
+// resolves to an anonymous object type (the `infer O` steps drop the alias), so the declaration
+// emitter writes the result out in full instead of naming a server module (see app-router.ts).
 import type { AnyRouter, TRPCMutationProcedure, TRPCQueryProcedure, TRPCSubscriptionProcedure } from '@trpc/server';
 
 /** Deeply copies plain object types, so named server interfaces become inline types. */
@@ -27,7 +27,7 @@ type ClientRecord<R> = R extends infer O
   : never;
 
 /** Procedures that only sandboxes call (their own key), never a frontend. */
-type AgentFacing = 'webhooks';
+type AgentFacing = 'webhooks' | 'sandboxSecrets';
 
 export type ClientRoot<R extends AnyRouter> = Plain<{
   ctx: object;

@@ -1,14 +1,15 @@
 // Webhooks from agent servers (docs/api.md): authenticated with the sandbox's own session
-// key, they keep a conversation's status, title and metrics current without wiping other
-// fields, and its events stored; the secrets lookup serves GIT_TOKEN to a holder of a signed
-// access token. A sandbox's key reaches only its own conversations: an id that belongs to
-// another user or another sandbox (or to a start that has not chosen its sandbox yet) answers
-// 401 and nothing changes.
+// key (the sandbox named in the path, or found by the key alone), they keep a conversation's
+// status, title and metrics current without wiping other fields, and its events stored; the
+// secrets lookup serves GIT_TOKEN to a holder of a signed access token. A sandbox's key
+// reaches only its own conversations: an id that belongs to another user or another sandbox
+// (or to a start that has not chosen its sandbox yet) answers 401 and nothing changes.
 import { storageIssues, type ProviderType } from '../../contract/common.schema.js';
 import type { AccessTokens } from '../access-token.js';
 import { secretsEqual } from '../crypto.js';
 import { AppError } from '../errors.js';
 import type { GitProvidersService } from '../services/git-providers.service.js';
+import type { SandboxKeys } from '../services/sandbox-keys.js';
 import type { SandboxesService } from '../services/sandboxes.service.js';
 import type { SandboxUsage } from '../services/sandbox-lifecycle/usage.js';
 import type { AppConversationRecord } from '../../models/index.js';
@@ -32,6 +33,7 @@ export class WebhooksService {
   constructor(
     private readonly store: ConversationStore,
     private readonly sandboxes: SandboxesService,
+    private readonly sandboxKeys: SandboxKeys,
     private readonly gitProviders: GitProvidersService,
     private readonly accessTokens: AccessTokens,
     private readonly usage: SandboxUsage,
@@ -46,13 +48,26 @@ export class WebhooksService {
     return credentials.userId;
   }
 
+  /**
+   * The sandbox of a session key alone (agent servers >= 1.0 post to /api/v1/webhooks/… without
+   * the sandbox id), whoever owns it; the reference's 401 texts for no key and an unknown one.
+   */
+  async authenticateKey(presentedKey: string | undefined): Promise<{ sandboxId: string; userId: string }> {
+    if (!presentedKey) throw new AppError('UNAUTHORIZED', 'X-Session-API-Key header is required');
+    const sandbox = await this.sandboxKeys.find(presentedKey);
+    if (!sandbox) throw new AppError('UNAUTHORIZED', 'Invalid session API key');
+    await this.usage.touch(sandbox._id);
+    return { sandboxId: sandbox._id, userId: sandbox.userId };
+  }
+
   /** ConversationInfo from the agent server: upsert, keeping fields the agent does not know. */
   /** userId: the sandbox's owner, as authenticated by sandboxProcedure. */
   async conversation(sandboxId: string, userId: string, info: Record<string, unknown>): Promise<void> {
     const id = normaliseId(info.id);
     if (!id) throw new AppError('BAD_REQUEST', 'Conversation info without an id', { reason: 'webhook_conversation_id_missing' });
-    // The agent server reports a conversation it deletes: it must not come back here.
+    // A conversation being deleted (reported so, or marked so here) must not come back.
     if (info.execution_status === 'deleting') return;
+    if ((await this.store.conversationById(id))?.execution_status === 'deleting') return;
     const set: ReportedFields = {};
     if (typeof info.execution_status === 'string') set.execution_status = info.execution_status;
     if (typeof info.title === 'string' && info.title.trim()) set.title = info.title.trim();
@@ -70,6 +85,7 @@ export class WebhooksService {
     // Unknown here (e.g. deleted): acknowledged, or the agent server would resend it forever.
     if (!conversation) return;
     if (conversation.userId !== userId || conversation.sandboxId !== sandboxId) throw unauthorized();
+    if (conversation.execution_status === 'deleting') return; // its events die with it
     await this.eventLog.record(userId, conversation._id, events as Record<string, unknown>[]);
     const set: ReportedFields = {};
     let title = conversation.title;

@@ -1,8 +1,10 @@
 // The one body reader: every JSON body of either transport is read here, within MAX_BODY_SIZE
 // and MAX_JSON_DEPTH (the depth is checked on the text, before anything parses it), and a REST
 // body's content type is checked here once. Failures are BodyProblems, which each transport
-// answers in its own shape (src/http/rest/answers.ts, src/http/trpc.ts).
+// answers in its own shape (src/http/rest/answers.ts, src/http/trpc.ts). The device flow's two
+// form routes read their form here too (readRestForm).
 import type { IncomingMessage } from 'node:http';
+import querystring from 'node:querystring';
 import typeis from 'type-is';
 import { jsonNestsDeeperThan } from '../json-depth.js';
 
@@ -80,4 +82,25 @@ export async function readRestJson(req: IncomingMessage, limits: BodyLimits): Pr
   } catch {
     throw new BodyProblem('invalid_json', 'JSON decode error');
   }
+}
+
+/** The media types read as a form (the device flow's token and verification routes). */
+const FORM_TYPES = ['application/x-www-form-urlencoded'];
+
+/**
+ * A REST request's form body (application/x-www-form-urlencoded, as OAuth clients send it;
+ * without a content type too) as its fields: a field sent twice is a list, which validation
+ * refuses. JSON is accepted as well, for clients that send it. undefined when no body came.
+ */
+export async function readRestForm(req: IncomingMessage, limits: BodyLimits): Promise<unknown> {
+  const contentType = req.headers['content-type'];
+  if (contentType !== undefined && typeis.is(contentType, JSON_TYPES)) return readRestJson(req, limits);
+  if (contentType !== undefined && typeis.is(contentType, FORM_TYPES) === false) {
+    req.resume();
+    const type = contentType.split(';')[0]!.trim().slice(0, 100);
+    throw new BodyProblem('unsupported_type', `Unsupported content-type "${type}": send application/x-www-form-urlencoded`);
+  }
+  if (!typeis.hasBody(req)) return undefined;
+  const body = await readLimited(req, limits.maxBytes);
+  return { ...querystring.parse(body.toString('utf8')) };
 }

@@ -1,8 +1,8 @@
 // A request's Context (src/context.ts), built the same way for every transport: the
 // credentials (credentials.ts), the browser facts with the session-cookie writer (browser.ts),
-// and the request's logger from the pipeline.
+// who sent it, and the request's logger from the pipeline.
 import type { IncomingMessage } from 'node:http';
-import { createContextInner, type Context, type Deps, type Transport } from '../context.js';
+import { createContextInner, type Context, type Deps, type Requester, type Transport } from '../context.js';
 import { browserRequest, configuredOrigins, type HeaderWriter } from './browser.js';
 import { authenticate, credentialsOf } from './credentials.js';
 import { factsOf } from './pipeline.js';
@@ -17,6 +17,20 @@ export function createRequestContext(deps: Deps, transport: Transport): RequestC
     const browser = res ? browserRequest(req, res, deps.config, trustedOrigins) : undefined;
     const inner = createContextInner(deps, null, transport, credentials);
     const auth = await authenticate(deps, browser ? credentials : { ...credentials, sessionId: undefined });
-    return { ...inner, ...auth, log: factsOf(req).log, browser };
+    return { ...inner, ...auth, log: factsOf(req).log, browser, requester: requesterOf(req) };
+  };
+}
+
+/** A Host header that names a host (and port), nothing else; anything else gives no origin. */
+const HOST = /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/;
+
+function requesterOf(req: IncomingMessage): Requester {
+  const facts = factsOf(req);
+  const host = req.headers.host;
+  const userAgent = req.headers['user-agent'];
+  return {
+    origin: host && HOST.test(host) ? `${facts.protocol}://${host}` : null,
+    userAgent: typeof userAgent === 'string' ? userAgent : null,
+    address: facts.clientAddress,
   };
 }

@@ -10,8 +10,7 @@ import type { ApiKeysService } from './api-keys.service.js';
 import { LlmProfilesService } from './llm-profiles.service.js';
 import type { OptionsService } from './options.service.js';
 import { ProfilesStore } from './profiles-store.js';
-import { SandboxKeys } from './sandbox-keys.js';
-import type { SandboxesService } from './sandboxes.service.js';
+import type { SandboxKeys } from './sandbox-keys.js';
 import { SettingsV1Service } from './settings-v1.js';
 import type { SettingsService } from './settings.service.js';
 
@@ -21,17 +20,17 @@ export interface AccountParts {
   config: Config;
   settings: SettingsService;
   apiKeys: ApiKeysService;
-  sandboxes: SandboxesService;
+  sandboxKeys: SandboxKeys;
   options: OptionsService;
 }
 
-export function createAccountServices({ models, box, config, settings, apiKeys, sandboxes, options }: AccountParts) {
+export function createAccountServices({ models, box, config, settings, apiKeys, sandboxKeys, options }: AccountParts) {
   const profiles = new ProfilesStore(models);
   const llmProfiles = new LlmProfilesService(profiles, settings, box);
   return {
     settingsV1: new SettingsV1Service(settings, llmProfiles),
     llmProfiles,
     agentProfiles: new AgentProfilesService(profiles, box),
-    account: new AccountService(apiKeys, settings, llmProfiles, new SandboxKeys(models, sandboxes), options, config.webUi),
+    account: new AccountService(apiKeys, settings, llmProfiles, sandboxKeys, options, config.webUi),
   };
 }

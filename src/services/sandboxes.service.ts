@@ -12,7 +12,7 @@ import { AppError } from '../errors.js';
 import { ConcurrencyGate } from '../rate-limit.js';
 import type { Metrics } from '../metrics.js';
 import type { SandboxLaunch, SandboxRuntime, SandboxSpec, SandboxState } from '../sandbox/runtime.js';
-import { desiredChange, keyContext, newSandboxId } from './sandbox-records.js';
+import { desiredChange, keyContext, newSandboxId, sessionKeyHash } from './sandbox-records.js';
 import { SandboxSlots } from './sandbox-slots.js';
 import { withVscodeToken } from './sandbox-urls.js';
 import type { SandboxSpecsService } from './sandbox-specs.service.js';
@@ -111,12 +111,14 @@ export class SandboxesService {
    */
   async insertRecord(ownerId: string, spec: SandboxSpec, sandboxId = newSandboxId()): Promise<SandboxFields> {
     const now = new Date();
+    const sessionKey = randomBase62(43);
     const record: SandboxFields = {
       _id: sandboxId,
       userId: ownerId,
       specId: spec.id,
       runtime: this.runtime.kind,
-      sessionApiKey: this.box.encrypt(randomBase62(43), keyContext(sandboxId)),
+      sessionApiKey: this.box.encrypt(sessionKey, keyContext(sandboxId)),
+      sessionKeyHash: sessionKeyHash(sessionKey),
       desired: 'running',
       desiredSince: now,
       pausedBy: null,
@@ -272,7 +274,7 @@ export class SandboxesService {
   }
 
   /** Live state, with the lifecycle's reasons: paused by the idle policy, being deleted. */
-  private async stateOf(record: SandboxFields): Promise<SandboxState> {
+  async stateOf(record: SandboxFields): Promise<SandboxState> {
     if (record.desired === 'deleting') return { status: 'MISSING', exposedUrls: null, reason: BEING_DELETED };
     const state = await this.runtime.state(record._id, record.desired);
     if (state.status === 'PAUSED' && record.pausedBy === 'idle') return { ...state, reason: IDLE_PAUSED };

@@ -1,5 +1,6 @@
 // Custom secrets (docs/api.md). Values are encrypted and write-only.
 import type { Models } from '../../models/index.js';
+import { pageFromExtra, pageOffset } from '../../contract/common.schema.js';
 import type { SecretBox } from '../crypto.js';
 import { AppError, isDuplicateKeyError } from '../errors.js';
 
@@ -17,6 +18,26 @@ export class SecretsService {
   async list(userId: string): Promise<CustomSecretInfo[]> {
     const docs = await this.models.CustomSecret.find({ userId }, { name: 1, description: 1 }).sort({ createdAt: 1, _id: 1 }).lean();
     return docs.map((d) => ({ name: d.name, description: d.description ?? null }));
+  }
+
+  /**
+   * A page of the user's secrets by name (the V1 search), optionally only names containing a
+   * text in any case. Served by the (user, name) index: the order is the index's, the text a
+   * filter on it.
+   */
+  async search(
+    userId: string,
+    input: { name__contains?: string | null | undefined; page_id?: string | null | undefined; limit: number },
+  ): Promise<{ items: CustomSecretInfo[]; next_page_id: string | null }> {
+    const offset = pageOffset(input.page_id);
+    const contains = input.name__contains ? { name: { $regex: escapeRegex(input.name__contains), $options: 'i' } } : {};
+    const docs = await this.models.CustomSecret.find({ userId, ...contains }, { name: 1, description: 1 })
+      .sort({ userId: 1, name: 1 })
+      .skip(offset)
+      .limit(input.limit + 1)
+      .lean();
+    const { page, next_page_id } = pageFromExtra(docs, offset, input.limit);
+    return { items: page.map((d) => ({ name: d.name, description: d.description ?? null })), next_page_id };
   }
 
   async create(userId: string, input: { name: string; value: string; description?: string | null }): Promise<void> {
@@ -61,6 +82,12 @@ export class SecretsService {
     if (result.deletedCount === 0) throw notFound(secretId);
   }
 
+  /** One secret's value, decrypted (for the sandbox that asks by name); null when there is none. */
+  async value(userId: string, name: string): Promise<string | null> {
+    const doc = await this.models.CustomSecret.findOne({ userId, name }, { value: 1 }).lean();
+    return doc ? this.box.decrypt(doc.value, secretValueContext(userId)) : null;
+  }
+
   /** Decrypted {name: value} for the agent (never for responses). */
   async resolve(userId: string): Promise<{ name: string; value: string; description: string | null }[]> {
     const docs = await this.models.CustomSecret.find({ userId }).sort({ createdAt: 1, _id: 1 }).lean();
@@ -71,6 +98,8 @@ export class SecretsService {
     }));
   }
 }
+
+const escapeRegex = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 // The context is per user, not per name, so a rename keeps the ciphertext valid.
 export const secretValueContext = (userId: string) => `secret:${userId}`;

@@ -76,8 +76,8 @@ export class UserGitService {
     return this.fromEach(await this.clients(userId, TOKEN_REQUIRED_SHORT), (c) => c.searchRepositories(search));
   }
 
-  async branches(userId: string, repository: string, page: number, perPage: number): Promise<PaginatedBranches> {
-    const clients = await this.clients(userId, TOKEN_REQUIRED);
+  async branches(userId: string, repository: string, page: number, perPage: number, provider?: ProviderType): Promise<PaginatedBranches> {
+    const clients = provider ? [await this.client(userId, provider, TOKEN_REQUIRED)] : await this.clients(userId, TOKEN_REQUIRED);
     const empty = { branches: [], has_next_page: false, current_page: page, per_page: perPage, total_count: 0 };
     // A repository no provider knows has no branches (reference); trouble is reported, not hidden.
     return this.firstAnswer(clients, (c) => c.branches(repository, page, perPage), { notFound: () => empty });

@@ -19,7 +19,8 @@ beforeAll(async () => {
 afterAll(() => app.stop());
 
 // Which routes authenticate with something other than a user key (webhooks: the sandbox's
-// session key or a signed access token), from the procedures' meta.
+// session key or a signed access token; the device flow's own steps: nothing), from the
+// procedures' meta.
 const otherAuth = new Map(
   [...PROCEDURES.values()].flatMap((p) =>
     p.meta?.openapi && p.meta.auth ? [[`${p.meta.openapi.method} ${p.meta.openapi.path}`, p.meta.auth]] : [],
@@ -35,6 +36,12 @@ const operations = Object.entries(openApiDocument().paths ?? {}).flatMap(([path,
     })),
 );
 
+/** The key-only sandbox routes answer the reference's words for a missing or unknown key. */
+const refusal = (auth: string, label: string) =>
+  auth !== 'sandbox-key'
+    ? { detail: 'Unauthorized' }
+    : { detail: label === 'no key' || label === 'an empty key' ? 'X-Session-API-Key header is required' : 'Invalid session API key' };
+
 const wrongKeys: [string, Record<string, string>][] = [
   ['no key', {}],
   ['an empty key', { 'x-session-api-key': '' }],
@@ -47,11 +54,11 @@ describe('REST authentication', () => {
     expect(operations.length).toBeGreaterThanOrEqual(49);
   });
 
-  describe.each(operations)('$method $path', ({ method, path, auth }) => {
-    it.each(wrongKeys)('refuses %s with 401', async (_label, headers) => {
+  describe.each(operations.filter((op) => op.auth !== 'none'))('$method $path', ({ method, path, auth }) => {
+    it.each(wrongKeys)('refuses %s with 401', async (label, headers) => {
       const res = await call(app, method, path, { headers, ...(method === 'GET' || method === 'DELETE' ? {} : { body: {} }) });
       expect(res.status).toBe(401);
-      expect(res.body).toEqual({ detail: 'Unauthorized' });
+      expect(res.body).toEqual(refusal(auth, label));
       expect(res.headers.get('content-type')).toMatch(/application\/json/);
     });
 
@@ -84,7 +91,7 @@ describe('REST authentication', () => {
 });
 
 describe('tRPC authentication', () => {
-  it.each([...PROCEDURES.values()].filter((p) => p.type !== 'subscription'))(
+  it.each([...PROCEDURES.values()].filter((p) => p.type !== 'subscription' && p.meta?.auth !== 'none'))(
     '$path refuses a request without a key',
     async ({ path, type }) => {
       const res =

@@ -1,5 +1,5 @@
 // One user's key never reveals or changes another user's data: another user's records
-// behave exactly as if absent.
+// behave exactly as if absent, through the V0 routes and the 2026 ones alike.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApp, type TestApp } from '../helpers/app.js';
 import { startFakeGitProvider, type FakeGitProvider } from '../helpers/fake-git-provider.js';
@@ -59,6 +59,18 @@ describe('user isolation', () => {
     expect((await call(app, 'GET', '/api/secrets', { key: alice })).body).toEqual({
       custom_secrets: [{ name: 'ALICE_SECRET', description: '' }],
     });
+  });
+
+  it("keeps alice's secrets and tokens out of bob's V1 searches, and out of his reach", async () => {
+    const bearer = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });
+    await call(app, 'POST', '/api/v1/secrets', { ...bearer(alice), body: { name: 'ALICE_ONLY', value: 'alice-only-value' } });
+    const search = await call(app, 'GET', '/api/v1/secrets/search?name__contains=ALICE', bearer(bob));
+    expect(search.body.items.map((s: { name: string }) => s.name)).toEqual(['ALICE_SECRET']); // bob's own, same name
+    expect((await app.server.deps.services.secrets.resolve('bob')).map((s) => s.value)).toEqual(['bob-value']);
+    expect((await call(app, 'PUT', '/api/v1/secrets/ALICE_ONLY', { ...bearer(bob), body: { name: 'X' } })).status).toBe(404);
+    // Bob holds no git token: the V1 searches do not fall back to anyone else's.
+    const repos = await call(app, 'GET', '/api/v1/git/repositories/search?provider=github', bearer(bob));
+    expect(repos).toMatchObject({ status: 401, body: { detail: expect.stringContaining('Git provider token required') } });
   });
 
   it("binds ciphertexts to their owner: alice's encrypted value copied to bob does not decrypt", async () => {

@@ -6,6 +6,13 @@ import { CONTRACT_ROUTES } from '../contract-routes.js';
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
+/** Operations that take no credential (the device flow's own steps: the device has none yet). */
+const OPEN = new Set(
+  [...PROCEDURES.values()].flatMap((p) =>
+    p.meta?.openapi && p.meta.auth === 'none' ? [`${p.meta.openapi.method} ${p.meta.openapi.path}`] : [],
+  ),
+);
+
 function documentedRoutes(): string[] {
   const routes: string[] = [];
   for (const [path, item] of Object.entries(openApiDocument().paths ?? {})) {
@@ -31,13 +38,16 @@ describe('OpenAPI route inventory', () => {
     });
   });
 
-  it('documents the session key as the security scheme of every operation', () => {
+  it("documents the session key as the security scheme of every operation but the device flow's open steps", () => {
     const doc = openApiDocument();
     expect(doc.components?.securitySchemes).toEqual({ SessionApiKey: { type: 'apiKey', in: 'header', name: 'X-Session-API-Key' } });
-    for (const item of Object.values(doc.paths ?? {})) {
+    for (const [path, item] of Object.entries(doc.paths ?? {})) {
       for (const method of METHODS) {
         const op = (item as Record<string, { security?: unknown }>)[method];
-        if (op) expect(op.security).toEqual([{ SessionApiKey: [] }]);
+        if (op)
+          expect(op.security, `${method} ${path}`).toEqual(
+            OPEN.has(`${method.toUpperCase()} ${path}`) ? undefined : [{ SessionApiKey: [] }],
+          );
       }
     }
   });
@@ -57,8 +67,11 @@ describe('OpenAPI responses describe the wire', () => {
   };
 
   it('lists the transport failures on every operation and the body failures on body operations', () => {
+    expect([...OPEN].sort()).toEqual(['POST /oauth/device/authorize', 'POST /oauth/device/token']);
     for (const op of operations) {
-      expect(Object.keys(op.responses), op.route).toEqual(expect.arrayContaining(['401', '422', '429', '503']));
+      expect(Object.keys(op.responses), op.route).toEqual(
+        expect.arrayContaining([...(OPEN.has(op.route) ? [] : ['401']), '422', '429', '503']),
+      );
       expect(op.responses.default, op.route).toBeUndefined();
       expect(op.responses['500'], op.route).toBeUndefined();
       if (['post', 'put', 'patch'].includes(op.method))

@@ -14,6 +14,18 @@ const ROWS = [
   ['secrets.create', 'CONFLICT', 'Secret A already exists', 'secret_exists', 400, { message: 'Secret A already exists' }],
   ['secrets.update', 'CONFLICT', 'Secret A already exists', 'secret_exists', 400, { message: 'Secret A already exists' }],
   ['secrets.delete', 'NOT_FOUND', 'Secret with ID x not found', 'secret_not_found', 404, { error: 'Secret with ID x not found' }],
+  ['secretsV1.create', 'CONFLICT', 'Secret A already exists', 'secret_exists', 400, { detail: 'Secret A already exists' }],
+  ['sandboxSecrets.value', 'NOT_FOUND', 'Secret not found', 'secret_not_found', 404, { detail: 'Secret not found' }],
+  ['secretsV1.update', 'NOT_FOUND', 'Secret with ID x not found', 'secret_not_found', 404, { detail: 'Secret with ID x not found' }],
+  ['secretsV1.storeGitProviders', 'UNAUTHORIZED', 'Invalid token.', 'invalid_provider_token', 401, { detail: 'Invalid token.' }],
+  [
+    'secretsV1.storeGitProviders',
+    'BAD_GATEWAY',
+    'Could not reach github',
+    'provider_unreachable',
+    502,
+    { detail: 'Could not reach github' },
+  ],
   ['gitProviders.add', 'UNAUTHORIZED', 'Invalid token.', 'invalid_provider_token', 401, { error: 'Invalid token.' }],
   ['gitProviders.add', 'BAD_GATEWAY', 'Could not reach github', 'provider_unreachable', 502, { error: 'Could not reach github' }],
   [
@@ -46,6 +58,43 @@ const ROWS = [
   ['sandboxes.resume', 'NOT_FOUND', 'Sandbox workspace is gone', 'sandbox_workspace_gone', 404, { detail: 'Not Found' }],
   ['appConversations.start', 'NOT_FOUND', 'Start task not found', 'start_task_not_found', 404, { detail: 'Not Found' }],
   ['user.info', 'UNAUTHORIZED', 'Git provider token required.', 'git_token_required', 401, 'Git provider token required.'],
+  ['gitV1.repositories', 'UNAUTHORIZED', 'No github token is stored', 'git_token_required', 401, { detail: 'No github token is stored' }],
+  ['gitV1.branches', 'UNAUTHORIZED', 'Invalid github token', 'invalid_provider_token', 401, { detail: 'Invalid github token' }],
+  [
+    'gitV1.installations',
+    'BAD_REQUEST',
+    "Provider gitlab doesn't support installations",
+    'provider_unsupported',
+    400,
+    { detail: "Provider gitlab doesn't support installations" },
+  ],
+  ['gitV1.branches', 'FORBIDDEN', 'github refused access', 'provider_refused', 403, { detail: 'github refused access' }],
+  ['gitV1.branches', 'NOT_FOUND', 'Not found on github', 'provider_not_found', 404, { detail: 'Not found on github' }],
+  [
+    'gitV1.suggestedTasks',
+    'TOO_MANY_REQUESTS',
+    'github rate limit reached',
+    'provider_rate_limited',
+    429,
+    { detail: 'github rate limit reached' },
+  ],
+  [
+    'gitV1.repositories',
+    'SERVICE_UNAVAILABLE',
+    'Too many git provider requests',
+    'provider_busy',
+    503,
+    { detail: 'Too many git provider requests' },
+  ],
+  ['gitV1.repositories', 'BAD_GATEWAY', 'Could not reach github', 'provider_unreachable', 502, { detail: 'Could not reach github' }],
+  [
+    'gitV1.repositories',
+    'FORBIDDEN',
+    'Git provider host x is not allowed here (GIT_PROVIDER_HOSTS)',
+    'provider_host_not_allowed',
+    403,
+    { detail: 'Git provider host x is not allowed here (GIT_PROVIDER_HOSTS)' },
+  ],
   ['user.repositories', 'UNAUTHORIZED', 'Invalid github token', 'invalid_provider_token', 401, 'Invalid github token'],
   [
     'user.installations',
@@ -158,6 +207,27 @@ const ROWS = [
     { detail: 'Cannot run the sandbox command' },
   ],
   ['webhooks.conversation', 'BAD_REQUEST', 'No id', 'webhook_conversation_id_missing', 400, { detail: 'No id' }],
+  [
+    'deviceFlow.token',
+    'BAD_REQUEST',
+    'Waiting',
+    'device_authorization_pending',
+    400,
+    { error: 'authorization_pending', error_description: 'Waiting' },
+  ],
+  ['deviceFlow.token', 'BAD_REQUEST', 'Slower', 'device_slow_down', 400, { error: 'slow_down', error_description: 'Slower' }],
+  ['deviceFlow.token', 'BAD_REQUEST', 'Expired', 'device_code_expired', 400, { error: 'expired_token', error_description: 'Expired' }],
+  ['deviceFlow.token', 'BAD_REQUEST', 'Denied', 'device_access_denied', 400, { error: 'access_denied', error_description: 'Denied' }],
+  ['deviceFlow.token', 'BAD_REQUEST', 'Unknown', 'device_code_invalid', 400, { error: 'invalid_grant', error_description: 'Unknown' }],
+  [
+    'deviceFlow.token',
+    'BAD_REQUEST',
+    'Only device_code',
+    'device_grant_type_unsupported',
+    400,
+    { error: 'unsupported_grant_type', error_description: 'Only device_code' },
+  ],
+  ['deviceFlow.verify', 'NOT_FOUND', 'Unknown code', 'device_user_code_unknown', 404, { detail: 'Unknown code' }],
   ['webhooks.gitToken', 'NOT_FOUND', 'No such provider', 'provider_token_not_found', 404, { detail: 'No such provider' }],
   // The 2026 surface.
   ['settingsV1.save', 'UNPROCESSABLE_CONTENT', 'Use *_diff', 'legacy_settings_keys', 422, { error: 'Use *_diff', keys: [] }],
@@ -271,6 +341,16 @@ describe('legacy REST answers of domain errors', () => {
     expect(toRestError(failed('BAD_REQUEST', 'Settings not found', 'settings_not_found'), 'conversations.create')).toEqual({
       status: 400,
       body: { status: 'error', message: 'Settings not found', msg_id: 'CONFIGURATION$SETTINGS_NOT_FOUND' },
+    });
+  });
+
+  it("adds the interval a slow_down asks for to the device flow's error", () => {
+    const error = toTRPCError(
+      new AppError('BAD_REQUEST', 'Poll at most every 10 seconds', { reason: 'device_slow_down', fields: { interval: '10' } }),
+    );
+    expect(toRestError(error, 'deviceFlow.token')).toEqual({
+      status: 400,
+      body: { error: 'slow_down', error_description: 'Poll at most every 10 seconds', interval: 10 },
     });
   });
 

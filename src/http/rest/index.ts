@@ -6,15 +6,19 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseSize } from '../../config.js';
 import type { Context, Deps } from '../../context.js';
-import { readRestJson } from '../body.js';
+import { readRestForm, readRestJson } from '../body.js';
 import { createRequestContext } from '../context.js';
 import { chargeClient, factsOf } from '../pipeline.js';
 import { NOT_AN_OBJECT, NOT_FOUND, setNoCache, writeFailure, writeJson, writeRestError } from './answers.js';
 import { handlerRoutes, type HandlerRoute } from './routes.js';
 import { procedureRoutes, queryInput, RouteTable, type ProcedureRoute } from './table.js';
 
-/** Paths of the REST door: /api and below, except the docs page (served with the web pages). */
-const REST_PATH = /^\/api(\/|$)/i;
+/**
+ * Paths of the REST door: /api and below, except the docs page (served with the web pages), and
+ * the device flow's routes below /oauth/device/ (its verification page, /oauth/device itself,
+ * is a web page).
+ */
+const REST_PATH = /^\/api(\/|$)|^\/oauth\/device\/./i;
 const DOCS_PATH = /^\/api\/docs(\/|$)/i;
 
 type Route = (HandlerRoute & { kind: 'handler' }) | (ProcedureRoute & { kind: 'procedure' });
@@ -61,8 +65,12 @@ export function restDoor(deps: Deps): (req: IncomingMessage, res: ServerResponse
 
     async function serve(route: Route, params: Record<string, string>): Promise<void> {
       const reads = route.kind === 'procedure' ? 'json-object' : route.body;
-      const body = reads === 'none' ? undefined : await readRestJson(req, limits);
-      if (reads === 'json-object' && body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))) {
+      const body = reads === 'none' ? undefined : reads === 'form' ? await readRestForm(req, limits) : await readRestJson(req, limits);
+      if (
+        (reads === 'json-object' || reads === 'form') &&
+        body !== undefined &&
+        (typeof body !== 'object' || body === null || Array.isArray(body))
+      ) {
         return writeRestError(res, NOT_AN_OBJECT);
       }
       if (route.kind === 'handler') {

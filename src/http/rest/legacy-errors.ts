@@ -51,13 +51,16 @@ export interface LegacyAnswer {
   body: BodyShape;
 }
 
-const { detail, errorKey, errorKeys, messageKey, bareString, plainNotFound, v0Status, v0Action, v0ActionNotFound } = BODY_SHAPES;
+const { detail, errorKey, errorKeys, messageKey, bareString, plainNotFound, v0Status, v0Action, v0ActionNotFound, oauthError } =
+  BODY_SHAPES;
 
 /** The conversation page's routes say why they cannot have something now as {"error": …} (the web UI shows that text). */
 const onConversationPage = (status: number) => ({
   conversationRuntime: { status, body: errorKey },
   conversationWorkspace: { status, body: errorKey },
 });
+/** The V1 git searches answer FastAPI's {"detail": …} where /api/user/* has the reference's V0 shapes. */
+const onGitV1 = (status: number) => ({ gitV1: { status, body: detail } });
 /** V0 start/stop answer {"status":"error","conversation_id",…}. */
 const onV0Actions = (answer: LegacyAnswer) => ({ 'conversationRuntime.start': answer, 'conversationRuntime.stop': answer });
 
@@ -74,19 +77,32 @@ export const FAILURES: Record<ErrorReason, LegacyAnswer & { routers?: Record<str
   },
   settings_reset_removed: { status: 410, body: errorKey },
   llm_key_missing: { status: 400, body: v0Status('STATUS$ERROR_LLM_AUTHENTICATION') },
-  secret_exists: { status: 400, body: messageKey },
-  secret_not_found: { status: 404, body: errorKey },
-  invalid_provider_token: { status: 401, body: errorKey, routers: { user: { status: 401, body: bareString } } },
-  provider_unreachable: { status: 502, body: errorKey },
+  // The V1 routes (secretsV1) answer FastAPI's {"detail": …} where V0 had its own keys.
+  secret_exists: { status: 400, body: messageKey, routers: { secretsV1: { status: 400, body: detail } } },
+  secret_not_found: {
+    status: 404,
+    body: errorKey,
+    routers: { secretsV1: { status: 404, body: detail }, sandboxSecrets: { status: 404, body: detail } },
+  },
+  invalid_provider_token: {
+    status: 401,
+    body: errorKey,
+    routers: { user: { status: 401, body: bareString }, secretsV1: { status: 401, body: detail }, ...onGitV1(401) },
+  },
+  provider_unreachable: { status: 502, body: errorKey, routers: { secretsV1: { status: 502, body: detail }, ...onGitV1(502) } },
   // Storing a token for such a host is invalid input; using one stored earlier is refused.
-  provider_host_not_allowed: { status: 422, body: BODY_SHAPES.validation, routers: { user: { status: 403, body: errorKey } } },
+  provider_host_not_allowed: {
+    status: 422,
+    body: BODY_SHAPES.validation,
+    routers: { user: { status: 403, body: errorKey }, ...onGitV1(403) },
+  },
   // users/git-info: the key is fine, the user has no provider connected (a 401 would read as signed out).
-  git_token_required: { status: 401, body: bareString, routers: { users: { status: 403, body: detail } } },
-  provider_unsupported: { status: 400, body: bareString },
-  provider_refused: { status: 403, body: errorKey },
-  provider_not_found: { status: 404, body: errorKey },
-  provider_rate_limited: { status: 429, body: errorKey },
-  provider_busy: { status: 503, body: errorKey },
+  git_token_required: { status: 401, body: bareString, routers: { users: { status: 403, body: detail }, ...onGitV1(401) } },
+  provider_unsupported: { status: 400, body: bareString, routers: onGitV1(400) },
+  provider_refused: { status: 403, body: errorKey, routers: onGitV1(403) },
+  provider_not_found: { status: 404, body: errorKey, routers: onGitV1(404) },
+  provider_rate_limited: { status: 429, body: errorKey, routers: onGitV1(429) },
+  provider_busy: { status: 503, body: errorKey, routers: onGitV1(503) },
   repository_access_denied: { status: 401, body: bareString },
   conversation_not_found: {
     status: 404,
@@ -144,6 +160,13 @@ export const FAILURES: Record<ErrorReason, LegacyAnswer & { routers?: Record<str
   not_an_api_key: { status: 400, body: detail },
   secrets_not_exposed: { status: 403, body: detail },
   organization_not_found: { status: 404, body: detail },
+  device_authorization_pending: { status: 400, body: oauthError('authorization_pending') },
+  device_slow_down: { status: 400, body: oauthError('slow_down') },
+  device_code_expired: { status: 400, body: oauthError('expired_token') },
+  device_access_denied: { status: 400, body: oauthError('access_denied') },
+  device_code_invalid: { status: 400, body: oauthError('invalid_grant') },
+  device_grant_type_unsupported: { status: 400, body: oauthError('unsupported_grant_type') },
+  device_user_code_unknown: { status: 404, body: detail },
   // Those every operation can meet; listed by TRANSPORT_FAILURES.
   rate_limited: { status: 429, body: messageKey },
   database_unavailable: { status: 503, body: detail },
@@ -189,9 +212,13 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
  */
 function transportFailures(procedure: ProcedureInfo): [number, BodyShape][] {
   const route = procedure.meta!.openapi!;
-  const failures: [number, BodyShape][] = [
+  // An open route (the device flow's own steps) refuses no credential.
+  const credentials: [number, BodyShape][] = [
     [401, detail],
     [403, detail], // a browser-session request from another site or origin
+  ];
+  const failures: [number, BodyShape][] = [
+    ...(procedure.meta?.auth === 'none' ? [] : credentials),
     [422, BODY_SHAPES.validation],
     [legacyAnswerFor(undefined, 'rate_limited').status, legacyAnswerFor(undefined, 'rate_limited').body],
     [legacyAnswerFor(undefined, 'database_unavailable').status, legacyAnswerFor(undefined, 'database_unavailable').body],

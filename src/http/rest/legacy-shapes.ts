@@ -21,6 +21,11 @@ export const BODY_SCHEMAS = {
   V0ActionError: object({ status: { type: 'string', const: 'error' }, conversation_id: stringProperty, message: stringProperty }),
   V0ActionNotFound: object({ status: { type: 'string', const: 'error' }, conversation_id: stringProperty }),
   ErrorString: stringProperty,
+  OAuthError: {
+    type: 'object',
+    properties: { error: stringProperty, error_description: stringProperty, interval: { type: 'integer' } },
+    required: ['error', 'error_description'],
+  },
   HTTPValidationError: object({
     detail: {
       type: 'array',
@@ -57,6 +62,15 @@ export const BODY_SHAPES = {
     schema: 'V0ActionNotFound',
     build: (_message, fields) => ({ status: 'error', conversation_id: fields.conversation_id ?? null }),
   },
+  /** The device flow's token errors (RFC 8628): the OAuth code, words, and on slow_down the interval to keep. */
+  oauthError: (code: string): BodyShape => ({
+    schema: 'OAuthError',
+    build: (message, fields) => ({
+      error: code,
+      error_description: message,
+      ...(fields.interval ? { interval: Number(fields.interval) } : {}),
+    }),
+  }),
   /** The V0 conversation routes' error body, with the frontend's i18n message id. */
   v0Status: (msgId: string): BodyShape => ({ schema: 'V0Error', build: (message) => ({ status: 'error', message, msg_id: msgId }) }),
 } satisfies Record<string, BodyShape | ((msgId: string) => BodyShape)>;

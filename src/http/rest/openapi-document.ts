@@ -8,8 +8,21 @@ import { appRouter, PROCEDURES, type ProcedureInfo } from '../../../routers/inde
 import { restFailuresOf } from './legacy-errors.js';
 import { BODY_SCHEMAS } from './legacy-shapes.js';
 
-/** Answers that are not JSON (the agent SDK reads the git token as plain text: raw-routes.ts). */
-const TEXT_SUCCESS = new Set(['GET /api/v1/webhooks/secrets']);
+/** Answers that are not JSON (the agent SDK reads the git token as plain text: routes.ts). */
+const TEXT_SUCCESS = new Set(['GET /api/v1/webhooks/secrets', 'GET /api/v1/sandboxes/{sandbox_id}/settings/secrets/{secret_name}']);
+
+/** Bodies read as a form (routes.ts): OAuth clients post forms; `alsoJson` routes take JSON too (what the OpenHands clients send). */
+const FORM_BODIES: Record<string, { alsoJson: boolean }> = {
+  'POST /oauth/device/authorize': { alsoJson: true },
+  'POST /oauth/device/token': { alsoJson: false },
+  'POST /oauth/device/verify-authenticated': { alsoJson: false },
+};
+
+/** Bodies that are a JSON array on the wire; the procedure takes it under this field (routes.ts). */
+const ARRAY_BODIES: Record<string, string> = {
+  'POST /api/v1/webhooks/{sandbox_id}/events/{conversation_id}': 'events',
+  'POST /api/v1/webhooks/events/{conversation_id}': 'events',
+};
 
 const DESCRIPTIONS: Record<number, string> = {
   400: 'Bad request',
@@ -29,23 +42,22 @@ const DESCRIPTIONS: Record<number, string> = {
 let cached: OpenAPIObject | undefined;
 
 export function openApiDocument(): OpenAPIObject {
-  cached ??= describeUploadBody(
-    withRequiredBodies(
-      withWireResponses(
-        generateOpenApiDocument(appRouter, {
-          title: 'Agent control plane',
-          description:
-            'OpenHands-compatible REST API. Every operation requires the X-Session-API-Key header ' +
-            '(browsers: the acp_session cookie from POST /api/auth/session, except on the webhooks); ' +
-            'the same operations are available as typed tRPC procedures at /trpc. Error bodies are the ' +
-            "reference server's: {detail}, {error}, {message}, the V0 {status, message, msg_id}, or a bare string.",
-          version: '0.1.0',
-          baseUrl: '/',
-          securitySchemes: { SessionApiKey: { type: 'apiKey', in: 'header', name: 'X-Session-API-Key' } },
-        }),
-      ),
-    ),
-  );
+  if (cached) return cached;
+  const generated = generateOpenApiDocument(appRouter, {
+    title: 'Agent control plane',
+    description:
+      'OpenHands-compatible REST API. Every operation requires the X-Session-API-Key header ' +
+      '(browsers: the acp_session cookie from POST /api/auth/session, except on the webhooks), ' +
+      "except the device flow's own steps (/oauth/device/authorize, /token); " +
+      'the same operations are available as typed tRPC procedures at /trpc. Error bodies are the ' +
+      "reference server's: {detail}, {error}, {message}, the V0 {status, message, msg_id}, or a bare string.",
+    version: '0.1.0',
+    baseUrl: '/',
+    securitySchemes: { SessionApiKey: { type: 'apiKey', in: 'header', name: 'X-Session-API-Key' } },
+  });
+  // Each step rewrites what the generator cannot know: the wire's responses and bodies.
+  const steps = [withWireResponses, withRequiredBodies, describeUploadBody, describeArrayBodies, describeFormBodies];
+  cached = steps.reduce((document, step) => step(document), generated);
   return cached;
 }
 
@@ -79,6 +91,35 @@ function describeUploadBody(document: OpenAPIObject): OpenAPIObject {
     required: ['files'],
   };
   operation.requestBody = { required: true, content: { 'multipart/form-data': { schema } } };
+  return document;
+}
+
+/** The form a route reads, with the fields of the procedure's input. */
+function describeFormBodies(document: OpenAPIObject): OpenAPIObject {
+  for (const [route, { alsoJson }] of Object.entries(FORM_BODIES)) {
+    const content = operationAt(document, route)?.requestBody?.content;
+    const json = content?.['application/json'];
+    if (!content || !json) continue;
+    content['application/x-www-form-urlencoded'] = structuredClone(json);
+    if (!alsoJson) delete content['application/json'];
+  }
+  return document;
+}
+
+type BodyOperation = { requestBody?: { content?: Record<string, { schema?: any }> } };
+
+function operationAt(document: OpenAPIObject, route: string): BodyOperation | undefined {
+  const [method, path] = route.split(' ') as [string, string];
+  return (document.paths?.[path] as Record<string, BodyOperation> | undefined)?.[method.toLowerCase()];
+}
+
+/** The array the wire carries in place of the procedure's object holding it. */
+function describeArrayBodies(document: OpenAPIObject): OpenAPIObject {
+  for (const [route, field] of Object.entries(ARRAY_BODIES)) {
+    const json = operationAt(document, route)?.requestBody?.content?.['application/json'];
+    const array = json?.schema?.properties?.[field];
+    if (json && array) json.schema = array;
+  }
   return document;
 }
 

@@ -3,11 +3,14 @@
 // procedure through createCaller, never a service directly.
 //   - GET /api/openapi.json: the OpenAPI document (open, like the docs page);
 //   - POST /api/v1/app-conversations/stream-start: a streamed JSON array of task snapshots;
-//   - POST /api/v1/webhooks/{sandbox_id}/events/{conversation_id}: the body is a JSON array;
-//   - GET /api/v1/webhooks/secrets: the token as text/plain (the SDK's LookupSecret reads the
-//     response text verbatim, so a JSON string would arrive with its quotes);
+//   - POST /api/v1/webhooks/[{sandbox_id}/]events/{conversation_id}: the body is a JSON array;
+//   - GET /api/v1/webhooks/secrets and GET /api/v1/sandboxes/{sandbox_id}/settings/secrets/
+//     {secret_name}: the secret as text/plain (the SDK's LookupSecret reads the response text
+//     verbatim, so a JSON string would arrive with its quotes); a secret's name may hold "/";
 //   - GET /api/user/repository/{repository_name:path}/microagents[/content]: names with "/";
-//   - POST /api/conversations/{conversation_id}/upload-files: multipart (upload.ts).
+//   - POST /api/conversations/{conversation_id}/upload-files: multipart (upload.ts);
+//   - POST /oauth/device/authorize, /token and /verify-authenticated: form-encoded bodies (OAuth
+//     clients and the verification page send forms; the OpenHands clients send JSON, also read).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createCaller } from '../../../routers/index.js';
 import type { Deps } from '../../context.js';
@@ -22,8 +25,8 @@ const JSON_UTF8 = 'application/json; charset=utf-8';
 export interface HandlerRoute extends RoutePath {
   /** Open routes are not rate-limited per client (documents, like the docs page). */
   open?: boolean;
-  /** How the door reads the body first: a JSON object, any JSON value, or nothing (the handler reads it). */
-  body: 'json-object' | 'json' | 'none';
+  /** How the door reads the body first: a JSON object, any JSON value, a form's fields, or nothing (the handler reads it). */
+  body: 'json-object' | 'json' | 'form' | 'none';
   /** The procedure whose failure-table rows answer this route's failures. */
   procedurePath: string | undefined;
   handle(call: HandlerCall): Promise<void>;
@@ -77,6 +80,17 @@ export function handlerRoutes(deps: Deps): HandlerRoute[] {
     },
     {
       method: 'POST',
+      path: '/api/v1/webhooks/events/{conversation_id}',
+      body: 'json',
+      procedurePath: 'webhooks.eventsByKey',
+      handle: async (call) => {
+        const { conversation_id } = call.params as { conversation_id: string };
+        const result = await (await caller(call, false)).webhooks.eventsByKey({ conversation_id, events: call.body as never });
+        writeJson(call.res, 200, result, JSON_UTF8);
+      },
+    },
+    {
+      method: 'POST',
       path: '/api/v1/webhooks/{sandbox_id}/events/{conversation_id}',
       body: 'json',
       procedurePath: 'webhooks.events',
@@ -91,12 +105,16 @@ export function handlerRoutes(deps: Deps): HandlerRoute[] {
       path: '/api/v1/webhooks/secrets',
       body: 'none',
       procedurePath: 'webhooks.gitToken',
+      handle: async (call) => writeText(call.res, await (await caller(call, false)).webhooks.gitToken({})),
+    },
+    {
+      method: 'GET',
+      path: '/api/v1/sandboxes/{sandbox_id}/settings/secrets/{secret_name:path}',
+      body: 'none',
+      procedurePath: 'sandboxSecrets.value',
       handle: async (call) => {
-        const token = await (await caller(call, false)).webhooks.gitToken({});
-        call.res.statusCode = 200;
-        call.res.setHeader('Content-Type', 'text/plain; charset=utf-8');
-        call.res.setHeader('Content-Length', Buffer.byteLength(token));
-        call.res.end(token);
+        const { sandbox_id, secret_name } = call.params as { sandbox_id: string; secret_name: string };
+        writeText(call.res, await (await caller(call, false)).sandboxSecrets.value({ sandbox_id, secret_name }));
       },
     },
     {
@@ -125,10 +143,47 @@ export function handlerRoutes(deps: Deps): HandlerRoute[] {
     },
     {
       method: 'POST',
+      path: '/oauth/device/authorize',
+      body: 'form',
+      procedurePath: 'deviceFlow.authorize',
+      handle: async (call) => {
+        const requested = await (await caller(call, false)).deviceFlow.authorize((call.body ?? {}) as never);
+        writeJson(call.res, 200, requested, JSON_UTF8);
+      },
+    },
+    {
+      method: 'POST',
+      path: '/oauth/device/token',
+      body: 'form',
+      procedurePath: 'deviceFlow.token',
+      handle: async (call) => {
+        const token = await (await caller(call, false)).deviceFlow.token((call.body ?? {}) as never);
+        writeJson(call.res, 200, token, JSON_UTF8);
+      },
+    },
+    {
+      method: 'POST',
+      path: '/oauth/device/verify-authenticated',
+      body: 'form',
+      procedurePath: 'deviceFlow.verify',
+      handle: async (call) => {
+        writeJson(call.res, 200, await (await caller(call, true)).deviceFlow.verify((call.body ?? {}) as never), JSON_UTF8);
+      },
+    },
+    {
+      method: 'POST',
       path: '/api/conversations/{conversation_id}/upload-files',
       body: 'none',
       procedurePath: 'conversationWorkspace.uploadFiles',
       handle: (call) => uploadFiles(deps, call),
     },
   ];
+}
+
+/** A secret for LookupSecret: the text itself, never cached. */
+function writeText(res: ServerResponse, text: string): void {
+  res.statusCode = 200;
+  res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
 }

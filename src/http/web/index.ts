@@ -1,10 +1,11 @@
 // The pages and files browsers ask for, on express (static files, redirects, content
-// negotiation): the API docs page, the sign-in page and the web UI (or the small home page
-// without one); whatever nothing here takes is the JSON 404.
+// negotiation): the API docs page, the sign-in page, the device flow's verification page and
+// the web UI (or the small home page without one); whatever nothing here takes is the JSON 404.
 import type { RequestListener } from 'node:http';
 import express from 'express';
 import type { Deps } from '../../context.js';
 import { writeRestError, NOT_FOUND } from '../rest/answers.js';
+import { devicePage } from './device-page.js';
 import { docsRouter } from './docs.js';
 import { signInPage } from './signin-page.js';
 import { webUi } from './web-ui.js';
@@ -15,6 +16,7 @@ export function webRoutes(deps: Deps): RequestListener {
   web.set('etag', false);
   web.use(docsRouter());
   web.get('/signin', signInPage);
+  web.get('/oauth/device', devicePage(deps));
   web.use(webUi(deps));
   web.use((_req, res) => writeRestError(res, NOT_FOUND));
   web.use(((error, _req, res, _next) => {

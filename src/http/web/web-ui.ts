@@ -16,7 +16,7 @@ import { createRequestContext } from '../context.js';
 import { homePage } from './home-page.js';
 
 /** Paths the UI never answers (the API, tRPC, operations): they fall through to the JSON 404. */
-const NOT_UI = /^\/(api|trpc|alive|health|ready|metrics|docs)(\/|$)/i;
+const NOT_UI = /^\/(api|trpc|oauth|alive|health|ready|metrics|docs)(\/|$)/i;
 /** Vite/React Router put content-hashed files ("entry.client-B4xk9Qz1.js") under assets/. */
 const HASHED_ASSET = /^assets\/(.+\/)?[^/]*[.-][A-Za-z0-9_-]{8,}\.(js|mjs|css|woff2?|ttf|svg|png|jpe?g|webp|gif|ico|wasm|json)$/;
 const YEAR_SECONDS = 365 * 24 * 3600;
