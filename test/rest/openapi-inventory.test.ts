@@ -38,16 +38,30 @@ describe('OpenAPI route inventory', () => {
     });
   });
 
-  it("documents the session key as the security scheme of every operation but the device flow's open steps", () => {
+  it("documents the key (X-Session-API-Key, or Bearer on a user's operations) on every operation but the device flow's open steps", () => {
     const doc = openApiDocument();
-    expect(doc.components?.securitySchemes).toEqual({ SessionApiKey: { type: 'apiKey', in: 'header', name: 'X-Session-API-Key' } });
+    expect(doc.components?.securitySchemes).toMatchObject({
+      SessionApiKey: { type: 'apiKey', in: 'header', name: 'X-Session-API-Key' },
+      BearerApiKey: { type: 'http', scheme: 'bearer' },
+    });
+    // Sandboxes and agents present the sandbox's key (or a signed token) in a header: no Bearer there.
+    const sandboxRoutes = new Set(
+      [...PROCEDURES.values()].flatMap((p) =>
+        p.meta?.auth && p.meta.auth !== 'none' && p.meta.openapi ? [`${p.meta.openapi.method} ${p.meta.openapi.path}`] : [],
+      ),
+    );
+    expect(sandboxRoutes.size).toBeGreaterThan(3);
     for (const [path, item] of Object.entries(doc.paths ?? {})) {
       for (const method of METHODS) {
         const op = (item as Record<string, { security?: unknown }>)[method];
-        if (op)
-          expect(op.security, `${method} ${path}`).toEqual(
-            OPEN.has(`${method.toUpperCase()} ${path}`) ? undefined : [{ SessionApiKey: [] }],
-          );
+        const route = `${method.toUpperCase()} ${path}`;
+        if (!op) continue;
+        const expected = OPEN.has(route)
+          ? undefined
+          : sandboxRoutes.has(route)
+            ? [{ SessionApiKey: [] }]
+            : [{ SessionApiKey: [] }, { BearerApiKey: [] }];
+        expect(op.security, route).toEqual(expected);
       }
     }
   });

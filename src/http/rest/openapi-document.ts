@@ -46,19 +46,44 @@ export function openApiDocument(): OpenAPIObject {
   const generated = generateOpenApiDocument(appRouter, {
     title: 'Agent control plane',
     description:
-      'OpenHands-compatible REST API. Every operation requires the X-Session-API-Key header ' +
-      '(browsers: the acp_session cookie from POST /api/auth/session, except on the webhooks), ' +
+      'OpenHands-compatible REST API. Every operation requires an API key, as Authorization: Bearer ' +
+      'or the X-Session-API-Key header (browsers: the acp_session cookie from POST /api/auth/session), ' +
+      "except the agent servers' webhooks and sandbox routes (the sandbox's own key in X-Session-API-Key) and " +
       "except the device flow's own steps (/oauth/device/authorize, /token); " +
       'the same operations are available as typed tRPC procedures at /trpc. Error bodies are the ' +
       "reference server's: {detail}, {error}, {message}, the V0 {status, message, msg_id}, or a bare string.",
     version: '0.1.0',
     baseUrl: '/',
-    securitySchemes: { SessionApiKey: { type: 'apiKey', in: 'header', name: 'X-Session-API-Key' } },
+    securitySchemes: {
+      SessionApiKey: { type: 'apiKey', in: 'header', name: 'X-Session-API-Key' },
+      BearerApiKey: { type: 'http', scheme: 'bearer', description: 'An API key, as today’s OpenHands clients send it' },
+    },
   });
   // Each step rewrites what the generator cannot know: the wire's responses and bodies.
-  const steps = [withWireResponses, withRequiredBodies, describeUploadBody, describeArrayBodies, describeFormBodies];
+  const steps = [
+    withWireResponses,
+    withRequiredBodies,
+    withoutBearerForSandboxes,
+    describeUploadBody,
+    describeArrayBodies,
+    describeFormBodies,
+  ];
   cached = steps.reduce((document, step) => step(document), generated);
   return cached;
+}
+
+/**
+ * The generator lists every scheme on every protected operation; sandboxes and agents present
+ * the sandbox's key (or a signed token) in X-Session-API-Key, never a Bearer user key.
+ */
+function withoutBearerForSandboxes(document: OpenAPIObject): OpenAPIObject {
+  for (const procedure of PROCEDURES.values()) {
+    const openapi = procedure.meta?.openapi;
+    if (!openapi || !procedure.meta?.auth || procedure.meta.auth === 'none') continue;
+    const operation = operationAt(document, `${openapi.method} ${openapi.path}`) as { security?: Record<string, string[]>[] } | undefined;
+    if (operation?.security) operation.security = operation.security.filter((requirement) => !('BearerApiKey' in requirement));
+  }
+  return document;
 }
 
 /**
