@@ -7,6 +7,7 @@ import { customSecretModel } from './custom-secret.model.js';
 import { eventBucketModel, eventLogModel, eventRecentModel } from './conversation-event.model.js';
 import { feedbackModel } from './feedback.model.js';
 import { claimModel } from './claim.model.js';
+import { pendingMessageModel } from './pending-message.model.js';
 import { sandboxModel } from './sandbox.model.js';
 import { sandboxSlotModel } from './sandbox-slot.model.js';
 import { sessionModel } from './session.model.js';
@@ -21,6 +22,7 @@ export * from './custom-secret.model.js';
 export * from './conversation-event.model.js';
 export * from './feedback.model.js';
 export * from './claim.model.js';
+export * from './pending-message.model.js';
 export * from './sandbox.model.js';
 export * from './sandbox-slot.model.js';
 export * from './session.model.js';
@@ -43,6 +45,7 @@ export function createModels(conn: Connection) {
     EventBucket: eventBucketModel(conn),
     EventRecent: eventRecentModel(conn),
     Feedback: feedbackModel(conn),
+    PendingMessage: pendingMessageModel(conn),
     Claim: claimModel(conn),
     WriteLock: writeLockModel(conn),
   };

@@ -2,6 +2,8 @@
 // wing (src/conversations/). server.ts creates it; the request context carries it.
 import { AccessTokens } from './access-token.js';
 import type { Config } from './config.js';
+import { AppConversationActionsService } from './conversations/app-conversation-actions.service.js';
+import { AppConversationFilesService } from './conversations/app-conversation-files.service.js';
 import { AppConversationsService } from './conversations/app-conversations.service.js';
 import { ConversationRuntimeService } from './conversations/conversation-runtime.service.js';
 import { ConversationWorkspaceService } from './conversations/conversation-workspace.service.js';
@@ -10,6 +12,8 @@ import { EventStore } from './conversations/event-store.js';
 import { EventsService } from './conversations/events.service.js';
 import { FeedbackService } from './conversations/feedback.service.js';
 import { LeaseQueue } from './conversations/lease-queue.js';
+import { PendingMessages } from './conversations/pending-messages.js';
+import { NO_AGENT_PROFILES, NO_LLM_PROFILES, type AgentProfiles, type LlmProfiles } from './conversations/profiles.js';
 import { CONCURRENT_STARTS, StartWorkflow } from './conversations/start-workflow.js';
 import { ConversationStore, type StartTask } from './conversations/store.js';
 import { SandboxAccess } from './conversations/sandbox-access.js';
@@ -48,6 +52,9 @@ export interface ServiceOptions {
 
 export function createServices({ db, box, config, runtime, webUrl, metrics, log, clock }: ServiceOptions) {
   const models = db.models;
+  // The settings side's profile stores plug in here (src/conversations/profiles.ts).
+  const agentProfiles: AgentProfiles = NO_AGENT_PROFILES;
+  const llmProfiles: LlmProfiles = NO_LLM_PROFILES;
   const providerHttp = new ProviderHttp({
     timeoutMs: config.providers.timeoutMs,
     maxConcurrent: config.providers.maxConcurrency,
@@ -76,6 +83,11 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     startupTimeoutMs: config.sandbox.startupTimeoutMs,
     onGone: (sandboxId, reason) => store.markSandboxGone(sandboxId, reason),
   });
+  // The conversation routes resume a paused sandbox the same way a conversation start does.
+  const sandboxAccess = new SandboxAccess(store, sandboxes, config.conversations.sandboxCallTimeoutMs, (userId, sandboxId, current) =>
+    sandboxLifecycle.ensureRunning(userId, sandboxId, current),
+  );
+  const pendingMessages = new PendingMessages(models, store, sandboxAccess, log.child({ component: 'pending-messages' }));
   const startLog = log.child({ component: 'start-tasks' });
   const workflow = new StartWorkflow({
     store,
@@ -89,6 +101,8 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     config,
     webUrl,
     log: startLog,
+    profiles: agentProfiles,
+    pendingMessages,
   });
   const startTasks = new LeaseQueue<StartTask>({
     store: store.taskLeases,
@@ -103,16 +117,20 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     config.events.retentionMs,
     log.child({ component: 'events' }),
   );
-  // The conversation routes resume a paused sandbox the same way a conversation start does.
-  const sandboxAccess = new SandboxAccess(store, sandboxes, config.conversations.sandboxCallTimeoutMs, (userId, sandboxId, current) =>
-    sandboxLifecycle.ensureRunning(userId, sandboxId, current),
-  );
   const feedback = new FeedbackService(models, sandboxAccess, events);
   const removeConversationData = async (userId: string, conversationId: string) => {
     await events.removeConversation(conversationId);
     await feedback.removeConversation(userId, conversationId);
+    await pendingMessages.drop(conversationId);
   };
-  const appConversations = new AppConversationsService(store, sandboxes, () => startTasks.kick(), log, removeConversationData);
+  const appConversations = new AppConversationsService(
+    store,
+    sandboxes,
+    () => startTasks.kick(),
+    log,
+    removeConversationData,
+    agentProfiles,
+  );
   const { apiKeys, sessions } = createCredentialServices(models, config, clock);
   return {
     apiKeys,
@@ -133,6 +151,13 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     feedback,
     conversationRuntime: new ConversationRuntimeService(sandboxAccess, sandboxes),
     conversationWorkspace: new ConversationWorkspaceService(sandboxAccess, events),
+    appConversationActions: new AppConversationActionsService(store, appConversations, sandboxAccess, pendingMessages, llmProfiles),
+    appConversationFiles: new AppConversationFilesService(
+      sandboxAccess,
+      events,
+      (userId, id) => appConversations.get(userId, id),
+      config.events.maxPerConversation,
+    ),
   };
 }
 

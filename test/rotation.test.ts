@@ -1,7 +1,7 @@
 // Key rotation: `cli encryption rotate` re-encrypts every stored secret under the new
 // ENCRYPTION_KEY while the old one is listed in ENCRYPTION_KEY_PREVIOUS.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConversationStore, mcpOverrideContext } from '../src/conversations/store.js';
+import { ConversationStore, sealContext } from '../src/conversations/store.js';
 import { generateKeyText, SecretBox } from '../src/crypto.js';
 import { keyContext } from '../src/services/sandbox-records.js';
 import { call, startTestApp, testDatabaseUri, uniqueDbName, type TestApp } from './helpers/app.js';
@@ -46,7 +46,7 @@ beforeAll(async () => {
     request: {},
     mcpConfig: old.encrypt(
       JSON.stringify({ sse_servers: [{ url: 'https://o.example.com', api_key: 'override-rotate' }] }),
-      mcpOverrideContext('taskrotate'),
+      sealContext('taskrotate', 'mcpConfig'),
     ),
     conversationId: 'c'.repeat(32),
     createdAt: now,
@@ -73,7 +73,7 @@ describe('encryption key rotation', () => {
       expect(await services.secrets.resolve('rotor')).toEqual([{ name: 'ROT', value: 'custom-rotate', description: '' }]);
       expect((await services.sandboxes.credentials('sbxrotate'))?.sessionKey).toBe('session-rotate');
       const store = new ConversationStore(after.server.deps.db.models, SecretBox.fromStrings(newKey));
-      expect(store.mcpOverrideOf((await store.task('rotor', 'taskrotate'))!)?.sse_servers[0]?.api_key).toBe('override-rotate');
+      expect(store.unseal((await store.task('rotor', 'taskrotate'))!, 'mcpConfig')?.sse_servers[0]?.api_key).toBe('override-rotate');
       // Whatever kind of secret exists now or later: no ciphertext under the old key is left anywhere.
       const currentId = SecretBox.fromStrings(newKey).currentKeyId;
       const collections = await after.server.deps.db.connection.db!.listCollections().toArray();

@@ -51,12 +51,17 @@ export interface LegacyAnswer {
   body: BodyShape;
 }
 
-const { detail, errorKey, messageKey, bareString, plainNotFound, v0Status, v0Action, v0ActionNotFound } = BODY_SHAPES;
+const { detail, errorKey, messageKey, bareString, plainNotFound, v0Status, v0Action, v0ActionNotFound, fieldValidation } = BODY_SHAPES;
 
 /** The conversation page's routes say why they cannot have something now as {"error": …} (the web UI shows that text). */
 const onConversationPage = (status: number) => ({
   conversationRuntime: { status, body: errorKey },
   conversationWorkspace: { status, body: errorKey },
+});
+/** The 2026 conversation routes answer FastAPI's {"detail": …} throughout (the reference's HTTPException). */
+const onV1Conversations = (status: number) => ({
+  appConversationActions: { status, body: detail },
+  appConversationFiles: { status, body: detail },
 });
 /** V0 start/stop answer {"status":"error","conversation_id",…}. */
 const onV0Actions = (answer: LegacyAnswer) => ({ 'conversationRuntime.start': answer, 'conversationRuntime.stop': answer });
@@ -93,6 +98,7 @@ export const FAILURES: Record<ErrorReason, LegacyAnswer & { routers?: Record<str
     routers: {
       conversationRuntime: { status: 404, body: detail },
       conversationWorkspace: { status: 404, body: detail },
+      ...onV1Conversations(404),
       ...onV0Actions({ status: 404, body: v0ActionNotFound }),
     },
   },
@@ -104,7 +110,7 @@ export const FAILURES: Record<ErrorReason, LegacyAnswer & { routers?: Record<str
   sandbox_gone: { status: 409, body: detail, routers: { ...onConversationPage(409), ...onV0Actions({ status: 409, body: v0Action }) } },
   agent_server_unavailable: { status: 503, body: detail, routers: onConversationPage(503) },
   agent_server_failed: { status: 502, body: detail, routers: onConversationPage(502) },
-  workspace_path_not_found: { status: 404, body: errorKey },
+  workspace_path_not_found: { status: 404, body: errorKey, routers: onV1Conversations(404) },
   event_not_found: { status: 404, body: errorKey },
   invalid_conversation_id: { status: 400, body: detail },
   parent_conversation_not_found: { status: 404, body: detail },
@@ -130,6 +136,13 @@ export const FAILURES: Record<ErrorReason, LegacyAnswer & { routers?: Record<str
     routers: { ...onConversationPage(503), ...onV0Actions({ status: 503, body: v0Action }) },
   },
   webhook_conversation_id_missing: { status: 400, body: detail },
+  conversation_exists: { status: 409, body: detail },
+  start_request_refused: { status: 422, body: fieldValidation },
+  profile_not_found: { status: 404, body: detail },
+  agent_switch_refused: { status: 400, body: detail },
+  agent_switch_timed_out: { status: 504, body: detail },
+  pending_messages_full: { status: 429, body: detail },
+  too_large_to_serve: { status: 413, body: detail },
   provider_token_not_found: { status: 404, body: detail },
   // Those every operation can meet; listed by TRANSPORT_FAILURES.
   rate_limited: { status: 429, body: messageKey },
