@@ -116,7 +116,10 @@ export class StartWorkflow {
     let source: SandboxSource = task.sandbox_source ?? 'existing';
     if (!sandboxId) {
       const deadline = task.createdAt.getTime() + this.deps.config.conversations.deadlineMs;
-      const acquired = await whenCapacity(() => this.deps.sandboxes.acquire(task.userId, null, task.reservedSandboxId), deadline);
+      // With SANDBOX_AT_LIMIT=pause-oldest a start also waits for room (sandboxes started within the
+      // last minute are not paused for it: their own start may be under way).
+      const waitFor = this.deps.config.sandbox.atLimit === 'pause-oldest' ? WAITS_AT_LIMIT : WAITS;
+      const acquired = await whenCapacity(() => this.deps.sandboxes.acquire(task.userId, null, task.reservedSandboxId), deadline, waitFor);
       sandboxId = acquired.info.id;
       source = acquired.source;
     }
@@ -233,13 +236,16 @@ export class StartWorkflow {
   }
 }
 
-/** A start waits for a free sandbox-start slot where a request would get a 503. */
-async function whenCapacity<T>(operation: () => Promise<T>, deadline: number): Promise<T> {
+const WAITS = new Set(['sandbox_starts_busy']);
+const WAITS_AT_LIMIT = new Set(['sandbox_starts_busy', 'sandbox_limit_reached']);
+
+/** A start waits for a free sandbox-start slot where a request would get a 503 (and, when it may, for room at the limit). */
+async function whenCapacity<T>(operation: () => Promise<T>, deadline: number, waitFor: Set<string>): Promise<T> {
   for (;;) {
     try {
       return await operation();
     } catch (error) {
-      if (!(error instanceof AppError && error.reason === 'sandbox_starts_busy') || Date.now() > deadline) throw error;
+      if (!(error instanceof AppError && waitFor.has(error.reason ?? '')) || Date.now() > deadline) throw error;
       await new Promise((r) => setTimeout(r, CAPACITY_RETRY_MS));
     }
   }

@@ -1,9 +1,10 @@
 // SANDBOX_AT_LIMIT=pause-oldest (sandbox-slots.ts): at the per-user running limit a start or
 // resume makes room by pausing one of the user's running sandboxes, as OpenHands' own Docker
-// sandbox service does. Which one: those whose agents do not report running first (a pause
-// interrupts a running agent), each group least recently used first — an agent that reports
-// running is paused only when every candidate runs one, so the limit always holds. The paused
-// sandbox reads PAUSED with the reason and resumes transparently when next used.
+// sandbox service does. Which one: of those running for longer than SLOT_START_GRACE_MS (a
+// younger one's own start may still be setting it up), those whose agents do not report running
+// first (a pause interrupts a running agent), each group least recently used first: an agent
+// that reports running is paused only when every candidate runs one, so the limit always holds.
+// The paused sandbox reads PAUSED with the reason and resumes transparently when next used.
 import type { Models } from '../../models/index.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
