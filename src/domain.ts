@@ -48,13 +48,15 @@ export interface ServiceOptions {
   log: Logger;
   /** The clock of time-bounded caches (tests move it instead of waiting). */
   clock?: () => number;
+  /** The profile stores conversations use (the settings side's; none by default). */
+  profiles?: { agent?: AgentProfiles; llm?: LlmProfiles };
 }
 
-export function createServices({ db, box, config, runtime, webUrl, metrics, log, clock }: ServiceOptions) {
+export function createServices({ db, box, config, runtime, webUrl, metrics, log, clock, profiles }: ServiceOptions) {
   const models = db.models;
   // The settings side's profile stores plug in here (src/conversations/profiles.ts).
-  const agentProfiles: AgentProfiles = NO_AGENT_PROFILES;
-  const llmProfiles: LlmProfiles = NO_LLM_PROFILES;
+  const agentProfiles: AgentProfiles = profiles?.agent ?? NO_AGENT_PROFILES;
+  const llmProfiles: LlmProfiles = profiles?.llm ?? NO_LLM_PROFILES;
   const providerHttp = new ProviderHttp({
     timeoutMs: config.providers.timeoutMs,
     maxConcurrent: config.providers.maxConcurrency,

@@ -48,6 +48,7 @@ beforeAll(async () => {
       JSON.stringify({ sse_servers: [{ url: 'https://o.example.com', api_key: 'override-rotate' }] }),
       sealContext('taskrotate', 'mcpConfig'),
     ),
+    requestSecrets: old.encrypt(JSON.stringify({ GIVEN: 'request-rotate' }), sealContext('taskrotate', 'requestSecrets')),
     conversationId: 'c'.repeat(32),
     createdAt: now,
     updatedAt: now,
@@ -61,8 +62,8 @@ describe('encryption key rotation', () => {
     const env = { MONGODB_URI: testDatabaseUri(dbName), ENCRYPTION_KEY: newKey, ENCRYPTION_KEY_PREVIOUS: oldKey };
     const rotated = await runCli(['encryption', 'rotate'], env);
     expect(rotated.code, rotated.stderr).toBe(0);
-    // settings with the provider tokens, a custom secret, a sandbox, a start task
-    expect(rotated.stdout).toMatch(/re-encrypted 6 values in 4 documents/);
+    // settings with the provider tokens, a custom secret, a sandbox, a start task (its MCP override and request secrets)
+    expect(rotated.stdout).toMatch(/re-encrypted 7 values in 4 documents/);
 
     const after = await startTestApp('rotation-after', { MONGODB_URI: testDatabaseUri(dbName), ENCRYPTION_KEY: newKey });
     try {
@@ -73,7 +74,9 @@ describe('encryption key rotation', () => {
       expect(await services.secrets.resolve('rotor')).toEqual([{ name: 'ROT', value: 'custom-rotate', description: '' }]);
       expect((await services.sandboxes.credentials('sbxrotate'))?.sessionKey).toBe('session-rotate');
       const store = new ConversationStore(after.server.deps.db.models, SecretBox.fromStrings(newKey));
-      expect(store.unseal((await store.task('rotor', 'taskrotate'))!, 'mcpConfig')?.sse_servers[0]?.api_key).toBe('override-rotate');
+      const task = (await store.task('rotor', 'taskrotate'))!;
+      expect(store.unseal(task, 'mcpConfig')?.sse_servers[0]?.api_key).toBe('override-rotate');
+      expect(store.unseal(task, 'requestSecrets')).toEqual({ GIVEN: 'request-rotate' });
       // Whatever kind of secret exists now or later: no ciphertext under the old key is left anywhere.
       const currentId = SecretBox.fromStrings(newKey).currentKeyId;
       const collections = await after.server.deps.db.connection.db!.listCollections().toArray();
@@ -81,7 +84,7 @@ describe('encryption key rotation', () => {
       for (const { name } of collections) {
         ciphertexts.push(...(JSON.stringify(await after.rawCollection(name).find({}).toArray()).match(/enc:v1:[0-9a-f]{8}/g) ?? []));
       }
-      expect(ciphertexts.length).toBe(6);
+      expect(ciphertexts.length).toBe(7);
       expect(ciphertexts.filter((m) => !m.endsWith(currentId))).toEqual([]);
 
       const again = await runCli(['encryption', 'rotate'], env);

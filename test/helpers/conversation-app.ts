@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { ServerOptions } from '../../src/server.js';
 import { call, startTestApp, type TestApp } from './app.js';
 import { eventually } from './eventually.js';
 import { FAKE_AGENT_SPEC, NEVER_HEALTHY_SPEC, writeSpecsFile } from './specs.js';
@@ -28,11 +29,11 @@ export interface StartedTask {
   detail: string | null;
 }
 
-/** opts.dbName: share a database with another app (a second replica). */
+/** opts.dbName: share a database with another app (a second replica); other options as startServer's. */
 export async function startConversationApp(
   label: string,
   env: Record<string, string> = {},
-  opts: { dbName?: string } = {},
+  opts: ServerOptions & { dbName?: string } = {},
 ): Promise<ConversationApp> {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), `acp-${label}-`));
   const app = await startTestApp(
