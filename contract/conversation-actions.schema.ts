@@ -55,14 +55,15 @@ export const PendingMessageResponseSchema = z
 
 // Paths under /workspace/project name the sandbox's working directory (OpenHands' own
 // sandboxes work there, and clients assume it); others are read as given inside the sandbox.
+// At most 1024 characters: percent-encoded, a query stays below Node's 16 KB header limit.
 export const ReadFileInputSchema = V1ConversationPathSchema.extend({
-  file_path: z.string().min(1).max(4096).default('/workspace/project/PLAN.md'),
+  file_path: z.string().min(1).max(1024).default('/workspace/project/PLAN.md'),
 });
 export const ListWorkspaceFilesInputSchema = V1ConversationPathSchema.extend({
-  path: z.string().min(1).max(4096).default('/workspace/project'),
+  path: z.string().min(1).max(1024).default('/workspace/project'),
 });
 export const V1GitChangesInputSchema = V1ConversationPathSchema.extend({
-  path: z.string().min(1).max(4096),
+  path: z.string().min(1).max(1024),
   ref: z.string().min(1).max(256).optional(),
 });
 export const V1GitDiffInputSchema = V1GitChangesInputSchema;
