@@ -58,7 +58,7 @@ export class AppConversationActionsService {
     const before = (await this.access.sandboxOf(userId, id)).connection?.state.status;
     const { agent } = await this.access.running(userId, id);
     await agent.sendMessage(id, message);
-    const resumed = before !== undefined && before !== 'RUNNING';
+    const resumed = before === 'PAUSED' || before === 'ERROR' || before === 'MISSING';
     return {
       success: true,
       sandbox_status: 'RUNNING' as const,
