@@ -10,7 +10,9 @@ import {
   ProviderTypeSchema,
   queryBool,
   storedJson,
+  uuidString,
 } from './common.schema.js';
+import { SuggestedTaskSchema } from './conversations.schema.js';
 
 const TextContentSchema = z.strictObject({ type: z.literal('text'), text: z.string(), cache_prompt: jsonBool().optional() });
 const ImageContentSchema = z.strictObject({
@@ -19,10 +21,12 @@ const ImageContentSchema = z.strictObject({
   cache_prompt: jsonBool().optional(),
 });
 
+export const MessageContentSchema = z.discriminatedUnion('type', [TextContentSchema, ImageContentSchema]);
+
 export const SendMessageRequestSchema = z
   .object({
     role: z.enum(['user', 'system', 'assistant', 'tool']).default('user'),
-    content: z.array(z.discriminatedUnion('type', [TextContentSchema, ImageContentSchema])).default([]),
+    content: z.array(MessageContentSchema).default([]),
     run: jsonBool().default(false),
   })
   .meta({ id: 'SendMessageRequest' });
@@ -42,13 +46,46 @@ export const StartTaskStatusSchema = z
   .meta({ id: 'AppConversationStartTaskStatus' });
 export type StartTaskStatus = z.infer<typeof StartTaskStatusSchema>;
 
+/** A plugin the agent server loads into the conversation (the SDK's PluginSource, plus the user's parameters). */
+export const PluginSpecSchema = z
+  .object({
+    source: z.string().min(1).max(2000),
+    ref: z.string().min(1).max(256).nullable().optional(),
+    repo_path: z
+      .string()
+      .max(1000)
+      .refine((p) => !p.startsWith('/') && !p.split('/').includes('..'), 'repo_path must be relative, without ".."')
+      .nullable()
+      .optional(),
+    // Shown to the agent with the first message (the reference's way), so kept as sent.
+    parameters: storedJson(z.record(z.string(), z.unknown()).nullable()).optional(),
+  })
+  .meta({ id: 'PluginSpec' });
+
+/** Observability metadata: scalars or homogeneous scalar lists (what OpenTelemetry takes; the agent server checks the same). */
+const TraceValue = z.union([
+  z.string(),
+  z.boolean(),
+  z.number(),
+  z.array(z.string()),
+  z.array(z.boolean()),
+  z
+    .array(z.number())
+    .refine((list) => list.every(Number.isInteger) || !list.some(Number.isInteger), 'Mixed integers and fractions cannot be traced'),
+]);
+
 export const AppConversationStartRequestSchema = z
   .object({
     sandbox_id: z.string().min(1).nullable().optional(),
+    // A client-chosen id: honoured when nobody has it (409 otherwise).
+    conversation_id: uuidString().nullable().optional(),
     initial_message: SendMessageRequestSchema.nullable().optional(),
+    system_message_suffix: z.string().max(100_000).nullable().optional(),
     // Kept as sent (the agent server's processor models), so checked for what cannot be stored.
     processors: storedJson(z.array(z.looseObject({ kind: z.string() })).nullable()).optional(),
     llm_model: z.string().nullable().optional(),
+    // An agent profile to launch from (its settings over the user's); unknown ids are refused.
+    agent_profile_id: z.string().min(1).max(200).nullable().optional(),
     selected_repository: z
       .string()
       .regex(/^[\w.-]+(\/[\w.-]+)+$/, 'Repository must look like owner/repo')
@@ -56,12 +93,26 @@ export const AppConversationStartRequestSchema = z
       .optional(),
     selected_branch: z.string().min(1).nullable().optional(),
     git_provider: ProviderTypeSchema.nullable().optional(),
+    // The first message is built from it (then initial_message must be absent).
+    suggested_task: SuggestedTaskSchema.nullable().optional(),
     // Legacy: accepted but not used by the reference (the frontend sends instructions here).
     title: z.string().nullable().optional(),
     trigger: ConversationTriggerSchema.nullable().optional(),
     pr_number: z.array(jsonInt()).default([]),
     parent_conversation_id: z.string().nullable().optional(),
     agent_type: z.enum(['default', 'plan']).default('default'),
+    public: jsonBool().nullable().optional(),
+    plugins: z.array(PluginSpecSchema).max(20).nullable().optional(),
+    // Merged over the stored secrets (the request wins); stored encrypted, never shown again.
+    secrets: storedJson(z.record(z.string().min(1).max(256), z.string().max(65_536)).nullable()).optional(),
+    observability_span_name: z
+      .string()
+      .max(128)
+      .regex(/^[A-Za-z0-9._:/-]+$/, 'Letters, numbers, dots, underscores, colons, slashes and hyphens only')
+      .nullable()
+      .optional(),
+    observability_tags: z.array(z.string().min(1).max(256)).max(50).nullable().optional(),
+    observability_metadata: storedJson(z.record(z.string().min(1), TraceValue).nullable()).optional(),
   })
   .meta({ id: 'AppConversationStartRequest' });
 export type AppConversationStartRequest = z.output<typeof AppConversationStartRequestSchema>;
@@ -114,6 +165,12 @@ export const AppConversationSchema = z
     execution_status: z.string().nullable(),
     conversation_url: z.string().nullable(),
     session_api_key: z.string().nullable(),
+    // 2026 fields: this service runs the OpenHands agent (no ACP agents).
+    agent_kind: z.string(),
+    public: z.boolean().nullable(),
+    tags: z.record(z.string(), z.string()),
+    acp_server: z.string().nullable(),
+    launched_agent_profile: z.object({ agent_profile_id: z.string(), revision: z.number() }).nullable(),
   })
   .meta({ id: 'AppConversation' });
 export type AppConversation = z.infer<typeof AppConversationSchema>;
@@ -124,11 +181,17 @@ const ConversationFilters = {
   created_at__lt: isoDateTime().optional(),
   updated_at__gte: isoDateTime().optional(),
   updated_at__lt: isoDateTime().optional(),
+  sandbox_id__eq: z.string().min(1).optional(),
 };
 export const CountAppConversationsInputSchema = z.object(ConversationFilters);
 export type ConversationFilters = z.output<typeof CountAppConversationsInputSchema>;
+export const ConversationSortOrderSchema = z
+  .enum(['CREATED_AT', 'CREATED_AT_DESC', 'UPDATED_AT', 'UPDATED_AT_DESC', 'TITLE', 'TITLE_DESC'])
+  .meta({ id: 'AppConversationSortOrder' });
+export type ConversationSortOrder = z.infer<typeof ConversationSortOrderSchema>;
 export const SearchAppConversationsInputSchema = PagingInputSchema.extend({
   ...ConversationFilters,
+  sort_order: ConversationSortOrderSchema.default('CREATED_AT_DESC'),
   include_sub_conversations: queryBool().default(false),
 });
 export const BatchGetAppConversationsInputSchema = z.object({ ids: idListSchema() });

@@ -183,5 +183,23 @@ export const queryBool = () => z.preprocess((value) => (value === 'true' ? true 
 export const isoDateTime = () => z.string().refine((v) => !Number.isNaN(Date.parse(v)), 'Input should be a valid datetime');
 
 export const ConversationTriggerSchema = z
-  .enum(['resolver', 'gui', 'suggested_task', 'openhands_api', 'slack', 'microagent_management', 'jira', 'jira_dc', 'linear', 'bitbucket'])
+  .enum([
+    'resolver',
+    'gui',
+    'suggested_task',
+    'openhands_api',
+    'slack',
+    'microagent_management',
+    'jira',
+    'jira_dc',
+    'linear',
+    'bitbucket',
+    'automation',
+  ])
   .meta({ id: 'ConversationTrigger' });
+
+/** A UUID as the reference accepts it: 32 hex digits, or dashed. */
+export const UUID_PATTERN = /^(?:[0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$/;
+export const uuidString = () => z.string().regex(UUID_PATTERN, 'Input should be a valid UUID');
+/** Our id form of a UUID: 32 lowercase hex digits. */
+export const hexId = (uuid: string) => uuid.replace(/-/g, '').toLowerCase();

@@ -3,6 +3,17 @@ import { z } from 'zod';
 import { ConversationTriggerSchema, jsonInt, ProviderTypeSchema, queryBool, queryInt } from './common.schema.js';
 import { McpConfigInputSchema } from './mcp.schema.js';
 
+export const SuggestedTaskSchema = z
+  .object({
+    git_provider: ProviderTypeSchema,
+    task_type: z.enum(['MERGE_CONFLICTS', 'FAILING_CHECKS', 'UNRESOLVED_COMMENTS', 'OPEN_ISSUE', 'OPEN_PR']),
+    repo: z.string(),
+    issue_number: jsonInt(),
+    title: z.string(),
+  })
+  .meta({ id: 'SuggestedTask' });
+export type SuggestedTask = z.output<typeof SuggestedTaskSchema>;
+
 // Reference: InitSessionRequest forbids unknown keys (extra='forbid').
 export const NewConversationInputSchema = z
   .strictObject({
@@ -12,16 +23,7 @@ export const NewConversationInputSchema = z
     initial_user_msg: z.string().nullable().optional(),
     image_urls: z.array(z.string()).nullable().optional(),
     replay_json: z.string().nullable().optional(),
-    suggested_task: z
-      .object({
-        git_provider: ProviderTypeSchema,
-        task_type: z.enum(['MERGE_CONFLICTS', 'FAILING_CHECKS', 'UNRESOLVED_COMMENTS', 'OPEN_ISSUE', 'OPEN_PR']),
-        repo: z.string(),
-        issue_number: jsonInt(),
-        title: z.string(),
-      })
-      .nullable()
-      .optional(),
+    suggested_task: SuggestedTaskSchema.nullable().optional(),
     create_microagent: z
       .object({ repo: z.string(), git_provider: ProviderTypeSchema.nullable().optional(), title: z.string().nullable().optional() })
       .nullable()

@@ -1,13 +1,11 @@
 // V1 events (docs/api.md): the agent-server events of a conversation, as its webhooks sent them.
 import { z } from 'zod';
-import { isoDateTime, queryInt } from './common.schema.js';
-
-const UUID = /^(?:[0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$/;
+import { idListSchema, isoDateTime, queryInt, uuidString } from './common.schema.js';
 
 const EventFilters = {
   // Ours: required (the reference also searches every visible conversation at once, at a cost
   // that grows with all of a user's events; the web UI always names one).
-  conversation_id__eq: z.string().regex(UUID, 'Input should be a valid UUID'),
+  conversation_id__eq: uuidString(),
   // An SDK event class name (MessageEvent, ActionEvent, ConversationStateUpdateEvent, …).
   kind__eq: z
     .string()
@@ -39,3 +37,21 @@ export type SearchEventsInput = z.output<typeof SearchEventsInputSchema>;
 export const EventSchema = z.looseObject({ kind: z.string() }).meta({ id: 'Event' });
 
 export const EventPageSchema = z.object({ items: z.array(EventSchema), next_page_id: z.string().nullable() }).meta({ id: 'EventPage' });
+
+// The 2026 events routes (/api/v1/conversation/{conversation_id}/events…): the same filters,
+// with the conversation named in the path.
+const { conversation_id__eq: _eq, ...PathlessFilters } = EventFilters;
+export const ConversationEventsCountInputSchema = z.object({
+  conversation_id: uuidString(),
+  ...PathlessFilters,
+  sort_order: EventSortOrderSchema.optional(),
+});
+export const ConversationEventsSearchInputSchema = z.object({
+  conversation_id: uuidString(),
+  ...PathlessFilters,
+  sort_order: EventSortOrderSchema.default('TIMESTAMP'),
+  page_id: z.string().nullable().optional(),
+  limit: queryInt().pipe(z.number().gt(0).max(100)).default(100),
+});
+/** Events by id (repeated `id`), as the reference's batch get: null for an id it does not keep. */
+export const ConversationEventsBatchInputSchema = z.object({ conversation_id: uuidString(), id: idListSchema() });

@@ -23,6 +23,10 @@ export const AppConversationSchema = new Schema(
     metrics: { type: Schema.Types.Mixed, default: null },
     // Last status the agent server reported through webhooks (live status is asked for on reads).
     execution_status: { type: String, default: null },
+    // Shared publicly (the 2026 clients' flag; this service serves it back, nothing more).
+    public: { type: Boolean, default: null },
+    // Key-value tags (lowercase alphanumeric keys), e.g. the agent profile a start launched from.
+    tags: { type: Schema.Types.Mixed, default: () => ({}) },
     // Why the sandbox is gone when a lifecycle policy removed it (retention, lost workspace).
     sandbox_gone_reason: { type: String, default: null },
     createdAt: { type: Date, required: true, default: () => new Date() },
@@ -33,6 +37,9 @@ export const AppConversationSchema = new Schema(
 // A user's conversations newest first, ties by id (the search order, served without a sort).
 AppConversationSchema.index({ userId: 1, createdAt: -1, _id: -1 });
 AppConversationSchema.index({ sandboxId: 1 }); // a removed sandbox's conversations are marked
+// The other orders of the V1 search (sort_order), ties by id.
+AppConversationSchema.index({ userId: 1, updatedAt: -1, _id: -1 });
+AppConversationSchema.index({ userId: 1, title: 1, _id: 1 });
 
 export const appConversationModel = (conn: Connection) => conn.model('AppConversation', AppConversationSchema);
 export type AppConversationModel = ReturnType<typeof appConversationModel>;

@@ -8,6 +8,7 @@ import { deviceCodeModel } from './device-code.model.js';
 import { eventBucketModel, eventLogModel, eventRecentModel } from './conversation-event.model.js';
 import { feedbackModel } from './feedback.model.js';
 import { claimModel } from './claim.model.js';
+import { pendingMessageModel } from './pending-message.model.js';
 import { sandboxModel } from './sandbox.model.js';
 import { sandboxSlotModel } from './sandbox-slot.model.js';
 import { sessionModel } from './session.model.js';
@@ -23,6 +24,7 @@ export * from './device-code.model.js';
 export * from './conversation-event.model.js';
 export * from './feedback.model.js';
 export * from './claim.model.js';
+export * from './pending-message.model.js';
 export * from './sandbox.model.js';
 export * from './sandbox-slot.model.js';
 export * from './session.model.js';
@@ -46,6 +48,7 @@ export function createModels(conn: Connection) {
     EventBucket: eventBucketModel(conn),
     EventRecent: eventRecentModel(conn),
     Feedback: feedbackModel(conn),
+    PendingMessage: pendingMessageModel(conn),
     Claim: claimModel(conn),
     WriteLock: writeLockModel(conn),
   };

@@ -19,7 +19,7 @@ export const SandboxSchema = new Schema(
     // When `desired` last changed: retention counts paused time from here.
     desiredSince: { type: Date, default: null },
     // Who paused it: the owner, or the idle policy (shown as the status reason).
-    pausedBy: { type: String, enum: ['user', 'idle'], default: null },
+    pausedBy: { type: String, enum: ['user', 'idle', 'limit'], default: null },
     // Last use through this service (starts, resumes, webhooks, conversation routes); written at most once a minute.
     lastUsedAt: { type: Date, default: null },
     // Conversations whose agent last reported execution_status "running": never paused while non-empty.

@@ -15,6 +15,10 @@ export const StartTaskSchema = new Schema(
     request: { type: Schema.Types.Mixed, required: true },
     // A per-conversation MCP override (V0 POST /api/conversations), encrypted: it holds credentials.
     mcpConfig: { type: String, default: null },
+    // The start request's secrets ({name: value}), encrypted; the request keeps their names only.
+    requestSecrets: { type: String, default: null },
+    // A running slot claimed at the request (SANDBOX_AT_LIMIT=refuse), under the id a new sandbox gets.
+    reservedSandboxId: { type: String, default: null },
     // Chosen up front so creating the agent-server conversation is idempotent on retry.
     conversationId: { type: String, required: true },
     // When the task first entered each status ({WORKING: date, WAITING_FOR_SANDBOX: date, …}).

@@ -17,6 +17,8 @@ import {
 } from '../contract/app-conversations.schema.js';
 
 const tags = ['app-conversations'];
+/** What a start request can be refused with (its work's own failures end the task in ERROR). */
+const START_FAILURES = ['parent_conversation_not_found', 'conversation_exists', 'start_request_refused', 'sandbox_limit_reached'] as const;
 
 export const appConversationsRouter = router({
   search: authedProcedure
@@ -63,7 +65,7 @@ export const appConversationsRouter = router({
 
   start: authedProcedure
     .meta({
-      errors: ['parent_conversation_not_found'],
+      errors: [...START_FAILURES],
       openapi: { method: 'POST', path: '/api/v1/app-conversations', tags, summary: 'Start a conversation; returns its start task' },
     })
     .input(AppConversationStartRequestSchema.prefault({}))
@@ -73,7 +75,7 @@ export const appConversationsRouter = router({
   // REST streams the snapshots as they happen (src/http/rest/routes.ts); tRPC returns them all.
   streamStart: authedProcedure
     .meta({
-      errors: ['parent_conversation_not_found'],
+      errors: [...START_FAILURES],
       openapi: {
         method: 'POST',
         path: '/api/v1/app-conversations/stream-start',

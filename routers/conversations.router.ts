@@ -39,7 +39,7 @@ export const conversationsRouter = router({
 
   create: authedProcedure
     .meta({
-      errors: ['settings_not_found', 'llm_key_missing', 'repository_access_denied'],
+      errors: ['settings_not_found', 'llm_key_missing', 'repository_access_denied', 'sandbox_limit_reached'],
       openapi: { method: 'POST', path: '/api/conversations', tags, summary: 'Start a new conversation' },
     })
     .input(NewConversationInputSchema.prefault({}))

@@ -2,9 +2,19 @@
 import { z } from 'zod';
 import { authedProcedure } from '../src/procedures.js';
 import { router } from '../src/trpc.js';
-import { CountEventsInputSchema, EventPageSchema, SearchEventsInputSchema } from '../contract/events.schema.js';
+import {
+  ConversationEventsBatchInputSchema,
+  ConversationEventsCountInputSchema,
+  ConversationEventsSearchInputSchema,
+  CountEventsInputSchema,
+  EventPageSchema,
+  EventSchema,
+  SearchEventsInputSchema,
+} from '../contract/events.schema.js';
 
 const tags = ['events'];
+// The 2026 routes name the conversation in the path (the d6 routes above stay).
+const v1 = (suffix: string) => `/api/v1/conversation/{conversation_id}/events${suffix}` as const;
 
 export const eventsRouter = router({
   search: authedProcedure
@@ -18,4 +28,28 @@ export const eventsRouter = router({
     .input(CountEventsInputSchema)
     .output(z.number().int())
     .query(({ ctx, input }) => ctx.services.events.count(ctx.user.id, input)),
+
+  searchInConversation: authedProcedure
+    .meta({ openapi: { method: 'GET', path: v1('/search'), tags, summary: "A page of a conversation's events" } })
+    .input(ConversationEventsSearchInputSchema)
+    .output(EventPageSchema)
+    .query(({ ctx, input }) => {
+      const { conversation_id, ...filters } = input;
+      return ctx.services.events.search(ctx.user.id, { ...filters, conversation_id__eq: conversation_id });
+    }),
+
+  countInConversation: authedProcedure
+    .meta({ openapi: { method: 'GET', path: v1('/count'), tags, summary: "How many of a conversation's events match" } })
+    .input(ConversationEventsCountInputSchema)
+    .output(z.number().int())
+    .query(({ ctx, input }) => {
+      const { conversation_id, ...filters } = input;
+      return ctx.services.events.count(ctx.user.id, { ...filters, conversation_id__eq: conversation_id });
+    }),
+
+  batchGetInConversation: authedProcedure
+    .meta({ openapi: { method: 'GET', path: v1(''), tags, summary: "A conversation's events by id (repeated id; null for unknown ones)" } })
+    .input(ConversationEventsBatchInputSchema)
+    .output(z.array(EventSchema.nullable()))
+    .query(({ ctx, input }) => ctx.services.events.batchGet(ctx.user.id, input.conversation_id, input.id)),
 });

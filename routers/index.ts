@@ -3,6 +3,8 @@
 // first match); test/rest/openapi-inventory.test.ts enforces it.
 import { procedureRecords, type ProcedureRecord } from '../src/library-internals.js';
 import { createCallerFactory, router, type Meta } from '../src/trpc.js';
+import { appConversationActionsRouter } from './app-conversation-actions.router.js';
+import { appConversationFilesRouter } from './app-conversation-files.router.js';
 import { appConversationsRouter } from './app-conversations.router.js';
 import { authRouter } from './auth.router.js';
 import { conversationRuntimeRouter } from './conversation-runtime.router.js';
@@ -38,6 +40,8 @@ export const appRouter = router({
   sandboxes: sandboxesRouter,
   sandboxSecrets: sandboxSecretsRouter,
   appConversations: appConversationsRouter,
+  appConversationActions: appConversationActionsRouter,
+  appConversationFiles: appConversationFilesRouter,
   conversations: conversationsRouter,
   conversationRuntime: conversationRuntimeRouter,
   conversationWorkspace: conversationWorkspaceRouter,

@@ -83,6 +83,7 @@ const EnvSchema = z
     BWRAP_PATH: optionalString,
     SANDBOX_SPECS_FILE: optionalString,
     SANDBOX_MAX_RUNNING_PER_USER: z.coerce.number().int().min(1).max(1000).default(5),
+    SANDBOX_AT_LIMIT: z.enum(['refuse', 'pause-oldest']).default('refuse'),
     SANDBOX_MAX_CONCURRENT_STARTS: z.coerce.number().int().min(1).max(1000).default(4),
     SANDBOX_STARTUP_TIMEOUT_MS: z.coerce.number().int().min(1000).default(120_000),
     SANDBOX_IMAGE: z.string().default('ghcr.io/openhands/agent-server:4e2ecd8-python'),
@@ -214,6 +215,8 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
       bwrapPath: e.BWRAP_PATH,
       specsFile: e.SANDBOX_SPECS_FILE ? path.resolve(e.SANDBOX_SPECS_FILE) : undefined,
       maxRunningPerUser: e.SANDBOX_MAX_RUNNING_PER_USER,
+      // What a start or resume past the limit does (src/services/sandbox-slots.ts).
+      atLimit: e.SANDBOX_AT_LIMIT,
       maxConcurrentStarts: e.SANDBOX_MAX_CONCURRENT_STARTS,
       startupTimeoutMs: e.SANDBOX_STARTUP_TIMEOUT_MS,
       image: e.SANDBOX_IMAGE,

@@ -2,6 +2,8 @@
 // wing (src/conversations/). server.ts creates it; the request context carries it.
 import { AccessTokens } from './access-token.js';
 import type { Config } from './config.js';
+import { AppConversationActionsService } from './conversations/app-conversation-actions.service.js';
+import { AppConversationFilesService } from './conversations/app-conversation-files.service.js';
 import { AppConversationsService } from './conversations/app-conversations.service.js';
 import { ConversationRuntimeService } from './conversations/conversation-runtime.service.js';
 import { ConversationWorkspaceService } from './conversations/conversation-workspace.service.js';
@@ -10,6 +12,8 @@ import { EventStore } from './conversations/event-store.js';
 import { EventsService } from './conversations/events.service.js';
 import { FeedbackService } from './conversations/feedback.service.js';
 import { LeaseQueue } from './conversations/lease-queue.js';
+import { PendingMessages } from './conversations/pending-messages.js';
+import { profilesFromSettings, type AgentProfiles, type LlmProfiles } from './conversations/profiles.js';
 import { CONCURRENT_STARTS, StartWorkflow } from './conversations/start-workflow.js';
 import { ConversationStore, type StartTask } from './conversations/store.js';
 import { SandboxAccess } from './conversations/sandbox-access.js';
@@ -49,9 +53,11 @@ export interface ServiceOptions {
   log: Logger;
   /** The clock of time-bounded caches (tests move it instead of waiting). */
   clock?: () => number;
+  /** The profile stores conversations use (the settings side's; none by default). */
+  profiles?: { agent?: AgentProfiles; llm?: LlmProfiles };
 }
 
-export function createServices({ db, box, config, runtime, webUrl, metrics, log, clock }: ServiceOptions) {
+export function createServices({ db, box, config, runtime, webUrl, metrics, log, clock, profiles }: ServiceOptions) {
   const models = db.models;
   const providerHttp = new ProviderHttp({
     timeoutMs: config.providers.timeoutMs,
@@ -66,6 +72,13 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
   const corsOrigins = () => browserOrigins(config.publicUrl ?? webUrl(), config.session.trustedOrigins);
   const sandboxes = new SandboxesService(models, box, sandboxSpecs, runtime, config.sandbox, webUrl, metrics, corsOrigins);
   const sandboxKeys = new SandboxKeys(models, box, sandboxes, log);
+  const { apiKeys, sessions } = createCredentialServices(models, config, clock);
+  const options = new OptionsService(config.webUi);
+  const account = createAccountServices({ models, box, config, settings, apiKeys, sandboxKeys, options });
+  // Conversations launch from and switch to the profiles the settings side keeps (tests may plug in others).
+  const stored = profilesFromSettings({ agent: account.agentProfiles, llm: account.llmProfiles });
+  const agentProfiles: AgentProfiles = profiles?.agent ?? stored.agent;
+  const llmProfiles: LlmProfiles = profiles?.llm ?? stored.llm;
 
   const accessTokens = new AccessTokens(box.deriveKey('git-token-lookup'), config.conversations.gitTokenTtlSeconds);
   const claims = new DecisionClaims(models);
@@ -82,6 +95,11 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     startupTimeoutMs: config.sandbox.startupTimeoutMs,
     onGone: (sandboxId, reason) => store.markSandboxGone(sandboxId, reason),
   });
+  // The conversation routes resume a paused sandbox the same way a conversation start does.
+  const sandboxAccess = new SandboxAccess(store, sandboxes, config.conversations.sandboxCallTimeoutMs, (userId, sandboxId, current) =>
+    sandboxLifecycle.ensureRunning(userId, sandboxId, current),
+  );
+  const pendingMessages = new PendingMessages(models, store, sandboxAccess, log.child({ component: 'pending-messages' }));
   const startLog = log.child({ component: 'start-tasks' });
   const workflow = new StartWorkflow({
     store,
@@ -95,6 +113,8 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     config,
     webUrl,
     log: startLog,
+    profiles: agentProfiles,
+    pendingMessages,
   });
   const startTasks = new LeaseQueue<StartTask>({
     store: store.taskLeases,
@@ -109,21 +129,23 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     config.events.retentionMs,
     log.child({ component: 'events' }),
   );
-  // The conversation routes resume a paused sandbox the same way a conversation start does.
-  const sandboxAccess = new SandboxAccess(store, sandboxes, config.conversations.sandboxCallTimeoutMs, (userId, sandboxId, current) =>
-    sandboxLifecycle.ensureRunning(userId, sandboxId, current),
-  );
   const feedback = new FeedbackService(models, sandboxAccess, events);
   const removeConversationData = async (userId: string, conversationId: string) => {
     await events.removeConversation(conversationId);
     await feedback.removeConversation(userId, conversationId);
+    await pendingMessages.drop(conversationId);
   };
-  const appConversations = new AppConversationsService(store, sandboxes, () => startTasks.kick(), log, removeConversationData);
-  const { apiKeys, sessions } = createCredentialServices(models, config, clock);
-  const options = new OptionsService(config.webUi);
+  const appConversations = new AppConversationsService(
+    store,
+    sandboxes,
+    () => startTasks.kick(),
+    log,
+    removeConversationData,
+    agentProfiles,
+  );
   const userGit = new UserGitService(gitProviders, providerHttp, config.providers, log.child({ component: 'git-providers' }));
   return {
-    ...createAccountServices({ models, box, config, settings, apiKeys, sandboxKeys, options }),
+    ...account,
     apiKeys,
     sessions,
     deviceFlow: new DeviceFlowService(models, apiKeys, config.deviceFlow, clock),
@@ -146,6 +168,13 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     feedback,
     conversationRuntime: new ConversationRuntimeService(sandboxAccess, sandboxes),
     conversationWorkspace: new ConversationWorkspaceService(sandboxAccess, events),
+    appConversationActions: new AppConversationActionsService(store, appConversations, sandboxAccess, pendingMessages, llmProfiles),
+    appConversationFiles: new AppConversationFilesService(
+      sandboxAccess,
+      events,
+      (userId, id) => appConversations.get(userId, id),
+      config.events.maxPerConversation,
+    ),
   };
 }
 

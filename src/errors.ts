@@ -16,6 +16,7 @@ export type AppErrorCode =
   | 'TOO_MANY_REQUESTS'
   | 'BAD_GATEWAY'
   | 'SERVICE_UNAVAILABLE'
+  | 'GATEWAY_TIMEOUT'
   | 'INTERNAL_SERVER_ERROR';
 
 /** What went wrong, for failures that callers (and the legacy REST surface) tell apart. */
@@ -81,7 +82,14 @@ export type ErrorReason =
   | 'device_access_denied'
   | 'device_code_invalid'
   | 'device_grant_type_unsupported'
-  | 'device_user_code_unknown';
+  | 'device_user_code_unknown'
+  | 'conversation_exists'
+  | 'start_request_refused'
+  | 'profile_not_found'
+  | 'agent_switch_refused'
+  | 'agent_switch_timed_out'
+  | 'pending_messages_full'
+  | 'too_large_to_serve';
 
 export interface AppErrorOptions {
   reason?: ErrorReason;
@@ -120,6 +128,7 @@ const TRPC_CODE: Record<AppErrorCode, TRPCError['code']> = {
   TOO_MANY_REQUESTS: 'TOO_MANY_REQUESTS',
   BAD_GATEWAY: 'BAD_GATEWAY',
   SERVICE_UNAVAILABLE: 'SERVICE_UNAVAILABLE',
+  GATEWAY_TIMEOUT: 'GATEWAY_TIMEOUT',
   INTERNAL_SERVER_ERROR: 'INTERNAL_SERVER_ERROR',
 };
 

@@ -12,7 +12,7 @@ import type { Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
 import { createRateLimits } from './rate-limit.js';
 import { createSandboxRuntime } from './sandbox/index.js';
-import { createServices } from './domain.js';
+import { createServices, type ServiceOptions } from './domain.js';
 
 export interface RunningServer {
   url: string;
@@ -28,6 +28,8 @@ export interface ServerOptions {
   clock?: () => number;
   /** Sees every database command the service sends (tests check them against the indexes). */
   onCommand?: DatabaseOptions['onCommand'];
+  /** Profile stores other than the defaults (src/conversations/profiles.ts); tests plug theirs in here. */
+  profiles?: ServiceOptions['profiles'];
 }
 
 /** The service without HTTP: database, runtime and services wired (tests call procedures on it through createCaller). */
@@ -56,6 +58,7 @@ export async function openDomain(config: Config, log: Logger, options: ServerOpt
       metrics,
       log,
       ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.profiles ? { profiles: options.profiles } : {}),
     });
     const deps: Deps = { config, log, db: opened.db, services, metrics, runtime, limits: createRateLimits(config.rateLimits) };
     await services.sandboxKeys.indexSessionKeys(); // records of earlier versions: found by key from now on

@@ -1,7 +1,7 @@
 // Key rotation: `cli encryption rotate` re-encrypts every stored secret under the new
 // ENCRYPTION_KEY while the old one is listed in ENCRYPTION_KEY_PREVIOUS.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConversationStore, mcpOverrideContext } from '../src/conversations/store.js';
+import { ConversationStore, sealContext } from '../src/conversations/store.js';
 import { generateKeyText, SecretBox } from '../src/crypto.js';
 import { keyContext } from '../src/services/sandbox-records.js';
 import { call, startTestApp, testDatabaseUri, uniqueDbName, type TestApp } from './helpers/app.js';
@@ -50,8 +50,9 @@ beforeAll(async () => {
     request: {},
     mcpConfig: old.encrypt(
       JSON.stringify({ sse_servers: [{ url: 'https://o.example.com', api_key: 'override-rotate' }] }),
-      mcpOverrideContext('taskrotate'),
+      sealContext('taskrotate', 'mcpConfig'),
     ),
+    requestSecrets: old.encrypt(JSON.stringify({ GIVEN: 'request-rotate' }), sealContext('taskrotate', 'requestSecrets')),
     conversationId: 'c'.repeat(32),
     createdAt: now,
     updatedAt: now,
@@ -65,7 +66,7 @@ describe('encryption key rotation', () => {
     const env = { MONGODB_URI: testDatabaseUri(dbName), ENCRYPTION_KEY: newKey, ENCRYPTION_KEY_PREVIOUS: oldKey };
     const rotated = await runCli(['encryption', 'rotate'], env);
     expect(rotated.code, rotated.stderr).toBe(0);
-    // settings with an LLM profile and the provider tokens, a custom secret, a sandbox, a start task
+    // settings with an LLM profile and the provider tokens, a custom secret, a sandbox, a start task (its MCP override and request secrets)
     expect(rotated.stdout).toMatch(/re-encrypted 7 values in 4 documents/);
 
     const after = await startTestApp('rotation-after', { MONGODB_URI: testDatabaseUri(dbName), ENCRYPTION_KEY: newKey });
@@ -78,7 +79,9 @@ describe('encryption key rotation', () => {
       expect(await services.secrets.resolve('rotor')).toEqual([{ name: 'ROT', value: 'custom-rotate', description: '' }]);
       expect((await services.sandboxes.credentials('sbxrotate'))?.sessionKey).toBe('session-rotate');
       const store = new ConversationStore(after.server.deps.db.models, SecretBox.fromStrings(newKey));
-      expect(store.mcpOverrideOf((await store.task('rotor', 'taskrotate'))!)?.sse_servers[0]?.api_key).toBe('override-rotate');
+      const task = (await store.task('rotor', 'taskrotate'))!;
+      expect(store.unseal(task, 'mcpConfig')?.sse_servers[0]?.api_key).toBe('override-rotate');
+      expect(store.unseal(task, 'requestSecrets')).toEqual({ GIVEN: 'request-rotate' });
       // Whatever kind of secret exists now or later: no ciphertext under the old key is left anywhere.
       const currentId = SecretBox.fromStrings(newKey).currentKeyId;
       const collections = await after.server.deps.db.connection.db!.listCollections().toArray();

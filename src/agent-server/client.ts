@@ -7,6 +7,9 @@
 // Messages never repeat what was sent (the agent server's validation errors echo the input).
 import { z } from 'zod';
 import { AppError } from '../errors.js';
+import { errorSummary, stringsOf } from './error-summary.js';
+
+export { errorSummary } from './error-summary.js';
 
 export class AgentServerError extends AppError {
   constructor(
@@ -65,7 +68,16 @@ const SHAPE = {
   changes: z.array(z.looseObject({ status: z.string(), path: z.string() })),
   diff: z.looseObject({ modified: z.string().nullable(), original: z.string().nullable() }),
   skills: z.looseObject({ skills: z.array(json) }),
+  success: z.looseObject({ success: z.boolean() }),
+  hooks: z.looseObject({ hook_config: json.nullable() }),
 };
+
+/** A message as the agent server's SendMessageRequest takes it. */
+export interface AgentMessage {
+  role: string;
+  content: unknown[];
+  run: boolean;
+}
 
 export class AgentServerClient {
   constructor(
@@ -144,13 +156,56 @@ export class AgentServerClient {
     return (await this.request('POST', `/api/conversations/${id}/ask_agent`, SHAPE.answer, { question })).response;
   }
 
-  /** Changes of the repository at an absolute path and of the repositories directly below it ([] for none). */
-  async gitChanges(repoPath: string): Promise<GitChange[]> {
-    return this.request('GET', `/api/git/changes?path=${encodeURIComponent(repoPath)}`, SHAPE.changes);
+  /** Changes of the repository at an absolute path and of the repositories directly below it ([] for none), against `ref` if given. */
+  async gitChanges(repoPath: string, ref?: string): Promise<GitChange[]> {
+    return this.request('GET', `/api/git/changes?${query({ path: repoPath, ref })}`, SHAPE.changes);
   }
 
-  async gitDiff(filePath: string): Promise<{ modified: string | null; original: string | null }> {
-    return this.request('GET', `/api/git/diff?path=${encodeURIComponent(filePath)}`, SHAPE.diff);
+  async gitDiff(filePath: string, ref?: string): Promise<{ modified: string | null; original: string | null }> {
+    return this.request('GET', `/api/git/diff?${query({ path: filePath, ref })}`, SHAPE.diff);
+  }
+
+  /** Sends a message to a conversation (and runs the agent when `run`). */
+  async sendMessage(id: string, message: AgentMessage): Promise<void> {
+    this.accepted(await this.request('POST', `/api/conversations/${id}/events`, SHAPE.success, message), 'the message');
+  }
+
+  /** Replaces the conversation's LLM (an LLM the caller resolved; its key in clear). */
+  async switchLlm(id: string, llm: Record<string, unknown>): Promise<void> {
+    this.accepted(await this.request('POST', `/api/conversations/${id}/switch_llm`, SHAPE.success, { llm }), 'the LLM switch');
+  }
+
+  /** Switches an ACP conversation's model (the agent server refuses it for other agents with 400). */
+  async switchAcpModel(id: string, model: string): Promise<void> {
+    this.accepted(await this.request('POST', `/api/conversations/${id}/switch_acp_model`, SHAPE.success, { model }), 'the model switch');
+  }
+
+  /** The project's hook configuration (.openhands/hooks.json), or null. */
+  async hooks(projectDir: string): Promise<Record<string, unknown> | null> {
+    return (await this.request('POST', '/api/hooks', SHAPE.hooks, { project_dir: projectDir })).hook_config;
+  }
+
+  /** A file's bytes; null when it is larger than maxBytes (nothing more is read). */
+  async readFile(path: string, maxBytes: number): Promise<Buffer | null> {
+    const response = await this.send('GET', `/api/file/download?${query({ path })}`);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const chunk of response.body ?? []) {
+        size += (chunk as Uint8Array).byteLength;
+        if (size > maxBytes) return null;
+        chunks.push(Buffer.from(chunk as Uint8Array));
+      }
+    } catch (error) {
+      throw new AgentServerError(null, `Agent server unreachable (GET /api/file/download): ${(error as Error).message}`);
+    } finally {
+      if (size > maxBytes) await response.body?.cancel().catch(() => {});
+    }
+    return Buffer.concat(chunks);
+  }
+
+  private accepted(answer: { success: boolean }, what: string): void {
+    if (!answer.success) throw new AgentServerError(200, `Agent server did not accept ${what}`);
   }
 
   /** Skills the agent server finds for a project directory (the repository's and the public ones). */
@@ -163,39 +218,11 @@ export class AgentServerClient {
   private async request<T>(method: string, path: string, shape: z.ZodType<T>, body?: unknown): Promise<T>;
   private async request(method: string, path: string, shape: null, body?: unknown): Promise<void>;
   private async request<T>(method: string, path: string, shape: z.ZodType<T> | null, body?: unknown): Promise<T | void> {
-    const isForm = body instanceof FormData;
-    let response: Response;
-    try {
-      response = await fetch(this.baseUrl + path, {
-        method,
-        headers: { 'x-session-api-key': this.sessionKey, ...(body !== undefined && !isForm ? { 'content-type': 'application/json' } : {}) },
-        body: body === undefined ? undefined : isForm ? body : JSON.stringify(body),
-        // A redirect could carry the session key elsewhere: it is an unexpected answer.
-        redirect: 'manual',
-        signal: AbortSignal.timeout(this.requestTimeoutMs),
-      });
-    } catch (error) {
-      const why =
-        (error as Error).name === 'TimeoutError' ? `no answer within ${this.requestTimeoutMs / 1000} s` : (error as Error).message;
-      throw new AgentServerError(null, `Agent server unreachable (${method} ${path.split('?')[0]}): ${why}`);
-    }
-    let text: string;
-    try {
-      text = await response.text();
-    } catch (error) {
-      throw new AgentServerError(null, `Agent server unreachable (${method} ${path.split('?')[0]}): ${(error as Error).message}`);
-    }
+    const response = await this.send(method, path, body);
     const what = `${method} ${path.split('?')[0]}`;
-    // Only the sanitised summary of the agent server's text goes on: it can echo what we sent.
-    if (!response.ok) {
-      const sent = [this.sessionKey, ...(isForm ? [] : stringsOf(body))];
-      const detail = errorSummary(text, sent);
-      throw new AgentServerError(
-        response.status,
-        `Agent server answered ${response.status} to ${what}${detail}`,
-        detail ? detail.slice(2) : null,
-      );
-    }
+    const text = await response.text().catch((error: unknown) => {
+      throw new AgentServerError(null, `Agent server unreachable (${what}): ${(error as Error).message}`);
+    });
     if (shape === null) return;
     const type = response.headers.get('content-type') ?? '';
     if (!/^application\/([\w.+-]+\+)?json\s*(;|$)/i.test(type)) {
@@ -213,42 +240,39 @@ export class AgentServerClient {
     if (!checked.success) throw new AgentServerError(response.status, `Agent server answered ${what} with an unexpected body`);
     return checked.data;
   }
-}
 
-/** Every string in a request body (the values a failing agent server may echo back). */
-function stringsOf(value: unknown, found: string[] = [], depth = 0): string[] {
-  if (typeof value === 'string') found.push(value);
-  else if (value && typeof value === 'object' && depth < 32) for (const child of Object.values(value)) stringsOf(child, found, depth + 1);
-  return found;
-}
-
-/** Strings this short are words and numbers, not secrets; redacting them would garble the summary. */
-const MIN_REDACTED_LENGTH = 6;
-/** Long unbroken runs of key-like characters: credentials whatever they belong to. */
-const KEY_LIKE = /[A-Za-z0-9_\-+/=.]{24,}/g;
-
-/**
- * The agent server's error without what we sent: FastAPI validation errors echo the
- * offending `input`, and any message may quote the LLM key or secrets of the request. Keeps
- * the locations and messages (at most 300 characters), with every sent string of some length
- * and every key-like run of characters replaced by [redacted]; nothing of a non-JSON body.
- */
-export function errorSummary(body: string, sent: readonly string[] = []): string {
-  let summary: string;
-  try {
-    const parsed = JSON.parse(body) as { detail?: unknown; exception?: unknown };
-    if (Array.isArray(parsed.detail)) {
-      summary = parsed.detail.map((d: { loc?: unknown[]; msg?: string }) => `${(d.loc ?? []).join('.')}: ${d.msg ?? 'invalid'}`).join('; ');
-    } else {
-      const message = typeof parsed.exception === 'string' ? parsed.exception : typeof parsed.detail === 'string' ? parsed.detail : null;
-      if (!message) return '';
-      summary = message;
+  /** Sends a call and answers its 2xx response (body unread); any other answer is an AgentServerError. */
+  private async send(method: string, path: string, body?: unknown): Promise<Response> {
+    const isForm = body instanceof FormData;
+    const what = `${method} ${path.split('?')[0]}`;
+    let response: Response;
+    try {
+      response = await fetch(this.baseUrl + path, {
+        method,
+        headers: { 'x-session-api-key': this.sessionKey, ...(body !== undefined && !isForm ? { 'content-type': 'application/json' } : {}) },
+        body: body === undefined ? undefined : isForm ? body : JSON.stringify(body),
+        // A redirect could carry the session key elsewhere: it is an unexpected answer.
+        redirect: 'manual',
+        signal: AbortSignal.timeout(this.requestTimeoutMs),
+      });
+    } catch (error) {
+      const why =
+        (error as Error).name === 'TimeoutError' ? `no answer within ${this.requestTimeoutMs / 1000} s` : (error as Error).message;
+      throw new AgentServerError(null, `Agent server unreachable (${what}): ${why}`);
     }
-  } catch {
-    return '';
+    if (response.ok) return response;
+    // Only the sanitised summary of the agent server's text goes on: it can echo what we sent.
+    const text = await response.text().catch(() => '');
+    const detail = errorSummary(text, [this.sessionKey, ...(isForm ? [] : stringsOf(body))]);
+    throw new AgentServerError(
+      response.status,
+      `Agent server answered ${response.status} to ${what}${detail}`,
+      detail ? detail.slice(2) : null,
+    );
   }
-  for (const secret of [...sent].filter((s) => s.length >= MIN_REDACTED_LENGTH).sort((a, b) => b.length - a.length)) {
-    summary = summary.split(secret).join('[redacted]');
-  }
-  return `: ${summary.replace(KEY_LIKE, '[redacted]').slice(0, 300)}`;
+}
+
+/** A query string of the given values (unset ones left out). */
+function query(values: Record<string, string | undefined>): string {
+  return new URLSearchParams(Object.entries(values).filter((e): e is [string, string] => e[1] !== undefined)).toString();
 }

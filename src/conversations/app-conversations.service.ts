@@ -7,18 +7,26 @@ import type {
   AppConversationStartRequest,
   AppConversationStartTask,
   ConversationFilters,
+  ConversationSortOrder,
   StartTaskFilters,
 } from '../../contract/app-conversations.schema.js';
-import { pageFromExtra, pageOffset } from '../../contract/common.schema.js';
+import { hexId, pageFromExtra, pageOffset, SECRET_MASK, UUID_PATTERN } from '../../contract/common.schema.js';
 import type { McpConfigInput } from '../../contract/mcp.schema.js';
 import { AgentServerClient } from '../agent-server/client.js';
-import { AppError } from '../errors.js';
+import { AppError, isDuplicateKeyError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { SandboxesService } from '../services/sandboxes.service.js';
 import { LiveStatus } from './live-status.js';
+import { NO_AGENT_PROFILES, PROFILE_TAGS, type AgentProfiles } from './profiles.js';
+import { refused, withSuggestedTask } from './start-request.js';
 import { TERMINAL, type ConversationSearch, type ConversationStore, type StartTask, type TaskSortOrder } from './store.js';
 
-const hexId = () => crypto.randomBytes(16).toString('hex');
+/** Ids are 32 lowercase hex digits here; clients may send UUIDs dashed (the reference accepts both). */
+const idKey = (id: string) => (UUID_PATTERN.test(id) ? hexId(id) : id);
+const randomHex = () => crypto.randomBytes(16).toString('hex');
+const masked = (secrets: Record<string, string>) => Object.fromEntries(Object.keys(secrets).map((name) => [name, SECRET_MASK]));
+const idTaken = (id: string) =>
+  new AppError('CONFLICT', `Conversation id ${id} is taken: choose another or leave it out`, { reason: 'conversation_exists' });
 
 export class AppConversationsService {
   private readonly live: LiveStatus;
@@ -31,17 +39,22 @@ export class AppConversationsService {
     private readonly log: Logger,
     /** Removes what other services keep about a deleted conversation (its events, feedback). */
     private readonly removeConversationData: (userId: string, conversationId: string) => Promise<void> = async () => {},
+    private readonly profiles: AgentProfiles = NO_AGENT_PROFILES,
   ) {
     this.live = new LiveStatus(store, sandboxes);
   }
 
-  /** Persists a start task (WORKING) and returns it at once; the queue picks it up. */
+  /**
+   * Persists a start task (WORKING) and returns it at once; the queue picks it up. What the
+   * start cannot honour is refused here (422, 409 for a taken conversation id); with
+   * SANDBOX_AT_LIMIT=refuse a start that needs a running slot claims it here (429 past the limit).
+   */
   async start(
     userId: string,
     input: AppConversationStartRequest,
     mcpOverride: McpConfigInput | null = null,
   ): Promise<AppConversationStartTask> {
-    const request = { ...input };
+    const request = withSuggestedTask({ ...input });
     if (request.parent_conversation_id) {
       // Sub-conversation: inherit what the request leaves out from the parent (reference).
       const parent = await this.store.conversation(userId, request.parent_conversation_id);
@@ -55,11 +68,29 @@ export class AppConversationsService {
       request.git_provider ??= parent.git_provider as AppConversationStartRequest['git_provider'];
       request.llm_model ??= parent.llm_model;
     }
+    const conversationId = request.conversation_id ? hexId(request.conversation_id) : randomHex();
+    if (request.conversation_id && (await this.store.conversationById(conversationId))) throw idTaken(conversationId);
+    const profile = await this.profiles.resolve(userId, request.agent_profile_id ?? null);
+    if (request.agent_profile_id && !profile) throw refused('agent_profile_id', `Agent profile not found: ${request.agent_profile_id}`);
+    // The secrets' values are sealed with the task; the request keeps their names only.
+    const { secrets, ...rest } = request;
+    const stored = { ...rest, agent_profile_id: profile?.id ?? null, ...(secrets ? { secrets: masked(secrets) } : {}) };
+    const tags: Record<string, string> = profile
+      ? { [PROFILE_TAGS.id]: profile.id, [PROFILE_TAGS.revision]: String(profile.revision) }
+      : {};
+    const reservedSandboxId = await this.sandboxes.slots.reserve(userId, request.sandbox_id ?? null);
     const now = new Date();
-    const task = await this.store.createTask(
-      { _id: hexId(), userId, status: 'WORKING', request, conversationId: hexId(), createdAt: now, updatedAt: now },
-      mcpOverride,
-    );
+    let task: StartTask;
+    try {
+      task = await this.store.createTask(
+        { _id: randomHex(), userId, status: 'WORKING', request: stored, conversationId, createdAt: now, updatedAt: now, reservedSandboxId },
+        { mcpConfig: mcpOverride, requestSecrets: secrets ?? null },
+        { tags },
+      );
+    } catch (error) {
+      if (reservedSandboxId) await this.sandboxes.slots.dropReservation(userId, reservedSandboxId);
+      throw isDuplicateKeyError(error) ? idTaken(conversationId) : error;
+    }
     this.kick();
     return toTask(task);
   }
@@ -84,9 +115,10 @@ export class AppConversationsService {
     return { items, nextOffset: next_page_id === null ? null : f.offset + f.limit };
   }
 
-  /** One page of conversations, newest first, with live status (sub_conversation_ids left empty). */
-  private async page(userId: string, search: ConversationSearch, offset: number, limit: number) {
-    const { page, next_page_id } = pageFromExtra(await this.store.searchConversations(userId, search, offset, limit), offset, limit);
+  /** One page of conversations (newest first by default), with live status (sub_conversation_ids left empty). */
+  private async page(userId: string, search: ConversationSearch, offset: number, limit: number, order?: ConversationSortOrder) {
+    const records = await this.store.searchConversations(userId, search, offset, limit, order);
+    const { page, next_page_id } = pageFromExtra(records, offset, limit);
     return { items: await this.live.of(userId, page, false), next_page_id };
   }
 
@@ -96,8 +128,9 @@ export class AppConversationsService {
   }
 
   async batchGetTasks(userId: string, ids: string[]): Promise<(AppConversationStartTask | null)[]> {
-    const byId = new Map((await this.store.tasksByIds(userId, ids)).map((t) => [t._id, t]));
-    return ids.map((id) => (byId.has(id) ? toTask(byId.get(id)!) : null));
+    const keys = ids.map(idKey);
+    const byId = new Map((await this.store.tasksByIds(userId, keys)).map((t) => [t._id, t]));
+    return keys.map((id) => (byId.has(id) ? toTask(byId.get(id)!) : null));
   }
 
   async searchTasks(userId: string, filters: StartTaskFilters & { sort_order: TaskSortOrder; page_id?: string | null; limit: number }) {
@@ -159,11 +192,17 @@ export class AppConversationsService {
 
   async search(
     userId: string,
-    filters: ConversationFilters & { page_id?: string | null; limit: number; include_sub_conversations: boolean },
+    filters: ConversationFilters & {
+      page_id?: string | null;
+      limit: number;
+      include_sub_conversations: boolean;
+      sort_order: ConversationSortOrder;
+    },
   ) {
     const offset = pageOffset(filters.page_id);
+    const search = { ...filters, topLevelOnly: !filters.include_sub_conversations };
     // Reference: search results leave sub_conversation_ids empty.
-    return this.page(userId, { ...filters, topLevelOnly: !filters.include_sub_conversations }, offset, filters.limit);
+    return this.page(userId, search, offset, filters.limit, filters.sort_order);
   }
 
   count(userId: string, filters: ConversationFilters): Promise<number> {
@@ -171,9 +210,10 @@ export class AppConversationsService {
   }
 
   async batchGet(userId: string, ids: string[]): Promise<(AppConversation | null)[]> {
-    const items = await this.live.of(userId, await this.store.conversationsByIds(userId, ids), true);
+    const keys = ids.map(idKey);
+    const items = await this.live.of(userId, await this.store.conversationsByIds(userId, keys), true);
     const byId = new Map(items.map((c) => [c.id, c]));
-    return ids.map((id) => byId.get(id) ?? null);
+    return keys.map((id) => byId.get(id) ?? null);
   }
 
   async get(userId: string, id: string): Promise<AppConversation | null> {

@@ -5,6 +5,7 @@ import type { ConversationInfo, NewConversationInput } from '../../contract/conv
 import type { AppConversation, AppConversationStartRequest } from '../../contract/app-conversations.schema.js';
 import { AppError } from '../errors.js';
 import type { AppConversationsService } from './app-conversations.service.js';
+import { suggestedTaskPrompt } from './start-request.js';
 import type { GitProvidersService } from '../services/git-providers.service.js';
 import { hasUsableLlmKey, LLM_KEY_MISSING, type SettingsService } from '../services/settings.service.js';
 
@@ -208,15 +209,4 @@ function decodePageId(pageId: string | null | undefined): number {
   } catch {
     return 0; // a legacy V0 page id: there are no V0 conversations here
   }
-}
-
-function suggestedTaskPrompt(task: NonNullable<NewConversationInput['suggested_task']>): string {
-  const what = {
-    MERGE_CONFLICTS: `Resolve the merge conflicts in pull request #${task.issue_number}`,
-    FAILING_CHECKS: `Fix the failing checks in pull request #${task.issue_number}`,
-    UNRESOLVED_COMMENTS: `Address the unresolved review comments in pull request #${task.issue_number}`,
-    OPEN_ISSUE: `Resolve issue #${task.issue_number}`,
-    OPEN_PR: `Continue the work in pull request #${task.issue_number}`,
-  }[task.task_type];
-  return `${what} of ${task.repo}: "${task.title}".`;
 }

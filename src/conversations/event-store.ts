@@ -175,6 +175,24 @@ export class EventStore {
     return total;
   }
 
+  /** The kept events with these ids (the events' own ids): reads the kept buckets until all are found. */
+  async byIds(log: EventLog, ids: string[]): Promise<Map<string, StoredEvent>> {
+    const found = new Map<string, StoredEvent>();
+    const wanted = new Set(ids);
+    for (let b = bucketOf(log.first); b <= bucketOf(log.next - 1) && wanted.size > 0; b += 8) {
+      const buckets = Array.from({ length: Math.min(8, bucketOf(log.next - 1) - b + 1) }, (_, i) => b + i);
+      for (const [seq, stored] of await this.readBuckets(log._id, buckets)) {
+        if (seq < log.first || seq >= log.next) continue;
+        // Cheap test on the text first; only candidates are parsed.
+        const id = [...wanted].find((w) => stored.json.includes(JSON.stringify(w)));
+        if (id === undefined || (JSON.parse(stored.json) as { id?: unknown }).id !== id) continue;
+        found.set(id, stored);
+        wanted.delete(id);
+      }
+    }
+    return found;
+  }
+
   /** Removes a conversation's events (its deletion, or retention). */
   async remove(conversationId: string): Promise<void> {
     const log = await this.log(conversationId);

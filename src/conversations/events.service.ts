@@ -37,6 +37,13 @@ export class EventsService {
     return log ? this.store.count(log, filterOf(input)) : 0;
   }
 
+  /** Events by their ids, in the order asked: null for one this conversation does not keep (or another user's). */
+  async batchGet(userId: string, conversationId: string, ids: string[]) {
+    const log = await this.ownLog(userId, conversationId);
+    const found = log ? await this.store.byIds(log, ids) : new Map<string, StoredEvent>();
+    return ids.map((id) => (found.has(id) ? parse(found.get(id)!) : null));
+  }
+
   /** Up to `max` of the newest kept events, oldest first (a trajectory when the sandbox cannot answer). */
   async latest(userId: string, conversationId: string, max: number): Promise<Record<string, unknown>[]> {
     const log = await this.ownLog(userId, conversationId);

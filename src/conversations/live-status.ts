@@ -4,6 +4,7 @@ import type { AppConversation } from '../../contract/app-conversations.schema.js
 import { AgentServerClient } from '../agent-server/client.js';
 import type { SandboxesService } from '../services/sandboxes.service.js';
 import type { AppConversationRecord } from '../../models/index.js';
+import { PROFILE_TAGS } from './profiles.js';
 import type { ConversationStore } from './store.js';
 
 export class LiveStatus {
@@ -66,12 +67,27 @@ export class LiveStatus {
         updated_at: r.updatedAt.toISOString(),
         sandbox_status: startStatus ?? state?.status ?? 'MISSING',
         sandbox_status_reason: state ? state.reason : (r.sandbox_gone_reason ?? null),
-        execution_status: execution.get(r._id) ?? null,
+        // A delete under way says so, whatever the agent server still reports.
+        execution_status: r.execution_status === 'deleting' ? 'deleting' : (execution.get(r._id) ?? null),
         conversation_url: publicUrl ? `${publicUrl}/api/conversations/${r._id}` : null,
         session_api_key: state?.sessionKey ?? null,
+        ...fields2026(r),
       };
     });
   }
 }
 
 const isReady = (r: AppConversationRecord) => r.startState !== 'starting' && r.startState !== 'failed';
+
+/** The 2026 fields: the agent kind (always the OpenHands agent here), sharing, tags and the launching profile. */
+function fields2026(r: AppConversationRecord) {
+  const tags = (r.tags ?? {}) as Record<string, string>;
+  const profileId = tags[PROFILE_TAGS.id];
+  return {
+    agent_kind: 'openhands',
+    public: r.public ?? null,
+    tags,
+    acp_server: null,
+    launched_agent_profile: profileId ? { agent_profile_id: profileId, revision: Number(tags[PROFILE_TAGS.revision]) || 0 } : null,
+  };
+}

@@ -1,8 +1,22 @@
 // The filters and sorts of the conversation store's searches, built from the API's filter
 // fields, and the fields of a new conversation record (no database access here; store.ts runs them).
-import type { ConversationFilters, StartTaskFilters, StartTaskStatus } from '../../contract/app-conversations.schema.js';
+import type {
+  ConversationFilters,
+  ConversationSortOrder,
+  StartTaskFilters,
+  StartTaskStatus,
+} from '../../contract/app-conversations.schema.js';
+import type { McpConfigInput } from '../../contract/mcp.schema.js';
 import type { AppConversationRecord } from '../../models/index.js';
 import type { NewStartTask, StartTask } from './store.js';
+
+/** What an owner (PATCH) or its agent server (webhooks) changes of a conversation record. */
+export type ConversationUpdate = Partial<
+  Pick<
+    AppConversationRecord,
+    'execution_status' | 'title' | 'metrics' | 'public' | 'selected_repository' | 'selected_branch' | 'git_provider' | 'llm_model'
+  >
+>;
 
 /** Which conversations a search returns: the V1 filters, the V0 filters, and sub-conversations or not. */
 export interface ConversationSearch extends ConversationFilters {
@@ -20,6 +34,13 @@ export const TASK_SORT = {
 } as const;
 export type TaskSortOrder = keyof typeof TASK_SORT;
 
+/** The V1 search orders; each is served by an index on {userId, <field>, _id} (either direction). */
+export const CONVERSATION_SORT: Record<ConversationSortOrder, Record<string, 1 | -1>> = {
+  ...TASK_SORT,
+  TITLE: { title: 1, _id: 1 },
+  TITLE_DESC: { title: -1, _id: -1 },
+};
+
 function dateRange(gte?: string, lt?: string) {
   if (!gte && !lt) return undefined;
   return { ...(gte ? { $gte: new Date(gte) } : {}), ...(lt ? { $lt: new Date(lt) } : {}) };
@@ -32,6 +53,7 @@ export function conversationQuery(userId: string, s: ConversationSearch): Record
   if (created) query.createdAt = created;
   const updated = dateRange(s.updated_at__gte, s.updated_at__lt);
   if (updated) query.updatedAt = updated;
+  if (s.sandbox_id__eq) query.sandboxId = s.sandbox_id__eq;
   if (s.selected_repository) query.selected_repository = s.selected_repository;
   if (s.trigger) query.trigger = s.trigger;
   if (s.topLevelOnly) query.parent_conversation_id = null;
@@ -59,6 +81,7 @@ export function conversationFields(task: Pick<StartTask, 'request'>) {
     trigger: request.trigger ?? null,
     pr_number: request.pr_number ?? [],
     parent_conversation_id: request.parent_conversation_id ?? null,
+    public: request.public ?? null,
   };
 }
 
@@ -80,14 +103,15 @@ export function newConversation(
 }
 
 /** A new start task, WORKING, unclaimed; mcpConfig is the encrypted per-conversation MCP override. */
-export function newStartTask(task: NewStartTask, mcpConfig: string | null): StartTask {
+export function newStartTask(task: NewStartTask, sealed: Pick<StartTask, 'mcpConfig' | 'requestSecrets'>): StartTask {
   return {
+    reservedSandboxId: null,
     ...task,
+    ...sealed,
     detail: null,
     app_conversation_id: null,
     sandbox_id: null,
     agent_server_url: null,
-    mcpConfig,
     phase_times: { [task.status]: task.createdAt },
     sandbox_source: null,
     attempts: 0,
@@ -110,3 +134,13 @@ export function reportedConversationDefaults(set: Partial<Pick<AppConversationRe
 
 /** A start task in these statuses is finished: it leaves the claim queue. */
 export const TERMINAL: StartTaskStatus[] = ['READY', 'ERROR'];
+
+/** A task's fields stored encrypted (they hold credentials), and what they hold. */
+export interface Sealed {
+  mcpConfig: McpConfigInput | null;
+  requestSecrets: Record<string, string> | null;
+}
+export const SEALED = ['mcpConfig', 'requestSecrets'] as const;
+/** The encryption context of a sealed field (the MCP override's predates the others' naming). */
+export const sealContext = (taskId: string, field: keyof Sealed) =>
+  field === 'mcpConfig' ? `task:${taskId}:mcp_config` : `task:${taskId}:request_secrets`;

@@ -17,6 +17,8 @@ import type { SandboxesService } from '../services/sandboxes.service.js';
 import type { SecretsService } from '../services/secrets.service.js';
 import { hasUsableLlmKey, LLM_KEY_MISSING, type ResolvedSettings, type SettingsService } from '../services/settings.service.js';
 import { startConversationRequest } from './agent-request.js';
+import type { PendingMessages } from './pending-messages.js';
+import { withProfile, type AgentProfiles } from './profiles.js';
 import { LeaseLost } from './lease-queue.js';
 import type { ConversationStore, StartTask, StartTaskUpdate } from './store.js';
 import * as scripts from './workspace-scripts.js';
@@ -39,6 +41,9 @@ export interface StartWorkflowDeps {
   /** This service's base URL as sandboxes reach it (the GIT_TOKEN lookup). */
   webUrl: () => string;
   log: Logger;
+  profiles: AgentProfiles;
+  /** Messages queued while the conversation started, delivered once it is READY. */
+  pendingMessages: Pick<PendingMessages, 'deliver' | 'drop'>;
 }
 
 /** Records a step; throws LeaseLost when another worker has taken the task over. */
@@ -83,14 +88,23 @@ export class StartWorkflow {
         () => true,
         () => false,
       );
-      if (ended) await this.deps.store.markStartFailed(task).catch(() => {});
+      if (ended) {
+        await this.deps.store.markStartFailed(task).catch(() => {});
+        // A slot claimed at the request goes back unless its sandbox runs; queued messages have no conversation to go to.
+        if (task.reservedSandboxId) await this.deps.sandboxes.slots.dropReservation(task.userId, task.reservedSandboxId).catch(() => {});
+        await this.deps.pendingMessages.drop(task.conversationId).catch(() => {});
+      }
     }
   }
 
   private async execute(task: StartTask, step: Step, log: Logger): Promise<void> {
     const request = task.request;
-    const settings = await this.deps.settings.resolve(task.userId);
-    if (!settings) throw new AppError('BAD_REQUEST', 'Settings not found: save your LLM settings first');
+    const userSettings = await this.deps.settings.resolve(task.userId);
+    if (!userSettings) throw new AppError('BAD_REQUEST', 'Settings not found: save your LLM settings first');
+    // The profile the request resolved to (its id was recorded then); one deleted since fails the start.
+    const profile = request.agent_profile_id ? await this.deps.profiles.resolve(task.userId, request.agent_profile_id) : null;
+    if (request.agent_profile_id && !profile) throw new AppError('NOT_FOUND', `Agent profile ${request.agent_profile_id} no longer exists`);
+    const settings = withProfile(userSettings, profile);
     const model = request.llm_model || settings.llm_model;
     if (!model) throw new AppError('BAD_REQUEST', 'No LLM model configured: set llm_model in your settings');
     if (!hasUsableLlmKey(settings, model)) throw new AppError('BAD_REQUEST', LLM_KEY_MISSING, { reason: 'llm_key_missing' });
@@ -102,7 +116,10 @@ export class StartWorkflow {
     let source: SandboxSource = task.sandbox_source ?? 'existing';
     if (!sandboxId) {
       const deadline = task.createdAt.getTime() + this.deps.config.conversations.deadlineMs;
-      const acquired = await whenCapacity(() => this.deps.sandboxes.acquire(task.userId), deadline);
+      // With SANDBOX_AT_LIMIT=pause-oldest a start also waits for room (sandboxes started within the
+      // last minute are not paused for it: their own start may be under way).
+      const waitFor = this.deps.config.sandbox.atLimit === 'pause-oldest' ? WAITS_AT_LIMIT : WAITS;
+      const acquired = await whenCapacity(() => this.deps.sandboxes.acquire(task.userId, null, task.reservedSandboxId), deadline, waitFor);
       sandboxId = acquired.info.id;
       source = acquired.source;
     }
@@ -138,6 +155,9 @@ export class StartWorkflow {
       if (!(await this.deps.store.saveStartedConversation(task, sandboxId, model))) throw new LeaseLost(); // deleted meanwhile
       await step('READY', { app_conversation_id: task.conversationId, leaseOwner: null, leaseExpiresAt: null });
       log.info({ conversationId: task.conversationId }, 'conversation ready');
+      await this.deps.pendingMessages.deliver(task.conversationId, agent).catch((error: unknown) => {
+        log.warn({ err: error }, 'delivering queued messages failed');
+      });
     } finally {
       release();
     }
@@ -195,16 +215,20 @@ export class StartWorkflow {
   }
 
   private async conversationRequest(task: StartTask, settings: ResolvedSettings, model: string, projectDir: string) {
-    const provider = task.request.git_provider;
+    const { request } = task;
+    const provider = request.git_provider;
+    // The request's secrets over the stored ones: the request wins.
+    const given = this.deps.store.unseal(task, 'requestSecrets') ?? {};
+    const stored = (await this.deps.secrets.resolve(task.userId)).filter((secret) => !(secret.name in given));
     return startConversationRequest({
       conversationId: task.conversationId,
+      request,
       settings,
       model,
       tools: this.deps.config.conversations.agentTools,
-      mcp: this.deps.store.mcpOverrideOf(task) ?? settings.mcp_config,
+      mcp: this.deps.store.unseal(task, 'mcpConfig') ?? settings.mcp_config,
       projectDir,
-      initialMessage: task.request.initial_message,
-      secrets: await this.deps.secrets.resolve(task.userId),
+      secrets: [...stored, ...Object.entries(given).map(([name, value]) => ({ name, value }))],
       gitTokenLookup: provider
         ? { url: `${this.deps.webUrl()}/api/v1/webhooks/secrets`, accessToken: this.deps.accessTokens.sign(task.userId, provider) }
         : null,
@@ -212,13 +236,16 @@ export class StartWorkflow {
   }
 }
 
-/** A start waits for a free sandbox-start slot where a request would get a 503. */
-async function whenCapacity<T>(operation: () => Promise<T>, deadline: number): Promise<T> {
+const WAITS = new Set(['sandbox_starts_busy']);
+const WAITS_AT_LIMIT = new Set(['sandbox_starts_busy', 'sandbox_limit_reached']);
+
+/** A start waits for a free sandbox-start slot where a request would get a 503 (and, when it may, for room at the limit). */
+async function whenCapacity<T>(operation: () => Promise<T>, deadline: number, waitFor: Set<string>): Promise<T> {
   for (;;) {
     try {
       return await operation();
     } catch (error) {
-      if (!(error instanceof AppError && error.reason === 'sandbox_starts_busy') || Date.now() > deadline) throw error;
+      if (!(error instanceof AppError && waitFor.has(error.reason ?? '')) || Date.now() > deadline) throw error;
       await new Promise((r) => setTimeout(r, CAPACITY_RETRY_MS));
     }
   }

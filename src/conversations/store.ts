@@ -3,8 +3,12 @@
 // request) get their contract types here, once.
 import { EventEmitter } from 'node:events';
 import type { AppConversationRecord, Models, StartTaskRecord } from '../../models/index.js';
-import type { AppConversationStartRequest, StartTaskFilters, StartTaskStatus } from '../../contract/app-conversations.schema.js';
-import type { McpConfig, McpConfigInput } from '../../contract/mcp.schema.js';
+import type {
+  AppConversationStartRequest,
+  ConversationSortOrder,
+  StartTaskFilters,
+  StartTaskStatus,
+} from '../../contract/app-conversations.schema.js';
 import type { SecretBox } from '../crypto.js';
 import { isDuplicateKeyError } from '../errors.js';
 import { DecisionClaims } from '../db/claims.js';
@@ -12,22 +16,29 @@ import type { LeaseStore } from './lease-queue.js';
 import { startTaskLeases } from './task-leases.js';
 import { TaskQueue } from './task-queue.js';
 import {
+  CONVERSATION_SORT,
   conversationFields,
   conversationQuery,
   newConversation,
   newStartTask,
   reportedConversationDefaults,
+  SEALED,
+  sealContext,
+  type Sealed,
   TASK_SORT,
   taskQuery,
   TERMINAL,
   type ConversationSearch,
+  type ConversationUpdate,
   type TaskSortOrder,
 } from './queries.js';
 
-export type { ConversationSearch, TaskSortOrder } from './queries.js';
+export type { ConversationSearch, ConversationUpdate, Sealed, TaskSortOrder } from './queries.js';
+export { sealContext } from './queries.js';
 
 export type StartTask = Omit<StartTaskRecord, 'status' | 'request'> & { status: StartTaskStatus; request: AppConversationStartRequest };
-export type NewStartTask = Pick<StartTask, '_id' | 'userId' | 'status' | 'request' | 'conversationId' | 'createdAt' | 'updatedAt'>;
+export type NewStartTask = Pick<StartTask, '_id' | 'userId' | 'status' | 'request' | 'conversationId' | 'createdAt' | 'updatedAt'> &
+  Partial<Pick<StartTask, 'reservedSandboxId'>>;
 export type StartTaskUpdate = Partial<
   Pick<StartTask, 'status' | 'detail' | 'app_conversation_id' | 'sandbox_id' | 'agent_server_url' | 'sandbox_source'>
 > & {
@@ -56,11 +67,14 @@ export class ConversationStore {
 
   /**
    * Creates the task and, with it, its conversation's record (startState "starting"), so the
-   * conversation is visible, and its id taken, from the first moment. A per-conversation MCP
-   * override is stored encrypted: it holds credentials.
+   * conversation is visible, and its id taken, from the first moment (a taken id: duplicate key).
+   * What holds credentials is stored encrypted (SEALED): a per-conversation MCP override, the
+   * request's secrets.
    */
-  async createTask(task: NewStartTask, mcpOverride: McpConfigInput | null): Promise<StartTask> {
-    const record = newStartTask(task, mcpOverride ? this.box.encrypt(JSON.stringify(mcpOverride), mcpOverrideContext(task._id)) : null);
+  async createTask(task: NewStartTask, sealed: Sealed, conversation: { tags: Record<string, string> }): Promise<StartTask> {
+    const seal = (field: keyof Sealed) =>
+      sealed[field] ? this.box.encrypt(JSON.stringify(sealed[field]), sealContext(task._id, field)) : null;
+    const record = newStartTask(task, { mcpConfig: seal('mcpConfig'), requestSecrets: seal('requestSecrets') });
     // The queue entry first: a crash in between leaves an entry without a task (claims drop it),
     // never a task no worker will find.
     await this.queue.enqueue(record._id, record.createdAt);
@@ -68,7 +82,7 @@ export class ConversationStore {
     try {
       // No sandbox yet: the start sets it once it has the (checked) sandbox.
       const fields = { sandboxId: null, llm_model: task.request.llm_model ?? null, startState: 'starting', updatedAt: task.updatedAt };
-      await this.models.AppConversation.create(newConversation(record, fields));
+      await this.models.AppConversation.create(newConversation(record, { ...fields, tags: conversation.tags }));
     } catch (error) {
       await this.models.StartTask.deleteOne({ _id: task._id }); // nothing half-written
       throw error;
@@ -77,26 +91,28 @@ export class ConversationStore {
   }
 
   /**
-   * Key rotation: re-wraps the encrypted MCP overrides of start tasks; returns the documents
-   * visited. Each write applies only over the ciphertext it re-wrapped (the service may be running).
+   * Key rotation: re-wraps the sealed fields of start tasks; returns the documents visited.
+   * Each write applies only over the ciphertext it re-wrapped (the service may be running).
    */
   async reencryptSecrets(rewrap: <T>(value: T, context: string) => T | string): Promise<number> {
     let documents = 0;
-    for await (const task of this.models.StartTask.find({ mcpConfig: { $ne: null } }, { mcpConfig: 1 })
-      .lean()
-      .cursor()) {
-      const mcpConfig = rewrap(task.mcpConfig, mcpOverrideContext(task._id));
-      // The override is written once, at creation: a miss means the task is gone.
-      if (mcpConfig !== task.mcpConfig) {
-        await this.models.StartTask.updateOne({ _id: task._id, mcpConfig: task.mcpConfig }, { $set: { mcpConfig } });
+    const query = { $or: SEALED.map((field) => ({ [field]: { $ne: null } })) };
+    for await (const task of this.models.StartTask.find(query, { mcpConfig: 1, requestSecrets: 1 }).lean().cursor()) {
+      for (const field of SEALED) {
+        const value = rewrap(task[field], sealContext(task._id, field));
+        // A sealed field is written once, at creation: a miss means the task is gone.
+        if (value !== task[field])
+          await this.models.StartTask.updateOne({ _id: task._id, [field]: task[field] }, { $set: { [field]: value } });
       }
       documents++;
     }
     return documents;
   }
 
-  mcpOverrideOf(task: StartTask): McpConfig | null {
-    return task.mcpConfig ? (JSON.parse(this.box.decrypt(task.mcpConfig, mcpOverrideContext(task._id))) as McpConfig) : null;
+  /** A sealed field of a task, decrypted. */
+  unseal<F extends keyof Sealed>(task: StartTask, field: F): Sealed[F] | null {
+    const value = task[field];
+    return value ? (JSON.parse(this.box.decrypt(value, sealContext(task._id, field))) as Sealed[F]) : null;
   }
 
   async task(userId: string, taskId: string): Promise<StartTask | null> {
@@ -179,11 +195,17 @@ export class ConversationStore {
     return this.models.AppConversation.find({ userId, _id: { $in: ids } }).lean();
   }
 
-  /** Up to limit + 1 conversations from offset, newest first. */
-  async searchConversations(userId: string, search: ConversationSearch, offset: number, limit: number): Promise<AppConversationRecord[]> {
+  /** Up to limit + 1 conversations from offset, in the given order (newest first by default). */
+  async searchConversations(
+    userId: string,
+    search: ConversationSearch,
+    offset: number,
+    limit: number,
+    order: ConversationSortOrder = 'CREATED_AT_DESC',
+  ): Promise<AppConversationRecord[]> {
     // One query: limit + 1 records tell whether another page exists (no count).
     return this.models.AppConversation.find(conversationQuery(userId, search))
-      .sort({ createdAt: -1, _id: -1 })
+      .sort(CONVERSATION_SORT[order])
       .skip(offset)
       .limit(limit + 1)
       .lean();
@@ -269,11 +291,7 @@ export class ConversationStore {
   }
 
   /** Updates a user's conversation; false when there is none. */
-  async updateConversation(
-    userId: string,
-    id: string,
-    set: Partial<Pick<AppConversationRecord, 'execution_status' | 'title' | 'metrics'>>,
-  ): Promise<boolean> {
+  async updateConversation(userId: string, id: string, set: ConversationUpdate): Promise<boolean> {
     const result = await this.models.AppConversation.updateOne({ _id: id, userId }, { $set: { ...set, updatedAt: new Date() } });
     return result.matchedCount > 0;
   }
@@ -287,5 +305,3 @@ export class ConversationStore {
     await this.models.AppConversation.deleteOne({ _id: id, userId });
   }
 }
-
-export const mcpOverrideContext = (taskId: string) => `task:${taskId}:mcp_config`;

@@ -5,8 +5,14 @@
 // delete, removal, a failed start). A slot whose sandbox stopped some other way (its agent
 // server crashed, a replica died mid-start) is freed by the next start that finds every slot
 // taken: it checks each holder and frees those no longer running, then tries again.
+//
+// At the limit (SANDBOX_AT_LIMIT): "refuse" answers 429 with Retry-After, and a conversation
+// start claims its slot at the request (reserve), so a client is refused there rather than
+// handed a start task that ends in ERROR; "pause-oldest" makes room instead: it pauses one of
+// the user's running sandboxes (sandbox-room.ts) and claims the slot that frees.
 import type { Models, SandboxRecord, SandboxSlotRecord } from '../../models/index.js';
 import { AppError, isDuplicateKeyError } from '../errors.js';
+import { newSandboxId } from './sandbox-records.js';
 
 /** A slot younger than this holds even without a running sandbox: its start or resume is under way. */
 export const SLOT_START_GRACE_MS = 60_000;
@@ -15,11 +21,18 @@ const RETRY_AFTER_SECONDS = 30;
 /** A sandbox's live state, as the sandboxes service reports it. */
 export type StateOf = (record: SandboxRecord) => Promise<{ status: string }>;
 
+export type AtLimit = 'refuse' | 'pause-oldest';
+
+/** Pauses one of these running sandboxes of the user to free its slot; its id, or null when none could be. */
+export type MakeRoom = (userId: string, running: string[]) => Promise<string | null>;
+
 export class SandboxSlots {
   constructor(
     private readonly models: Models,
     private readonly max: number,
     private readonly stateOf: StateOf,
+    /** SANDBOX_AT_LIMIT=pause-oldest: how room is made; null refuses. */
+    private readonly makeRoom: MakeRoom | null = null,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -31,14 +44,37 @@ export class SandboxSlots {
       if (slots.some((s) => s.sandboxId === sandboxId)) return;
       if (slots.length < this.max && (await this.insertFree(userId, sandboxId, slots))) return;
       // Every slot is taken (or was, by racing starts): free the ones whose sandbox stopped.
-      const held = await this.stillHeld(userId, await this.models.SandboxSlot.find({ userId }).lean());
-      if (held >= this.max || round >= 3) {
+      const { held, running } = await this.stillHeld(userId, await this.models.SandboxSlot.find({ userId }).lean());
+      // Making room frees a slot per round (a racing start may take it): bounded by the limit.
+      const paused = held >= this.max && round < this.max + 3 && this.makeRoom ? await this.makeRoom(userId, running) : null;
+      if (!paused && (held >= this.max || round >= 3)) {
         throw new AppError('TOO_MANY_REQUESTS', `Sandbox limit reached (${held} running)`, {
           reason: 'sandbox_limit_reached',
           retryAfterSeconds: RETRY_AFTER_SECONDS,
         });
       }
     }
+  }
+
+  /**
+   * SANDBOX_AT_LIMIT=refuse: the slot a conversation start will need, claimed at its request (429
+   * there): under a new id its cold start will use, or for the user's named sandbox unless that
+   * one runs. Null when no slot is needed, or with pause-oldest (the start makes room itself).
+   */
+  async reserve(userId: string, sandboxId: string | null): Promise<string | null> {
+    if (this.makeRoom) return null;
+    if (sandboxId) {
+      const record = await this.models.Sandbox.findOne({ _id: sandboxId, userId }).lean();
+      if (!record || (await this.runningAmong(userId, [sandboxId])).has(sandboxId)) return null;
+    }
+    const reserved = sandboxId ?? newSandboxId();
+    await this.claim(userId, reserved);
+    return reserved;
+  }
+
+  /** A reservation whose start ended: its slot is freed unless its sandbox runs. */
+  async dropReservation(userId: string, reserved: string): Promise<void> {
+    if (!(await this.runningAmong(userId, [reserved])).has(reserved)) await this.release(reserved);
   }
 
   /** The reservation's slot now holds the sandbox it became (a claimed warm sandbox). */
@@ -71,8 +107,8 @@ export class SandboxSlots {
     return false;
   }
 
-  /** Frees the slots whose sandbox no longer runs; returns how many still hold one. */
-  private async stillHeld(userId: string, slots: SandboxSlotRecord[]): Promise<number> {
+  /** Frees the slots whose sandbox no longer runs; how many still hold one, and the running ones past their start. */
+  private async stillHeld(userId: string, slots: SandboxSlotRecord[]): Promise<{ held: number; running: string[] }> {
     const settled = slots.filter((s) => this.now() - s.at.getTime() >= SLOT_START_GRACE_MS);
     const running = settled.length
       ? await this.runningAmong(
@@ -87,7 +123,7 @@ export class SandboxSlots {
       await this.models.SandboxSlot.deleteOne({ _id: slot._id, sandboxId: slot.sandboxId, at: slot.at });
       held--;
     }
-    return held;
+    return { held, running: [...running] };
   }
 }
 

@@ -13,6 +13,7 @@ import { ConcurrencyGate } from '../rate-limit.js';
 import type { Metrics } from '../metrics.js';
 import type { SandboxLaunch, SandboxRuntime, SandboxSpec, SandboxState } from '../sandbox/runtime.js';
 import { desiredChange, keyContext, newSandboxId, sessionKeyHash } from './sandbox-records.js';
+import { LIMIT_PAUSED, pauseLeastRecentlyUsed } from './sandbox-room.js';
 import { SandboxSlots } from './sandbox-slots.js';
 import { withVscodeToken } from './sandbox-urls.js';
 import type { SandboxSpecsService } from './sandbox-specs.service.js';
@@ -25,7 +26,10 @@ export interface WarmSandboxes {
   claim(userId: string, specId: string): Promise<SandboxFields | null>;
 }
 
-const IDLE_PAUSED = 'Paused automatically after a period without use; it resumes when used';
+const PAUSE_REASONS: Record<string, string> = {
+  idle: 'Paused automatically after a period without use; it resumes when used',
+  limit: LIMIT_PAUSED,
+};
 const BEING_DELETED = 'The sandbox is being deleted';
 
 export class SandboxesService {
@@ -49,7 +53,8 @@ export class SandboxesService {
           retryAfterSeconds: 5,
         }),
     );
-    this.slots = new SandboxSlots(models, settings.maxRunningPerUser, (record) => this.stateOf(record));
+    const room = settings.atLimit === 'pause-oldest' ? pauseLeastRecentlyUsed(models, runtime, metrics) : null;
+    this.slots = new SandboxSlots(models, settings.maxRunningPerUser, (record) => this.stateOf(record), room);
   }
 
   readonly slots: SandboxSlots; // the per-user running limit (sandbox-slots.ts)
@@ -70,13 +75,14 @@ export class SandboxesService {
 
   /**
    * A new sandbox for the user: a claimed warm one when there is one, else a cold start. A
-   * running slot is taken first, under the id a cold start gives its sandbox.
+   * running slot is taken first (or was, by the start's request: `reserved`), under the id a
+   * cold start gives its sandbox.
    */
-  async acquire(userId: string, specId?: string | null): Promise<{ info: SandboxInfo; source: SandboxSource }> {
+  async acquire(userId: string, specId?: string | null, reserved?: string | null): Promise<{ info: SandboxInfo; source: SandboxSource }> {
     const spec = specId ? this.specs.find(specId) : this.specs.default;
     if (!spec) throw new AppError('NOT_FOUND', `Sandbox spec not found: ${specId}`, { reason: 'sandbox_spec_not_found' });
     await this.runtime.admit?.(userId);
-    const sandboxId = newSandboxId();
+    const sandboxId = reserved ?? newSandboxId();
     await this.slots.claim(userId, sandboxId);
     const { record, source } = await this.warmOrCold(userId, spec, sandboxId).catch(async (error: unknown) => {
       await this.slots.release(sandboxId);
@@ -277,7 +283,7 @@ export class SandboxesService {
   async stateOf(record: SandboxFields): Promise<SandboxState> {
     if (record.desired === 'deleting') return { status: 'MISSING', exposedUrls: null, reason: BEING_DELETED };
     const state = await this.runtime.state(record._id, record.desired);
-    if (state.status === 'PAUSED' && record.pausedBy === 'idle') return { ...state, reason: IDLE_PAUSED };
+    if (state.status === 'PAUSED' && record.pausedBy) return { ...state, reason: PAUSE_REASONS[record.pausedBy] ?? state.reason };
     return state;
   }
 

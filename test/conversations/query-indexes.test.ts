@@ -74,6 +74,19 @@ describe('every query of a representative run is served by a declared index', ()
     await ok('GET', `/api/v1/app-conversations?ids=${conversationId}`);
     await ok('GET', '/api/v1/app-conversations/start-tasks/search?limit=5');
     await ok('GET', '/api/v1/app-conversations/start-tasks/count');
+    // The 2026 routes: every search order and filter, an update, a message sent and one queued, the events and the export.
+    for (const order of ['CREATED_AT', 'UPDATED_AT_DESC', 'TITLE']) await ok('GET', `/api/v1/app-conversations/search?sort_order=${order}`);
+    await ok(
+      'GET',
+      `/api/v1/app-conversations/search?sandbox_id__eq=${ready.sandbox_id}&title__contains=x&updated_at__gte=2020-01-01T00:00:00Z`,
+    );
+    await ok('PATCH', `/api/v1/app-conversations/${conversationId}`, { public: true });
+    const message = { content: [{ type: 'text', text: 'More' }] };
+    await ok('POST', `/api/v1/app-conversations/${conversationId}/send-message`, message);
+    await ok('POST', `/api/v1/conversations/${conversationId}/pending-messages`, message);
+    await ok('GET', `/api/v1/conversation/${conversationId}/events/search?kind__eq=MessageEvent`);
+    await ok('GET', `/api/v1/conversation/${conversationId}/events?id=x`);
+    await ok('GET', `/api/v1/app-conversations/${conversationId}/download`);
 
     const sandboxKey = (await ok('GET', `/api/v1/sandboxes?id=${ready.sandbox_id}`))[0].session_api_key as string;
     const asSandbox = { 'x-session-api-key': sandboxKey };
@@ -93,7 +106,7 @@ describe('every query of a representative run is served by a declared index', ()
     );
     await ok('PATCH', `/api/conversations/${v0.conversation_id}`, { title: 'Renamed' });
     await ok('DELETE', `/api/conversations/${v0.conversation_id}`);
-    await ok('DELETE', `/api/conversations/${conversationId}`);
+    await ok('DELETE', `/api/v1/app-conversations/${conversationId}`);
 
     // A browser session: sign in, use the cookie, sign out.
     const signedIn = await call(app, 'POST', '/api/auth/session', { body: { api_key: key } });

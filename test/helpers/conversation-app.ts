@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { ServerOptions } from '../../src/server.js';
 import { call, startTestApp, type TestApp } from './app.js';
 import { eventually } from './eventually.js';
 import { FAKE_AGENT_SPEC, NEVER_HEALTHY_SPEC, writeSpecsFile } from './specs.js';
@@ -16,7 +17,8 @@ export interface ConversationApp extends TestApp {
   user(label: string): Promise<string>;
   /** Starts a V1 conversation and waits for READY; returns the task. */
   startConversation(key: string, body?: Record<string, unknown>): Promise<StartedTask>;
-  close(): Promise<void>;
+  /** keepSandboxes: leave them to another replica sharing this one's data. */
+  close(opts?: { keepSandboxes?: boolean }): Promise<void>;
 }
 
 export interface StartedTask {
@@ -27,15 +29,24 @@ export interface StartedTask {
   detail: string | null;
 }
 
-export async function startConversationApp(label: string, env: Record<string, string> = {}): Promise<ConversationApp> {
+/** opts.dbName: share a database with another app (a second replica); other options as startServer's. */
+export async function startConversationApp(
+  label: string,
+  env: Record<string, string> = {},
+  opts: ServerOptions & { dbName?: string } = {},
+): Promise<ConversationApp> {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), `acp-${label}-`));
-  const app = await startTestApp(label, {
-    SANDBOX_SPECS_FILE: writeSpecsFile(tmp, [PAGE_SPEC, SLOW_SPEC, NEVER_HEALTHY_SPEC]),
-    SANDBOX_STARTUP_TIMEOUT_MS: '8000',
-    SANDBOX_MAX_RUNNING_PER_USER: '20',
-    START_TASK_POLL_MS: '100',
-    ...env,
-  });
+  const app = await startTestApp(
+    label,
+    {
+      SANDBOX_SPECS_FILE: writeSpecsFile(tmp, [PAGE_SPEC, SLOW_SPEC, NEVER_HEALTHY_SPEC]),
+      SANDBOX_STARTUP_TIMEOUT_MS: '8000',
+      SANDBOX_MAX_RUNNING_PER_USER: '20',
+      START_TASK_POLL_MS: '100',
+      ...env,
+    },
+    opts,
+  );
   let users = 0;
   return Object.assign(app, {
     async user(name: string) {
@@ -50,8 +61,8 @@ export async function startConversationApp(label: string, env: Record<string, st
       const started = await call(app, 'POST', '/api/v1/app-conversations', { key, body });
       return waitForTask(app, key, started.body.id as string);
     },
-    async close() {
-      await app.stop();
+    async close(opts: { keepSandboxes?: boolean } = {}) {
+      await app.stop(opts);
       fs.rmSync(tmp, { recursive: true, force: true });
     },
   });

@@ -242,6 +242,52 @@ const ROWS = [
   ['users.me', 'FORBIDDEN', 'Not yours', 'secrets_not_exposed', 403, { detail: 'Not yours' }],
   ['organizations.me', 'NOT_FOUND', 'Organization not found', 'organization_not_found', 404, { detail: 'Organization not found' }],
   ['users.gitInfo', 'UNAUTHORIZED', 'Git provider token required.', 'git_token_required', 403, { detail: 'Git provider token required.' }],
+  [
+    'appConversations.start',
+    'CONFLICT',
+    'Conversation id c is taken',
+    'conversation_exists',
+    409,
+    { detail: 'Conversation id c is taken' },
+  ],
+  [
+    'appConversations.start',
+    'UNPROCESSABLE_CONTENT',
+    'Agent profile not found: p',
+    'start_request_refused',
+    422,
+    { detail: [{ type: 'value_error', loc: ['body'], msg: 'Agent profile not found: p' }] },
+  ],
+  [
+    'appConversationActions.switchProfile',
+    'NOT_FOUND',
+    "Profile 'p' not found",
+    'profile_not_found',
+    404,
+    { detail: "Profile 'p' not found" },
+  ],
+  ['appConversationActions.switchAcpModel', 'BAD_REQUEST', 'Refused', 'agent_switch_refused', 400, { detail: 'Refused' }],
+  ['appConversationActions.switchAcpModel', 'GATEWAY_TIMEOUT', 'Too slow', 'agent_switch_timed_out', 504, { detail: 'Too slow' }],
+  ['appConversationActions.queueMessage', 'TOO_MANY_REQUESTS', 'Too many', 'pending_messages_full', 429, { detail: 'Too many' }],
+  ['appConversationFiles.readFile', 'PAYLOAD_TOO_LARGE', 'Too large', 'too_large_to_serve', 413, { detail: 'Too large' }],
+  ['appConversationFiles.readFile', 'NOT_FOUND', 'No such file: x', 'workspace_path_not_found', 404, { detail: 'No such file: x' }],
+  [
+    'appConversationActions.delete',
+    'NOT_FOUND',
+    'Conversation not found',
+    'conversation_not_found',
+    404,
+    { detail: 'Conversation not found' },
+  ],
+  [
+    'appConversationFiles.download',
+    'NOT_FOUND',
+    'Conversation c not found',
+    'conversation_not_found',
+    404,
+    { detail: 'Conversation c not found' },
+  ],
+  ['appConversationActions.update', 'NOT_FOUND', 'No such file: x', 'workspace_path_not_found', 404, { detail: 'No such file: x' }],
   ['secrets.list', 'TOO_MANY_REQUESTS', 'Too many requests', 'rate_limited', 429, { message: 'Too many requests' }],
   ['settings.get', 'SERVICE_UNAVAILABLE', 'Database unavailable', 'database_unavailable', 503, { detail: 'Database unavailable' }],
   [
@@ -257,6 +303,19 @@ const ROWS = [
 describe('legacy REST answers of domain errors', () => {
   it.each(ROWS)('%s %s (%s) → its legacy answer', (path, code, message, reason, status, body) => {
     expect(toRestError(failed(code, message, reason), path)).toEqual({ status, body });
+  });
+
+  it('names the refused field of a start request in the 422 detail', () => {
+    const error = toTRPCError(
+      new AppError('UNPROCESSABLE_CONTENT', 'Agent profile not found: p', {
+        reason: 'start_request_refused',
+        fields: { field: 'agent_profile_id' },
+      }),
+    );
+    expect(toRestError(error, 'appConversations.start')).toEqual({
+      status: 422,
+      body: { detail: [{ type: 'value_error', loc: ['body', 'agent_profile_id'], msg: 'Agent profile not found: p' }] },
+    });
   });
 
   const refusals = [

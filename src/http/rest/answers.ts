@@ -14,6 +14,14 @@ export function writeJson(res: ServerResponse, status: number, value: unknown, c
   res.end(text);
 }
 
+/** A success answer that is not JSON (text, a zip). */
+export function writeBytes(res: ServerResponse, bytes: Buffer, contentType: string): void {
+  res.statusCode = 200;
+  res.setHeader('Content-Type', contentType);
+  res.setHeader('Content-Length', bytes.length);
+  res.end(bytes);
+}
+
 export function writeRestError(res: ServerResponse, answer: RestError): void {
   if (res.headersSent) return void res.destroy();
   const text = JSON.stringify(answer.body);

@@ -51,8 +51,19 @@ export interface LegacyAnswer {
   body: BodyShape;
 }
 
-const { detail, errorKey, errorKeys, messageKey, bareString, plainNotFound, v0Status, v0Action, v0ActionNotFound, oauthError } =
-  BODY_SHAPES;
+const {
+  detail,
+  errorKey,
+  errorKeys,
+  messageKey,
+  bareString,
+  plainNotFound,
+  v0Status,
+  v0Action,
+  v0ActionNotFound,
+  oauthError,
+  fieldValidation,
+} = BODY_SHAPES;
 
 /** The conversation page's routes say why they cannot have something now as {"error": …} (the web UI shows that text). */
 const onConversationPage = (status: number) => ({
@@ -61,6 +72,11 @@ const onConversationPage = (status: number) => ({
 });
 /** The V1 git searches answer FastAPI's {"detail": …} where /api/user/* has the reference's V0 shapes. */
 const onGitV1 = (status: number) => ({ gitV1: { status, body: detail } });
+/** The 2026 conversation routes answer FastAPI's {"detail": …} throughout (the reference's HTTPException). */
+const onV1Conversations = (status: number) => ({
+  appConversationActions: { status, body: detail },
+  appConversationFiles: { status, body: detail },
+});
 /** V0 start/stop answer {"status":"error","conversation_id",…}. */
 const onV0Actions = (answer: LegacyAnswer) => ({ 'conversationRuntime.start': answer, 'conversationRuntime.stop': answer });
 
@@ -110,6 +126,7 @@ export const FAILURES: Record<ErrorReason, LegacyAnswer & { routers?: Record<str
     routers: {
       conversationRuntime: { status: 404, body: detail },
       conversationWorkspace: { status: 404, body: detail },
+      ...onV1Conversations(404),
       ...onV0Actions({ status: 404, body: v0ActionNotFound }),
     },
   },
@@ -121,7 +138,7 @@ export const FAILURES: Record<ErrorReason, LegacyAnswer & { routers?: Record<str
   sandbox_gone: { status: 409, body: detail, routers: { ...onConversationPage(409), ...onV0Actions({ status: 409, body: v0Action }) } },
   agent_server_unavailable: { status: 503, body: detail, routers: onConversationPage(503) },
   agent_server_failed: { status: 502, body: detail, routers: onConversationPage(502) },
-  workspace_path_not_found: { status: 404, body: errorKey },
+  workspace_path_not_found: { status: 404, body: errorKey, routers: onV1Conversations(404) },
   event_not_found: { status: 404, body: errorKey },
   invalid_conversation_id: { status: 400, body: detail },
   parent_conversation_not_found: { status: 404, body: detail },
@@ -147,6 +164,13 @@ export const FAILURES: Record<ErrorReason, LegacyAnswer & { routers?: Record<str
     routers: { ...onConversationPage(503), ...onV0Actions({ status: 503, body: v0Action }) },
   },
   webhook_conversation_id_missing: { status: 400, body: detail },
+  conversation_exists: { status: 409, body: detail },
+  start_request_refused: { status: 422, body: fieldValidation },
+  profile_not_found: { status: 404, body: detail },
+  agent_switch_refused: { status: 400, body: detail },
+  agent_switch_timed_out: { status: 504, body: detail },
+  pending_messages_full: { status: 429, body: detail },
+  too_large_to_serve: { status: 413, body: detail },
   provider_token_not_found: { status: 404, body: detail },
   // The 2026 surface (docs/api.md "2026 /api/v1 surface"): the reference's bodies where it has them.
   legacy_settings_keys: { status: 422, body: errorKeys },

@@ -52,6 +52,13 @@ export const BODY_SHAPES = {
   /** Legacy: the reference hides which thing was missing. */
   plainNotFound: { schema: 'ErrorDetail', build: () => ({ detail: 'Not Found' }) },
   validation: { schema: 'HTTPValidationError', build: (message) => ({ detail: [{ type: 'value_error', loc: ['body'], msg: message }] }) },
+  /** A field the service cannot honour, refused as pydantic would refuse it (fields.field: its dotted path in the body). */
+  fieldValidation: {
+    schema: 'HTTPValidationError',
+    build: (message, fields) => ({
+      detail: [{ type: 'value_error', loc: ['body', ...(fields.field ? fields.field.split('.') : [])], msg: message }],
+    }),
+  },
   /** The V0 start/stop error body: the conversation id and why. */
   v0Action: {
     schema: 'V0ActionError',

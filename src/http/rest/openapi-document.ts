@@ -8,8 +8,13 @@ import { appRouter, PROCEDURES, type ProcedureInfo } from '../../../routers/inde
 import { restFailuresOf } from './legacy-errors.js';
 import { BODY_SCHEMAS } from './legacy-shapes.js';
 
-/** Answers that are not JSON (the agent SDK reads the git token as plain text: routes.ts). */
-const TEXT_SUCCESS = new Set(['GET /api/v1/webhooks/secrets', 'GET /api/v1/sandboxes/{sandbox_id}/settings/secrets/{secret_name}']);
+/** Answers that are not JSON (the agent SDK reads the git token as plain text; clients read a file as text, an export as a zip: routes.ts). */
+const RAW_SUCCESS: Record<string, Record<string, { schema: Record<string, string> }>> = {
+  'GET /api/v1/webhooks/secrets': { 'text/plain': { schema: { type: 'string' } } },
+  'GET /api/v1/sandboxes/{sandbox_id}/settings/secrets/{secret_name}': { 'text/plain': { schema: { type: 'string' } } },
+  'GET /api/v1/app-conversations/{conversation_id}/file': { 'text/plain': { schema: { type: 'string' } } },
+  'GET /api/v1/app-conversations/{conversation_id}/download': { 'application/zip': { schema: { type: 'string', format: 'binary' } } },
+};
 
 /** Bodies read as a form (routes.ts): OAuth clients post forms; `alsoJson` routes take JSON too (what the OpenHands clients send). */
 const FORM_BODIES: Record<string, { alsoJson: boolean }> = {
@@ -31,12 +36,13 @@ const DESCRIPTIONS: Record<number, string> = {
   404: 'Not found',
   409: 'Conflict',
   410: 'Gone',
-  413: 'Request body larger than MAX_BODY_SIZE',
+  413: 'Request body larger than MAX_BODY_SIZE, or an answer larger than the service serves',
   415: 'Body not sent as application/json',
   422: 'Validation error: invalid input, malformed JSON, or JSON nested deeper than MAX_JSON_DEPTH',
   429: 'Rate limit or per-user sandbox limit reached; see Retry-After',
   502: 'An upstream service (git provider, agent server) failed',
   503: 'A dependency is unavailable or at capacity (database, sandbox runtime); see Retry-After',
+  504: 'The agent server did not finish in time',
 };
 
 let cached: OpenAPIObject | undefined;
@@ -167,7 +173,7 @@ function withWireResponses(document: OpenAPIObject): OpenAPIObject {
 function wireResponses(procedure: ProcedureInfo, operation: Operation): NonNullable<Operation['responses']> {
   const success = operation.responses?.['200'] ?? { description: 'Successful response' };
   const key = routeKey(procedure);
-  const content = TEXT_SUCCESS.has(key) ? { 'text/plain': { schema: { type: 'string' } } } : success.content;
+  const content = RAW_SUCCESS[key] ?? success.content;
   const responses: NonNullable<Operation['responses']> = {
     [String(procedure.meta?.successStatus ?? 200)]: {
       description: success.description ?? 'Successful response',

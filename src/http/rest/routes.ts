@@ -11,11 +11,13 @@
 //   - POST /api/conversations/{conversation_id}/upload-files: multipart (upload.ts);
 //   - POST /oauth/device/authorize, /token and /verify-authenticated: form-encoded bodies (OAuth
 //     clients and the verification page send forms; the OpenHands clients send JSON, also read).
+//   - GET /api/v1/app-conversations/{conversation_id}/file: the text as text/plain (clients read it
+//     as text), and …/download: the zip's bytes as application/zip.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createCaller } from '../../../routers/index.js';
 import type { Deps } from '../../context.js';
 import type { RequestContext } from '../context.js';
-import { writeJson } from './answers.js';
+import { writeBytes, writeJson } from './answers.js';
 import { openApiDocument } from './openapi-document.js';
 import type { RoutePath } from './table.js';
 import { uploadFiles } from './upload.js';
@@ -139,6 +141,34 @@ export function handlerRoutes(deps: Deps): HandlerRoute[] {
           await (await caller(call, true)).user.microagents({ repository_name: call.params.repository_name! }),
           JSON_UTF8,
         );
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/v1/app-conversations/{conversation_id}/file',
+      body: 'none',
+      procedurePath: 'appConversationFiles.readFile',
+      handle: async (call) => {
+        const input = {
+          conversation_id: call.params.conversation_id!,
+          ...(call.query.has('file_path') ? { file_path: call.query.get('file_path')! } : {}),
+        };
+        writeBytes(
+          call.res,
+          Buffer.from(await (await caller(call, true)).appConversationFiles.readFile(input)),
+          'text/plain; charset=utf-8',
+        );
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/v1/app-conversations/{conversation_id}/download',
+      body: 'none',
+      procedurePath: 'appConversationFiles.download',
+      handle: async (call) => {
+        const zip = await (await caller(call, true)).appConversationFiles.download({ conversation_id: call.params.conversation_id! });
+        call.res.setHeader('Content-Disposition', `attachment; filename="${zip.file_name}"`);
+        writeBytes(call.res, Buffer.from(zip.content_base64, 'base64'), 'application/zip');
       },
     },
     {
