@@ -1,37 +1,28 @@
-// The real npm @openhands/typescript-client 1.39.0, installed from the registry into a scratch
-// project, drives the service through its CloudClient conversation and sandbox methods exactly
+// The real npm @openhands/typescript-client 1.39.0 (installed into the cache: helpers/ts-client.ts)
+// drives the service through its CloudClient conversation and sandbox methods exactly
 // as Agent Canvas and scripts do (Bearer key, its own paths and parsing); each step checks what
 // the client hands its caller. The agent is the fake agent server in a process sandbox.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run } from '../helpers/build-cache.js';
 import { startConversationApp, type ConversationApp } from '../helpers/conversation-app.js';
 import { eventually } from '../helpers/eventually.js';
+import { loadTsClient } from '../helpers/ts-client.js';
 
 const VERSION = '1.39.0';
-const root = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-ts-client-'));
 let app: ConversationApp;
 let client: any;
 let HttpError: new (...args: unknown[]) => Error;
 
 beforeAll(async () => {
-  fs.writeFileSync(
-    path.join(root, 'package.json'),
-    JSON.stringify({ name: 'scratch-ts-client', private: true, type: 'module', dependencies: { '@openhands/typescript-client': VERSION } }),
-  );
-  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: root });
-  const dist = path.join(root, 'node_modules/@openhands/typescript-client/dist');
-  const { CloudClient } = await import(pathToFileURL(path.join(dist, 'clients.js')).href);
-  ({ HttpError } = await import(pathToFileURL(path.join(dist, 'index.js')).href));
+  const loaded = await loadTsClient();
+  HttpError = loaded.HttpError;
+  const { CloudClient } = loaded;
   app = await startConversationApp('ts-client');
   client = new CloudClient({ host: app.url, apiKey: await app.user('canvas'), timeout: 30_000 });
 }, 240_000);
 afterAll(async () => {
   await app?.close();
-  fs.rmSync(root, { recursive: true, force: true });
 });
 
 /** The HttpError a client call throws (status and parsed body), or a failure when it resolves. */

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, type TestBrowser } from '../helpers/browser.js';
 import { call, startTestApp, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/eventually.js';
+import { FAKE_AGENT_SPEC, writeSpecsFile } from '../helpers/specs.js';
 
 const SETUP = fileURLToPath(new URL('../../scripts/setup-openhands-cli.sh', import.meta.url));
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-cli-login-'));
@@ -27,9 +28,11 @@ beforeAll(async () => {
     .trim()
     .split('\n')
     .pop()!;
-  app = await startTestApp('cli-login', { DEVICE_CODE_INTERVAL_SECONDS: '1' });
+  // Conversations the CLI starts run on the fake agent server (the start path is what is tested here).
+  app = await startTestApp('cli-login', { DEVICE_CODE_INTERVAL_SECONDS: '1', SANDBOX_SPECS_FILE: writeSpecsFile(tmp, [{ ...FAKE_AGENT_SPEC, initial_env: { FAKE_WEBHOOKS: '1' } }]) });
   erin = await app.keyFor('erin');
   await call(app, 'POST', '/api/v1/secrets', { key: erin, body: { name: 'ERIN_SECRET', value: 'erin-value' } });
+  await call(app, 'POST', '/api/settings', { key: erin, body: { llm_model: 'openai/cli-model', llm_api_key: 'sk-cli' } });
   browser = await launchBrowser('cli-device-login');
 }, 960_000);
 afterAll(async () => {
@@ -38,21 +41,22 @@ afterAll(async () => {
   fs.rmSync(tmp, { recursive: true, force: true });
 });
 
+const persistence = path.join(tmp, 'persistence');
+const cliEnv = () => ({
+  PATH: process.env.PATH ?? '/usr/bin:/bin',
+  HOME: tmp,
+  OPENHANDS_PERSISTENCE_DIR: persistence,
+  NO_PROXY: '127.0.0.1,localhost',
+  TERM: 'dumb',
+});
+
 describe('openhands login --server-url <this service>', () => {
   it('gets an API key of the user who approved in the browser, saves it, and the key works as Bearer', { timeout: 120_000 }, async () => {
     const opened = path.join(tmp, 'opened-urls');
     const openBrowser = path.join(tmp, 'open-browser.sh');
     fs.writeFileSync(openBrowser, `#!/bin/sh\nprintf '%s\\n' "$1" >> '${opened}'\n`, { mode: 0o755 });
-    const persistence = path.join(tmp, 'persistence');
     const child = spawn(cli, ['login', '--server-url', app.url], {
-      env: {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        HOME: tmp,
-        OPENHANDS_PERSISTENCE_DIR: persistence,
-        BROWSER: openBrowser,
-        NO_PROXY: '127.0.0.1,localhost',
-        TERM: 'dumb',
-      },
+      env: { ...cliEnv(), BROWSER: openBrowser },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -91,5 +95,27 @@ describe('openhands login --server-url <this service>', () => {
     ]);
     const keys = await app.server.deps.services.apiKeys.list('erin');
     expect(keys.map((k) => k.label)).toContainEqual(expect.stringMatching(/^device: python-httpx\//));
+  });
+
+  it('then starts a conversation with the saved key: openhands cloud -t <task>', { timeout: 120_000 }, async () => {
+    const run = spawn(cli, ['cloud', '--server-url', app.url, '-t', 'Say hello to the CLI'], {
+      env: cliEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    run.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    run.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => run.on('exit', resolve));
+    expect(code, output).toBe(0);
+    const shown = new RegExp(`${app.url.replace(/[.:/]/g, '\\$&')}/conversations/([0-9a-f-]+)`).exec(output);
+    expect(shown, output).not.toBeNull();
+    const id = shown![1]!.replace(/-/g, '');
+    const [conversation] = (await call(app, 'GET', `/api/v1/app-conversations?ids=${id}`, { key: erin })).body;
+    expect(conversation).toMatchObject({ id, sandbox_status: 'RUNNING' });
+    const events = await eventually('the task to reach the agent', async () => {
+      const found = (await call(app, 'GET', `/api/v1/conversation/${id}/events/search?limit=10`, { key: erin })).body;
+      return found.items?.length ? found.items : null;
+    });
+    expect(JSON.stringify(events)).toContain('Say hello to the CLI');
   });
 });

@@ -17,7 +17,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createCaller } from '../../../routers/index.js';
 import type { Deps } from '../../context.js';
 import type { RequestContext } from '../context.js';
-import { writeBytes, writeJson } from './answers.js';
+import { writeBytes, writeJson, writeRestError } from './answers.js';
 import { openApiDocument } from './openapi-document.js';
 import type { RoutePath } from './table.js';
 import { uploadFiles } from './upload.js';
@@ -207,7 +207,36 @@ export function handlerRoutes(deps: Deps): HandlerRoute[] {
       procedurePath: 'conversationWorkspace.uploadFiles',
       handle: (call) => uploadFiles(deps, call),
     },
+    ...automationRoutes(),
   ];
+}
+
+/**
+ * The automation service's API (/api/automation/v1…, which today's CloudClient and Agent Canvas
+ * call) is not part of this server: every call of a signed-in user answers 404 with a detail
+ * that says so (its health route answers "not available" too: account.router.ts), never a bare
+ * "Not Found" that reads as a wrong URL.
+ */
+function automationRoutes(): HandlerRoute[] {
+  const methods = ['GET', 'POST', 'PATCH', 'DELETE'];
+  return ['/api/automation/v1', '/api/automation/v1/{rest:path}'].flatMap((path) =>
+    methods.map((method) => ({
+      method,
+      path,
+      body: 'none' as const,
+      procedurePath: undefined,
+      handle: async (call: HandlerCall) => {
+        call.req.resume();
+        const { user } = await call.context(true);
+        writeRestError(
+          call.res,
+          user
+            ? { status: 404, body: { detail: 'Automations are not available on this server' } }
+            : { status: 401, body: { detail: 'Unauthorized' } },
+        );
+      },
+    })),
+  );
 }
 
 /** A secret for LookupSecret: the text itself, never cached. */
