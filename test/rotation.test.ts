@@ -66,8 +66,9 @@ describe('encryption key rotation', () => {
     const env = { MONGODB_URI: testDatabaseUri(dbName), ENCRYPTION_KEY: newKey, ENCRYPTION_KEY_PREVIOUS: oldKey };
     const rotated = await runCli(['encryption', 'rotate'], env);
     expect(rotated.code, rotated.stderr).toBe(0);
-    // settings with an LLM profile and the provider tokens, a custom secret, a sandbox, a start task (its MCP override and request secrets)
-    expect(rotated.stdout).toMatch(/re-encrypted 7 values in 4 documents/);
+    // settings (the LLM key, the MCP server's key, the LLM profile's key, the GitHub token), a custom
+    // secret, a sandbox's session key, a start task's MCP override and request secrets
+    expect(rotated.stdout).toMatch(/re-encrypted 8 values in 4 documents/);
 
     const after = await startTestApp('rotation-after', { MONGODB_URI: testDatabaseUri(dbName), ENCRYPTION_KEY: newKey });
     try {
@@ -89,7 +90,7 @@ describe('encryption key rotation', () => {
       for (const { name } of collections) {
         ciphertexts.push(...(JSON.stringify(await after.rawCollection(name).find({}).toArray()).match(/enc:v1:[0-9a-f]{8}/g) ?? []));
       }
-      expect(ciphertexts.length).toBe(7);
+      expect(ciphertexts.length).toBe(8);
       expect(ciphertexts.filter((m) => !m.endsWith(currentId))).toEqual([]);
 
       const again = await runCli(['encryption', 'rotate'], env);

@@ -108,6 +108,21 @@ describe('every query of a representative run is served by a declared index', ()
     await ok('DELETE', `/api/conversations/${v0.conversation_id}`);
     await ok('DELETE', `/api/v1/app-conversations/${conversationId}`);
 
+    // The device flow, as the CLI and Canvas run it: authorize, approve as the signed-in user, collect the key.
+    const device = await call(app, 'POST', '/oauth/device/authorize', { body: {} });
+    expect(device.status).toBe(200);
+    const approved = await call(app, 'POST', '/oauth/device/verify-authenticated', {
+      key,
+      rawBody: new URLSearchParams({ user_code: device.body.user_code, action: 'approve' }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(approved.status, approved.text).toBeLessThan(300);
+    const token = await fetch(`${app.url}/oauth/device/token`, {
+      method: 'POST',
+      body: new URLSearchParams({ device_code: device.body.device_code }),
+    });
+    expect(token.status).toBe(200);
+
     // A browser session: sign in, use the cookie, sign out.
     const signedIn = await call(app, 'POST', '/api/auth/session', { body: { api_key: key } });
     expect(signedIn.status).toBe(200);
