@@ -21,9 +21,19 @@ const user = async (name: string) => {
 };
 
 describe('GET/POST /api/v1/settings', () => {
-  it('answers 404 {"error":"Settings not found"} before the first save', async () => {
-    const { as } = await user('fresh');
-    expect(await as('GET', '/api/v1/settings')).toMatchObject({ status: 404, body: { error: 'Settings not found' } });
+  it('answers the defaults before the first save (V0 /api/settings keeps its 404), and stores nothing for it', async () => {
+    const { key, as } = await user('fresh');
+    const fresh = await as('GET', '/api/v1/settings');
+    expect(fresh.status).toBe(200);
+    expect(fresh.body).toMatchObject({
+      agent_settings: { agent_kind: 'openhands', llm: { model: null, api_key: null, base_url: null } },
+      llm_api_key_set: false,
+      search_api_key_set: false,
+      provider_tokens_set: {},
+      llm_profiles: { profiles: {} },
+      active_agent_profile_id: null,
+    });
+    expect(await call(app, 'GET', '/api/settings', { key })).toMatchObject({ status: 404, body: { error: 'Settings not found' } });
   });
 
   it('stores the diffs in the V0 fields: both shapes read the same values, the key is never returned', async () => {
@@ -94,13 +104,14 @@ describe('GET/POST /api/v1/settings', () => {
   });
 
   it('refuses agent_settings / conversation_settings sent directly with 422 naming the keys, and stores nothing', async () => {
-    const { as } = await user('legacy');
+    const { key, as } = await user('legacy');
     const res = await as('POST', '/api/v1/settings', { conversation_settings: { max_iterations: 3 }, agent_settings: {}, language: 'fr' });
     expect(res).toMatchObject({
       status: 422,
       body: { error: 'Use *_diff nested settings payloads instead of legacy keys', keys: ['agent_settings', 'conversation_settings'] },
     });
-    expect((await as('GET', '/api/v1/settings')).status).toBe(404);
+    expect((await call(app, 'GET', '/api/settings', { key })).status).toBe(404); // nothing stored
+    expect((await as('GET', '/api/v1/settings')).body.language).toBeNull();
   });
 
   it.each([
