@@ -105,6 +105,16 @@ describe('Agent Canvas served by the service', () => {
     expect(res.body).not.toContain('evil');
   });
 
+  it("answers Canvas's /api/cloud-proxy calls with the 404 Canvas reads as an endpoint missing", async () => {
+    const body = JSON.stringify({ host: 'http://127.0.0.1:1', method: 'GET', path: '/api/git/commits', headers: {}, body: null });
+    const proxied = (headers: Record<string, string>) =>
+      fetch(`${app.url}/api/cloud-proxy`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+    const signedIn = await proxied({ cookie, origin: app.url });
+    expect(signedIn.status).toBe(404);
+    expect(await signedIn.json()).toEqual({ detail: expect.stringContaining('cloud proxy is not available') });
+    expect((await proxied({})).status).toBe(401);
+  });
+
   it('locks to PUBLIC_URL when it is set', async () => {
     const other = await startTestApp('canvas-public-url', { WEB_UI: 'canvas', AGENT_CANVAS_DIR: dir, PUBLIC_URL: 'https://acp.example/' });
     try {
