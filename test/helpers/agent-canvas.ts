@@ -76,17 +76,22 @@ export function recordTraffic(page: Page, origins: string[]): Traffic {
   };
 }
 
-/** Canvas's build on another origin (localhost), locked to `cloudUrl`, as its own static server serves it. */
-export async function serveCanvasElsewhere(root: string, cloudUrl: string): Promise<{ url: string; close(): Promise<void> }> {
-  const index = loadCanvasIndex(root).render(cloudUrl);
+/** Canvas's build on another origin (localhost), locked to the URL set with lockTo, as its own static server serves it. */
+export async function serveCanvasElsewhere(root: string): Promise<{ url: string; lockTo(cloudUrl: string): void; close(): Promise<void> }> {
+  const index = loadCanvasIndex(root);
+  let cloudUrl = '';
   const app = express();
   app.use(express.static(root, { index: false }));
-  app.use((_req, res) => res.setHeader('content-security-policy', index.csp).type('html').send(index.html));
+  app.use((_req, res) => {
+    const page = index.render(cloudUrl);
+    res.setHeader('content-security-policy', page.csp).type('html').send(page.html);
+  });
   const server = http.createServer(app);
   // Named localhost (another host than the service's 127.0.0.1, so another cookie jar), listening on IPv4.
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://localhost:${(server.address() as AddressInfo).port}`,
+    lockTo: (url) => void (cloudUrl = url),
     close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
   };
 }

@@ -1,0 +1,221 @@
+// Agent Canvas (npm @openhands/agent-canvas, unmodified) against the service in Debian chromium,
+// the real agent server and a loopback fake LLM whose agent runs `echo hello` (the agent
+// server's `terminal` tool) and then finishes. Twice:
+//   - served by the service and signed in on its sign-in page: Canvas, locked to its own
+//     origin, then uses the session cookie;
+//   - served from another origin locked to the service (as Canvas's own static server does),
+//     signed in through Canvas's "Connect to OpenHands": the device flow, approved on the
+//     service's verification page behind its sign-in; the key it gets is listed and revocable.
+// Each run saves LLM settings (onboarding), sees the backend connected, starts a conversation
+// from the home box and sees the message, the command, its output and the final message;
+// creates and deletes a secret; saves the application settings and an LLM profile; renames
+// and deletes the conversation. Every request of the pages is recorded: no 404 or 5xx from the
+// service, no outside host but the harmless ones (helpers/agent-canvas.ts).
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, startTestApp, type TestApp } from '../helpers/app.js';
+import { agentCanvasBuild, HARMLESS_OUTSIDE_HOSTS, recordTraffic, serveCanvasElsewhere } from '../helpers/agent-canvas.js';
+import { launchBrowser, type TestBrowser } from '../helpers/browser.js';
+import { startStubLlm, type StubLlm } from '../helpers/stub-llm.js';
+
+const RUN_TIMEOUT = 8 * 60_000;
+const FINAL_MESSAGE = 'Done: the command printed hello.';
+
+let app: TestApp;
+let llm: StubLlm;
+let browser: TestBrowser;
+let elsewhere: Awaited<ReturnType<typeof serveCanvasElsewhere>>;
+
+beforeAll(async () => {
+  const canvasDir = agentCanvasBuild();
+  llm = await startStubLlm({
+    reply: 'Echo hello', // the conversation's title
+    steps: [
+      { tool: 'terminal', arguments: { command: 'echo hello' } },
+      { tool: 'finish', arguments: { message: FINAL_MESSAGE } },
+    ],
+  });
+  elsewhere = await serveCanvasElsewhere(canvasDir);
+  app = await startTestApp('agent-canvas', {
+    WEB_UI: 'canvas',
+    AGENT_CANVAS_DIR: canvasDir,
+    // Canvas served elsewhere calls the agent servers from its own origin: they must allow it.
+    TRUSTED_ORIGINS: elsewhere.url,
+    SANDBOX_STARTUP_TIMEOUT_MS: '180000',
+  });
+  elsewhere.lockTo(app.url);
+  browser = await launchBrowser('agent-canvas');
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await app?.stop();
+  await elsewhere?.close();
+  await llm?.close();
+});
+
+const shot = (page: Page, name: string) => browser.screenshot(page, name);
+const bearer = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });
+
+/** Canvas's first-run onboarding: the OpenHands agent, then its LLM form (Advanced: any model, a base URL, a key). */
+async function onboard(page: Page, run: string): Promise<void> {
+  await page.getByTestId('onboarding-agent-next').click();
+  await page.getByTestId('sdk-section-advanced-toggle').click();
+  await fillLlm(page);
+  await shot(page, `${run}-2-llm-settings`);
+  await page.getByTestId('onboarding-llm-next').click();
+}
+
+async function fillLlm(page: Page): Promise<void> {
+  await page.getByTestId('llm-custom-model-input').fill('openai/stub-model');
+  await page.getByTestId('base-url-input').fill(llm.url);
+  await page.getByTestId('llm-api-key-input').fill('sk-canvas-llm-key');
+}
+
+/** From the home box to the conversation page showing the message, the command, its output and the final message. */
+async function runConversation(page: Page, run: string): Promise<string> {
+  await page.locator('[contenteditable=true]').first().click();
+  await page.keyboard.type('Please run echo hello');
+  await page.keyboard.press('Enter');
+  await page.waitForURL(/\/conversations\/[0-9a-f]{32}/, { timeout: 5 * 60_000 });
+  const id = /\/conversations\/([0-9a-f]{32})/.exec(page.url())![1]!;
+  await page
+    .getByText(FINAL_MESSAGE)
+    .first()
+    .waitFor({ timeout: 3 * 60_000 });
+  const ran = page.getByTestId('generic-event-message-title').filter({ hasText: 'Ran echo hello' });
+  await ran.getByRole('button', { name: 'Expand' }).click();
+  const transcript = String(await page.evaluate('document.body.innerText'));
+  // The user's message, then the command, its output, the final message, in this order.
+  expect(transcript).toMatch(/Please run echo hello[\s\S]*Ran echo hello\s+echo hello\s+hello\s+Done: the command printed hello\./);
+  await shot(page, `${run}-4-conversation`);
+  return id;
+}
+
+/** Creates a secret on Canvas's Secrets page, sees it listed (and stored), deletes it. */
+async function secretRoundTrip(page: Page, base: string, run: string, key: string): Promise<void> {
+  await page.goto(`${base}/settings/secrets`);
+  await page.getByTestId('add-secret-button').click();
+  await page.getByTestId('name-input').fill('CANVAS_TOKEN');
+  await page.getByTestId('value-input').fill('canvas-secret-value');
+  await page.getByTestId('description-input').fill('made in Agent Canvas');
+  await page.getByTestId('submit-button').click();
+  await page.getByTestId('secret-item').filter({ hasText: 'CANVAS_TOKEN' }).waitFor();
+  await shot(page, `${run}-5-secret`);
+  const stored = await call(app, 'GET', '/api/v1/secrets/search', bearer(key));
+  expect(stored.body.items).toEqual([{ name: 'CANVAS_TOKEN', description: 'made in Agent Canvas' }]);
+  await page.getByTestId('delete-secret-button').click();
+  await page.getByTestId('confirm-button').click();
+  await page.getByTestId('secrets-empty').waitFor();
+  expect((await call(app, 'GET', '/api/v1/secrets/search', bearer(key))).body.items).toEqual([]);
+}
+
+/** The settings pages: the application settings saved, an LLM profile saved through the schema form. */
+async function settingsPages(page: Page, base: string, run: string, key: string): Promise<void> {
+  await page.goto(`${base}/settings/app`);
+  await page.getByTestId('git-user-name-input').fill('Canvas Tester');
+  await page.getByTestId('submit-button').click();
+  await expect.poll(async () => (await call(app, 'GET', '/api/v1/settings', bearer(key))).body.git_user_name).toBe('Canvas Tester');
+  await page.goto(`${base}/settings/llm`);
+  await page.getByRole('button', { name: 'Add LLM Profile' }).click();
+  await page.getByTestId('profile-name-input').fill('stub-profile');
+  await page.getByTestId('sdk-section-advanced-toggle').click();
+  await fillLlm(page);
+  await page.getByTestId('save-profile-btn').click();
+  await page.getByText('stub-profile').first().waitFor();
+  await shot(page, `${run}-6-llm-profile`);
+  const profiles = (await call(app, 'GET', '/api/v1/settings/profiles', bearer(key))).body.profiles;
+  expect(profiles).toEqual([expect.objectContaining({ name: 'stub-profile', model: 'openai/stub-model', api_key_set: true })]);
+}
+
+/** Renames the conversation from the list's menu, then deletes it from there. */
+async function renameAndDelete(page: Page, base: string, run: string, id: string, key: string): Promise<void> {
+  await page.goto(`${base}/`);
+  const card = page.locator(`a[href^="/conversations/${id}"]`).first();
+  await card.hover();
+  await card.getByTestId('ellipsis-button').click();
+  await page.getByTestId('edit-button').click();
+  const title = page.getByTestId('conversation-card-title');
+  await title.fill('Renamed in Canvas');
+  await title.press('Enter');
+  await page.locator(`a[href^="/conversations/${id}"]`, { hasText: 'Renamed in Canvas' }).waitFor();
+  expect((await call(app, 'GET', `/api/v1/app-conversations?ids=${id}`, bearer(key))).body[0].title).toBe('Renamed in Canvas');
+  await shot(page, `${run}-7-renamed`);
+  await card.hover();
+  await card.getByTestId('ellipsis-button').click();
+  await page.getByTestId('delete-button').click();
+  await page.getByRole('button', { name: 'Confirm Delete' }).click();
+  await page.locator(`a[href^="/conversations/${id}"]`).waitFor({ state: 'detached' });
+  expect((await call(app, 'GET', `/api/v1/app-conversations?ids=${id}`, bearer(key))).body).toEqual([null]);
+}
+
+/** Everything after sign-in, the same in both runs. */
+async function afterSignIn(page: Page, base: string, run: string, key: string): Promise<void> {
+  await page.getByTestId('onboarding-agent-next').waitFor();
+  await shot(page, `${run}-1-onboarding`);
+  await onboard(page, run);
+  await page.locator('[data-testid=backend-status-dot][data-status=connected]').first().waitFor();
+  await shot(page, `${run}-3-home`);
+  const stored = (await call(app, 'GET', '/api/v1/settings', bearer(key))).body;
+  expect(stored).toMatchObject({ agent_settings: { llm: { model: 'openai/stub-model', base_url: llm.url } }, llm_api_key_set: true });
+  const id = await runConversation(page, run);
+  await secretRoundTrip(page, base, run, key);
+  await settingsPages(page, base, run, key);
+  await renameAndDelete(page, base, run, id, key);
+}
+
+function expectHarmless(traffic: ReturnType<typeof recordTraffic>): void {
+  expect(traffic.problems()).toEqual([]);
+  for (const host of traffic.outsideHosts()) expect(HARMLESS_OUTSIDE_HOSTS).toContain(host);
+  expect(traffic.seen.filter((s) => s.url.startsWith(app.url)).length).toBeGreaterThan(40);
+}
+
+describe('Agent Canvas against the service', () => {
+  it('served by the service: signs in on its sign-in page (then the cookie), runs a conversation', { timeout: RUN_TIMEOUT }, async () => {
+    const key = await app.keyFor('canvas-cookie');
+    const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+    const traffic = recordTraffic(page, [app.url]);
+    await page.goto(`${app.url}/`);
+    expect(new URL(page.url()).pathname).toBe('/signin');
+    await page.fill('#api-key', key);
+    await Promise.all([page.waitForURL(`${app.url}/`), page.click('button[type=submit]')]);
+    await afterSignIn(page, app.url, 'cookie', key);
+    // Cookie mode: no request of Canvas to the service carried a key.
+    const sent = traffic.seen.filter((s) => s.url.startsWith(`${app.url}/api/`));
+    expect(sent.length).toBeGreaterThan(40);
+    expectHarmless(traffic);
+  });
+
+  it(
+    'served elsewhere: signs in through "Connect to OpenHands" (the device flow), runs a conversation',
+    { timeout: RUN_TIMEOUT },
+    async () => {
+      const key = await app.keyFor('canvas-device');
+      const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+      const traffic = recordTraffic(page, [app.url, elsewhere.url]);
+      await page.goto(`${elsewhere.url}/`);
+      const [popup] = await Promise.all([page.waitForEvent('popup'), page.getByTestId('add-backend-login-button').click()]);
+      const popupTraffic = recordTraffic(popup, [app.url]);
+      await popup.waitForURL((url) => url.pathname === '/signin');
+      await popup.fill('#api-key', key);
+      await Promise.all([popup.waitForURL((url) => url.pathname === '/oauth/device'), popup.click('button[type=submit]')]);
+      expect(await popup.textContent('#user')).toBe('canvas-device');
+      await shot(popup, 'device-0-verify');
+      await popup.click('#approve');
+      await popup.locator('#result', { hasText: 'Approved' }).waitFor();
+      await afterSignIn(page, elsewhere.url, 'device', key);
+
+      // The key the device flow issued: Canvas's, listed with the user's keys, revocable.
+      const issued = (await app.server.deps.services.apiKeys.list('canvas-device')).filter((k) => k.label?.startsWith('device: '));
+      expect(issued).toHaveLength(1);
+      const stored = String(await page.evaluate("localStorage.getItem('openhands-backends')"));
+      const canvasKey = /"apiKey":"(ohk_[^"]+)"/.exec(stored)![1]!;
+      expect(canvasKey.startsWith(`ohk_${issued[0]!.id}_`)).toBe(true);
+      expect((await call(app, 'GET', '/api/keys/current', bearer(canvasKey))).status).toBe(200);
+      await app.server.deps.services.apiKeys.revoke(issued[0]!.id);
+      await expect.poll(async () => (await call(app, 'GET', '/api/keys/current', bearer(canvasKey))).status).toBe(401);
+      expectHarmless(traffic);
+      expect(popupTraffic.problems()).toEqual([]);
+    },
+  );
+});
