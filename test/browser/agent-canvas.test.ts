@@ -17,6 +17,7 @@ import { call, startTestApp, type TestApp } from '../helpers/app.js';
 import { agentCanvasBuild, HARMLESS_OUTSIDE_HOSTS, recordTraffic, serveCanvasElsewhere } from '../helpers/agent-canvas.js';
 import { launchBrowser, type TestBrowser } from '../helpers/browser.js';
 import { startStubLlm, type StubLlm } from '../helpers/stub-llm.js';
+import { startTlsFront, type TlsFront } from '../helpers/tls-front.js';
 
 const RUN_TIMEOUT = 8 * 60_000;
 const FINAL_MESSAGE = 'Done: the command printed hello.';
@@ -25,6 +26,7 @@ let app: TestApp;
 let llm: StubLlm;
 let browser: TestBrowser;
 let elsewhere: Awaited<ReturnType<typeof serveCanvasElsewhere>>;
+let front: TlsFront;
 
 beforeAll(async () => {
   const canvasDir = agentCanvasBuild();
@@ -36,14 +38,18 @@ beforeAll(async () => {
     ],
   });
   elsewhere = await serveCanvasElsewhere(canvasDir);
+  // Canvas opens the device flow's verification page only over https: the service behind TLS, as deployed.
+  front = await startTlsFront();
   app = await startTestApp('agent-canvas', {
     WEB_UI: 'canvas',
     AGENT_CANVAS_DIR: canvasDir,
     // Canvas served elsewhere calls the agent servers from its own origin: they must allow it.
     TRUSTED_ORIGINS: elsewhere.url,
+    TRUST_PROXY: 'loopback', // the TLS front's X-Forwarded-Proto
     SANDBOX_STARTUP_TIMEOUT_MS: '180000',
   });
-  elsewhere.lockTo(app.url);
+  front.forwardTo(app.url);
+  elsewhere.lockTo(front.url);
   browser = await launchBrowser('agent-canvas');
 });
 
@@ -51,6 +57,7 @@ afterAll(async () => {
   await browser?.close();
   await app?.stop();
   await elsewhere?.close();
+  await front?.close();
   await llm?.close();
 });
 
@@ -110,22 +117,32 @@ async function secretRoundTrip(page: Page, base: string, run: string, key: strin
   expect((await call(app, 'GET', '/api/v1/secrets/search', bearer(key))).body.items).toEqual([]);
 }
 
-/** The settings pages: the application settings saved, an LLM profile saved through the schema form. */
-async function settingsPages(page: Page, base: string, run: string, key: string): Promise<void> {
-  await page.goto(`${base}/settings/app`);
-  await page.getByTestId('git-user-name-input').fill('Canvas Tester');
-  await page.getByTestId('submit-button').click();
-  await expect.poll(async () => (await call(app, 'GET', '/api/v1/settings', bearer(key))).body.git_user_name).toBe('Canvas Tester');
-  await page.goto(`${base}/settings/llm`);
+/** Canvas's LLM settings page: a profile saved through the schema form (Advanced: any model, a base URL, a key), maybe activated. */
+async function addLlmProfile(page: Page, run: string, key: string, activate = false): Promise<void> {
   await page.getByRole('button', { name: 'Add LLM Profile' }).click();
   await page.getByTestId('profile-name-input').fill('stub-profile');
   await page.getByTestId('sdk-section-advanced-toggle').click();
   await fillLlm(page);
   await page.getByTestId('save-profile-btn').click();
-  await page.getByText('stub-profile').first().waitFor();
-  await shot(page, `${run}-6-llm-profile`);
+  const row = page.getByTestId('profile-row').filter({ hasText: 'stub-profile' });
+  await row.waitFor();
+  if (activate) {
+    // Made the settings' LLM from its row's menu.
+    await row.getByTestId('profile-menu-trigger').click();
+    await page.getByTestId('profile-set-active').click();
+    await row.getByTestId('profile-active-badge').waitFor();
+  }
+  await shot(page, `${run}-llm-profile`);
   const profiles = (await call(app, 'GET', '/api/v1/settings/profiles', bearer(key))).body.profiles;
   expect(profiles).toEqual([expect.objectContaining({ name: 'stub-profile', model: 'openai/stub-model', api_key_set: true })]);
+}
+
+/** The application settings page saves. */
+async function appSettings(page: Page, base: string, key: string): Promise<void> {
+  await page.goto(`${base}/settings/app`);
+  await page.getByTestId('git-user-name-input').fill('Canvas Tester');
+  await page.getByTestId('submit-button').click();
+  await expect.poll(async () => (await call(app, 'GET', '/api/v1/settings', bearer(key))).body.git_user_name).toBe('Canvas Tester');
 }
 
 /** Renames the conversation from the list's menu, then deletes it from there. */
@@ -149,25 +166,40 @@ async function renameAndDelete(page: Page, base: string, run: string, id: string
   expect((await call(app, 'GET', `/api/v1/app-conversations?ids=${id}`, bearer(key))).body).toEqual([null]);
 }
 
-/** Everything after sign-in, the same in both runs. */
+/**
+ * Everything after sign-in, the same in both runs but the LLM's setup: Canvas's onboarding
+ * when it shows (the cookie run), else its "Set up LLM" banner leading to the profiles page.
+ */
 async function afterSignIn(page: Page, base: string, run: string, key: string): Promise<void> {
-  await page.getByTestId('onboarding-agent-next').waitFor();
-  await shot(page, `${run}-1-onboarding`);
-  await onboard(page, run);
+  const onboarding = page.getByTestId('onboarding-agent-next');
+  const banner = page.getByRole('button', { name: 'Set up LLM' });
+  await onboarding.or(banner).first().waitFor();
+  await shot(page, `${run}-1-signed-in`);
+  if (await onboarding.isVisible()) {
+    await onboard(page, run);
+  } else {
+    await banner.click();
+    await addLlmProfile(page, `${run}-2`, key, true);
+    await page.goto(`${base}/`);
+  }
   await page.locator('[data-testid=backend-status-dot][data-status=connected]').first().waitFor();
   await shot(page, `${run}-3-home`);
   const stored = (await call(app, 'GET', '/api/v1/settings', bearer(key))).body;
   expect(stored).toMatchObject({ agent_settings: { llm: { model: 'openai/stub-model', base_url: llm.url } }, llm_api_key_set: true });
   const id = await runConversation(page, run);
   await secretRoundTrip(page, base, run, key);
-  await settingsPages(page, base, run, key);
+  await appSettings(page, base, key);
+  if (!(await call(app, 'GET', '/api/v1/settings/profiles', bearer(key))).body.profiles.length) {
+    await page.goto(`${base}/settings/llm`);
+    await addLlmProfile(page, `${run}-6`, key);
+  }
   await renameAndDelete(page, base, run, id, key);
 }
 
-function expectHarmless(traffic: ReturnType<typeof recordTraffic>): void {
+function expectHarmless(traffic: ReturnType<typeof recordTraffic>, service: string): void {
   expect(traffic.problems()).toEqual([]);
   for (const host of traffic.outsideHosts()) expect(HARMLESS_OUTSIDE_HOSTS).toContain(host);
-  expect(traffic.seen.filter((s) => s.url.startsWith(app.url)).length).toBeGreaterThan(40);
+  expect(traffic.seen.filter((s) => s.url.startsWith(service)).length).toBeGreaterThan(40);
 }
 
 describe('Agent Canvas against the service', () => {
@@ -183,7 +215,7 @@ describe('Agent Canvas against the service', () => {
     // Cookie mode: no request of Canvas to the service carried a key.
     const sent = traffic.seen.filter((s) => s.url.startsWith(`${app.url}/api/`));
     expect(sent.length).toBeGreaterThan(40);
-    expectHarmless(traffic);
+    expectHarmless(traffic, app.url);
   });
 
   it(
@@ -191,11 +223,11 @@ describe('Agent Canvas against the service', () => {
     { timeout: RUN_TIMEOUT },
     async () => {
       const key = await app.keyFor('canvas-device');
-      const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
-      const traffic = recordTraffic(page, [app.url, elsewhere.url]);
+      const page = await browser.newPage({ viewport: { width: 1600, height: 1000 }, ignoreHTTPSErrors: true });
+      const traffic = recordTraffic(page, [front.url, elsewhere.url]);
       await page.goto(`${elsewhere.url}/`);
       const [popup] = await Promise.all([page.waitForEvent('popup'), page.getByTestId('add-backend-login-button').click()]);
-      const popupTraffic = recordTraffic(popup, [app.url]);
+      const popupTraffic = recordTraffic(popup, [front.url]);
       await popup.waitForURL((url) => url.pathname === '/signin');
       await popup.fill('#api-key', key);
       await Promise.all([popup.waitForURL((url) => url.pathname === '/oauth/device'), popup.click('button[type=submit]')]);
@@ -203,6 +235,7 @@ describe('Agent Canvas against the service', () => {
       await shot(popup, 'device-0-verify');
       await popup.click('#approve');
       await popup.locator('#result', { hasText: 'Approved' }).waitFor();
+      await popup.waitForEvent('close', { timeout: 60_000 }); // Canvas closes it once it has its key
       await afterSignIn(page, elsewhere.url, 'device', key);
 
       // The key the device flow issued: Canvas's, listed with the user's keys, revocable.
@@ -214,7 +247,7 @@ describe('Agent Canvas against the service', () => {
       expect((await call(app, 'GET', '/api/keys/current', bearer(canvasKey))).status).toBe(200);
       await app.server.deps.services.apiKeys.revoke(issued[0]!.id);
       await expect.poll(async () => (await call(app, 'GET', '/api/keys/current', bearer(canvasKey))).status).toBe(401);
-      expectHarmless(traffic);
+      expectHarmless(traffic, front.url);
       expect(popupTraffic.problems()).toEqual([]);
     },
   );
