@@ -11,11 +11,13 @@
 // creates and deletes a secret; saves the application settings and an LLM profile; renames
 // and deletes the conversation. Every request of the pages is recorded: no 404 or 5xx from the
 // service, no outside host but the harmless ones (helpers/agent-canvas.ts).
+import fs from 'node:fs';
+import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApp, type TestApp } from '../helpers/app.js';
 import { agentCanvasBuild, HARMLESS_OUTSIDE_HOSTS, recordTraffic, serveCanvasElsewhere } from '../helpers/agent-canvas.js';
-import { launchBrowser, type TestBrowser } from '../helpers/browser.js';
+import { launchBrowser, SCREENSHOT_DIR, type TestBrowser } from '../helpers/browser.js';
 import { startStubLlm, type StubLlm } from '../helpers/stub-llm.js';
 import { startTlsFront, type TlsFront } from '../helpers/tls-front.js';
 
@@ -145,6 +147,27 @@ async function appSettings(page: Page, base: string, key: string): Promise<void>
   await expect.poll(async () => (await call(app, 'GET', '/api/v1/settings', bearer(key))).body.git_user_name).toBe('Canvas Tester');
 }
 
+/** Canvas's other pages (automations aside: not available here), each loaded until its requests settle; the recorder checks their answers. */
+const OTHER_PAGES = [
+  '/settings/agent',
+  '/settings/agents',
+  '/settings/condenser',
+  '/settings/agent-context',
+  '/settings/verification',
+  '/customize',
+  '/skills',
+  '/plugins',
+  '/mcp',
+];
+
+async function visitOtherPages(page: Page, base: string, run: string): Promise<void> {
+  for (const pathname of OTHER_PAGES) {
+    await page.goto(`${base}${pathname}`);
+    await page.waitForLoadState('networkidle');
+    await shot(page, `${run}-page${pathname.replaceAll('/', '-')}`);
+  }
+}
+
 /** Renames the conversation from the list's menu, then deletes it from there. */
 async function renameAndDelete(page: Page, base: string, run: string, id: string, key: string): Promise<void> {
   await page.goto(`${base}/`);
@@ -189,6 +212,7 @@ async function afterSignIn(page: Page, base: string, run: string, key: string): 
   const id = await runConversation(page, run);
   await secretRoundTrip(page, base, run, key);
   await appSettings(page, base, key);
+  await visitOtherPages(page, base, run);
   if (!(await call(app, 'GET', '/api/v1/settings/profiles', bearer(key))).body.profiles.length) {
     await page.goto(`${base}/settings/llm`);
     await addLlmProfile(page, `${run}-6`, key);
@@ -196,7 +220,13 @@ async function afterSignIn(page: Page, base: string, run: string, key: string): 
   await renameAndDelete(page, base, run, id, key);
 }
 
-function expectHarmless(traffic: ReturnType<typeof recordTraffic>, service: string): void {
+/** No 404/5xx from us, only harmless outside hosts; their list is kept beside the screenshots. */
+function expectHarmless(traffic: ReturnType<typeof recordTraffic>, service: string, run: string): void {
+  fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  fs.writeFileSync(
+    path.join(SCREENSHOT_DIR, `agent-canvas-${run}-outside-requests.json`),
+    JSON.stringify(traffic.outsideRequests(), null, 2),
+  );
   expect(traffic.problems()).toEqual([]);
   for (const host of traffic.outsideHosts()) expect(HARMLESS_OUTSIDE_HOSTS).toContain(host);
   expect(traffic.seen.filter((s) => s.url.startsWith(service)).length).toBeGreaterThan(40);
@@ -215,7 +245,7 @@ describe('Agent Canvas against the service', () => {
     // Cookie mode: no request of Canvas to the service carried a key.
     const sent = traffic.seen.filter((s) => s.url.startsWith(`${app.url}/api/`));
     expect(sent.length).toBeGreaterThan(40);
-    expectHarmless(traffic, app.url);
+    expectHarmless(traffic, app.url, 'cookie');
   });
 
   it(
@@ -247,7 +277,7 @@ describe('Agent Canvas against the service', () => {
       expect((await call(app, 'GET', '/api/keys/current', bearer(canvasKey))).status).toBe(200);
       await app.server.deps.services.apiKeys.revoke(issued[0]!.id);
       await expect.poll(async () => (await call(app, 'GET', '/api/keys/current', bearer(canvasKey))).status).toBe(401);
-      expectHarmless(traffic, front.url);
+      expectHarmless(traffic, front.url, 'device');
       expect(popupTraffic.problems()).toEqual([]);
     },
   );

@@ -47,6 +47,8 @@ export interface Traffic {
   problems(): string[];
   /** The outside hosts asked for, sorted. */
   outsideHosts(): string[];
+  /** The requests to outside hosts, with their answer or the browser's error. */
+  outsideRequests(): Seen[];
 }
 
 /** Records every request of the page; `origins` are ours, loopback others are the agent servers. */
@@ -73,6 +75,7 @@ export function recordTraffic(page: Page, origins: string[]): Traffic {
         return [];
       }),
     outsideHosts: () => [...new Set(seen.filter((s) => outside(s.url)).map((s) => new URL(s.url).hostname))].sort(),
+    outsideRequests: () => seen.filter((s) => outside(s.url)),
   };
 }
 

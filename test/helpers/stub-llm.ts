@@ -3,8 +3,10 @@
 // base URL here so a conversation runs end to end without a real provider, key or cost, and
 // can assert exactly what was sent (headers such as the API key, model, messages). With
 // `steps`, the agent's turns (requests that offer tools) get one step each, in order (a tool
-// call, e.g. the agent server's `terminal` then `finish`, or a text), the last one repeating;
-// requests without tools (the agent server's title generation) get the plain reply.
+// call, e.g. the agent server's `terminal` then `finish`, or a text), the last one repeating:
+// the step is chosen by the assistant turns already in the request's messages, so each
+// conversation starts at the first step. Requests without tools (the agent server's title
+// generation) get the plain reply.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -30,7 +32,6 @@ function json(res: http.ServerResponse, status: number, body: unknown): void {
 export async function startStubLlm(opts: { reply?: string; steps?: StubStep[] } = {}): Promise<StubLlm> {
   let reply = opts.reply ?? DEFAULT_REPLY;
   const requests: StubLlm['requests'] = [];
-  let turns = 0;
 
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -56,13 +57,14 @@ export async function startStubLlm(opts: { reply?: string; steps?: StubStep[] } 
       if (typeof body !== 'object' || body === null) {
         return json(res, 400, { error: { message: 'Request body must be a JSON object', type: 'invalid_request_error' } });
       }
-      const request = body as { model?: unknown; stream?: unknown; tools?: unknown };
+      const request = body as { model?: unknown; stream?: unknown; tools?: unknown; messages?: unknown };
       const model = typeof request.model === 'string' ? request.model : 'stub-model';
       const created = Math.floor(Date.now() / 1000);
       const usage = { prompt_tokens: 10, completion_tokens: 6, total_tokens: 16 };
       const steps = opts.steps ?? [];
-      const step =
-        steps.length && Array.isArray(request.tools) && request.tools.length ? steps[Math.min(turns++, steps.length - 1)]! : reply;
+      const messages = Array.isArray(request.messages) ? (request.messages as { role?: unknown }[]) : [];
+      const turns = messages.filter((message) => message?.role === 'assistant').length;
+      const step = steps.length && Array.isArray(request.tools) && request.tools.length ? steps[Math.min(turns, steps.length - 1)]! : reply;
       if (typeof step !== 'string') return toolCall(res, request.stream === true, { model, created, usage }, step, turns);
 
       if (request.stream !== true) {

@@ -223,6 +223,26 @@ describe('LLM profiles', () => {
     expect((await as('POST', '/api/v1/settings/profiles/x', { llm: { model: 'm', surprise: 1 } })).status).toBe(422);
   });
 
+  it("accepts Agent Canvas's LLM-form keys at their defaults (an API key: nothing stored), refuses other values with 422", async () => {
+    const { as } = await user('canvas-form');
+    const form = { auth_type: 'api_key', subscription_vendor: null, provider_connection_id: null };
+    const llm = { model: 'openai/stub-model', base_url: 'http://127.0.0.1:9/v1', api_key: LLM_KEY, ...form };
+    expect((await as('POST', '/api/v1/settings', { agent_settings_diff: { llm } })).status).toBe(200);
+    expect((await as('POST', '/api/v1/settings/profiles/canvas', { llm })).status).toBe(201);
+    const detail = (await as('GET', '/api/v1/settings/profiles/canvas')).body;
+    expect(detail.config).toMatchObject({ model: 'openai/stub-model', base_url: 'http://127.0.0.1:9/v1' });
+    expect((await as('GET', '/api/v1/settings')).body.agent_settings.llm).toMatchObject({ model: 'openai/stub-model' });
+    for (const key of Object.keys(form)) {
+      expect(detail.config).not.toHaveProperty(key);
+      expect((await as('GET', '/api/v1/settings')).body.agent_settings.llm).not.toHaveProperty(key);
+    }
+    for (const unsupported of [{ auth_type: 'subscription' }, { subscription_vendor: 'openai' }, { provider_connection_id: 'conn-1' }]) {
+      expect((await as('POST', '/api/v1/settings/profiles/other', { llm: { model: 'm', ...unsupported } })).status).toBe(422);
+      expect((await as('POST', '/api/v1/settings', { agent_settings_diff: { llm: unsupported } })).status).toBe(422);
+    }
+    expect((await as('GET', '/api/v1/settings/profiles/other')).status).toBe(404);
+  });
+
   it('stops at ten profiles (409), as the reference does', async () => {
     const { as } = await user('limit');
     for (let i = 0; i < 10; i++) expect((await as('POST', `/api/v1/settings/profiles/p${i}`, { llm: { model: 'm' } })).status).toBe(201);
