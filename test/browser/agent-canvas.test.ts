@@ -245,6 +245,7 @@ describe('Agent Canvas against the service', () => {
     // Cookie mode: no request of Canvas to the service carried a key.
     const sent = traffic.seen.filter((s) => s.url.startsWith(`${app.url}/api/`));
     expect(sent.length).toBeGreaterThan(40);
+    expect(sent.filter((s) => s.authorization)).toEqual([]);
     expectHarmless(traffic, app.url, 'cookie');
   });
 
@@ -277,6 +278,9 @@ describe('Agent Canvas against the service', () => {
       expect((await call(app, 'GET', '/api/keys/current', bearer(canvasKey))).status).toBe(200);
       await app.server.deps.services.apiKeys.revoke(issued[0]!.id);
       await expect.poll(async () => (await call(app, 'GET', '/api/keys/current', bearer(canvasKey))).status).toBe(401);
+      // Key mode: every API call of Canvas carried the key it got (the device flow's own calls need none).
+      const sent = traffic.seen.filter((s) => s.url.startsWith(`${front.url}/api/`) && s.method !== 'OPTIONS');
+      expect(sent.filter((s) => !s.authorization)).toEqual([]);
       expectHarmless(traffic, front.url, 'device');
       expect(popupTraffic.problems()).toEqual([]);
     },

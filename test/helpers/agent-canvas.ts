@@ -37,6 +37,8 @@ export interface Seen {
   method: string;
   url: string;
   status: number | null;
+  /** Whether it carried an Authorization header (a key; cookie mode sends none). */
+  authorization: boolean;
   /** The browser's error for a request that got no answer (a closed network, a refused CORS check). */
   failure?: string;
 }
@@ -56,10 +58,22 @@ export function recordTraffic(page: Page, origins: string[]): Traffic {
   const seen: Seen[] = [];
   page.on('response', (response) => {
     const request = response.request();
-    seen.push({ method: request.method(), url: request.url(), status: response.status() });
+    seen.push({
+      method: request.method(),
+      url: request.url(),
+      status: response.status(),
+      authorization: 'authorization' in request.headers(),
+    });
   });
   page.on('requestfailed', (request) => {
-    seen.push({ method: request.method(), url: request.url(), status: null, failure: request.failure()?.errorText ?? 'failed' });
+    const authorization = 'authorization' in request.headers();
+    seen.push({
+      method: request.method(),
+      url: request.url(),
+      status: null,
+      authorization,
+      failure: request.failure()?.errorText ?? 'failed',
+    });
   });
   const outside = (url: string) => {
     const { protocol, hostname } = new URL(url);
