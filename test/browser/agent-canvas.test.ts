@@ -278,9 +278,10 @@ describe('Agent Canvas against the service', () => {
       expect((await call(app, 'GET', '/api/keys/current', bearer(canvasKey))).status).toBe(200);
       await app.server.deps.services.apiKeys.revoke(issued[0]!.id);
       await expect.poll(async () => (await call(app, 'GET', '/api/keys/current', bearer(canvasKey))).status).toBe(401);
-      // Canvas sees it: its backend is no longer connected.
+      // Canvas sees it: its backend is no longer connected, the user logged out.
       await page.reload();
       await page.locator('[data-testid=backend-status-dot][data-status=disconnected]').first().waitFor();
+      await page.getByText('Logged out').first().waitFor();
       await shot(page, 'device-8-key-revoked');
       // Key mode: every API call of Canvas carried the key it got (the device flow's own calls need none).
       const sent = traffic.seen.filter((s) => s.url.startsWith(`${front.url}/api/`) && s.method !== 'OPTIONS');
