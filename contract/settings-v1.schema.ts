@@ -7,7 +7,17 @@ import { McpConfigInputSchema, McpConfigSchema } from './mcp.schema.js';
 import { SaveSettingsInputSchema } from './settings.schema.js';
 import { AGENT_FIELDS, CONVERSATION_FIELDS, fieldsObject, LLM_FIELDS } from './settings-fields.js';
 
-const llmDiff = fieldsObject(LLM_FIELDS.map((field) => ({ name: field.name, field })));
+/**
+ * What Agent Canvas's LLM forms send besides the schema's fields: how the LLM is reached. Their
+ * defaults (an API key, no subscription, no provider connection) are what runs here and are not
+ * stored; any other value cannot be honoured and is refused (422).
+ */
+export const FORM_ONLY_LLM_KEYS = ['auth_type', 'subscription_vendor', 'provider_connection_id'] as const;
+const llmDiff = fieldsObject(LLM_FIELDS.map((field) => ({ name: field.name, field }))).extend({
+  auth_type: z.literal('api_key').optional(),
+  subscription_vendor: z.null().optional(),
+  provider_connection_id: z.null().optional(),
+});
 const byKey = (key: string) => AGENT_FIELDS.find((field) => field.key === key)!;
 
 export const AgentSettingsDiffSchema = z

@@ -12,8 +12,12 @@ const tags = ['settings (2026)'];
 export const settingsV1Router = router({
   get: authedProcedure
     .meta({
-      errors: ['settings_not_found'],
-      openapi: { method: 'GET', path: '/api/v1/settings', tags, summary: 'Load the settings, nested (secrets never returned)' },
+      openapi: {
+        method: 'GET',
+        path: '/api/v1/settings',
+        tags,
+        summary: 'Load the settings, nested (the defaults before the first save; secrets never returned)',
+      },
     })
     .input(NoInputSchema)
     .output(SettingsV1Schema)

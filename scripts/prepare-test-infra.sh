@@ -21,3 +21,4 @@ optional setup-bubblewrap.sh
 optional setup-sdk-workspace.sh
 optional setup-ts-client.sh
 optional setup-openhands-cli.sh
+optional setup-agent-canvas.sh

@@ -62,7 +62,15 @@ const EnvSchema = z
     PUBLIC_URL: optionalHttpUrl,
     TRUSTED_ORIGINS: origins,
     TRUST_PROXY: optionalString,
+    // Which web UI is served at /: Agent Canvas (fetched on first start), the d6 UI built into
+    // WEB_UI_DIR, or none (the small home page). Unset: d6 when WEB_UI_DIR is set, else canvas.
+    WEB_UI: z.enum(['canvas', 'd6', 'none']).optional(),
     WEB_UI_DIR: optionalString,
+    AGENT_CANVAS_DIR: optionalString,
+    AGENT_CANVAS_VERSION: z
+      .string()
+      .regex(/^[0-9A-Za-z.+-]+$/, 'a version such as 1.20.0')
+      .default('1.20.0'),
     POSTHOG_CLIENT_KEY: z.string().trim().default(''),
     GITHUB_APP_CLIENT_ID: z.string().trim().default(''),
     ENABLE_BILLING: z.stringbool().default(false),
@@ -142,6 +150,16 @@ const EnvSchema = z
       .min(60)
       .default(24 * 3600),
   })
+  .refine((e) => e.WEB_UI !== 'd6' || e.WEB_UI_DIR, {
+    path: ['WEB_UI_DIR'],
+    message: 'is required with WEB_UI=d6 (a built OpenHands d6 web UI)',
+    when: () => true,
+  })
+  .refine((e) => !e.WEB_UI_DIR || e.WEB_UI === undefined || e.WEB_UI === 'd6', {
+    path: ['WEB_UI_DIR'],
+    message: 'serves the d6 web UI: unset it, or set WEB_UI=d6 (a Canvas build goes in AGENT_CANVAS_DIR)',
+    when: () => true,
+  })
   .refine((e) => !e.MONGODB_URI || e.ENCRYPTION_KEY, {
     path: ['ENCRYPTION_KEY'],
     message: 'is required when MONGODB_URI is set (generate one with: npm run cli -- encryption generate-key)',
@@ -150,6 +168,8 @@ const EnvSchema = z
   });
 
 export type Env = z.input<typeof EnvSchema>;
+
+export type WebUiKind = 'canvas' | 'd6' | 'none';
 
 /** Every bad variable at once, in words for the operator (main.ts prints it without a stack). */
 export class ConfigError extends Error {
@@ -193,7 +213,11 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
     // Where browsers reach this service (its origin is trusted for cookie requests); unset = WEB_URL.
     publicUrl: e.PUBLIC_URL ? trimSlash(e.PUBLIC_URL) : undefined,
     webUi: {
+      kind: (e.WEB_UI ?? (e.WEB_UI_DIR ? 'd6' : 'canvas')) as WebUiKind,
       dir: e.WEB_UI_DIR ? path.resolve(e.WEB_UI_DIR) : undefined,
+      /** A Canvas build to serve as it is; unset: fetched into the cache (scripts/setup-agent-canvas.sh). */
+      canvasDir: e.AGENT_CANVAS_DIR ? path.resolve(e.AGENT_CANVAS_DIR) : undefined,
+      canvasVersion: e.AGENT_CANVAS_VERSION,
       posthogClientKey: e.POSTHOG_CLIENT_KEY,
       githubClientId: e.GITHUB_APP_CLIENT_ID,
       enableBilling: e.ENABLE_BILLING,

@@ -4,6 +4,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './http/app.js';
+import { resolveServedUi } from './http/web/served-ui.js';
 import { ensureBootstrapKey, ensureDataDir, loadSecretBox, openDatabase } from './bootstrap.js';
 import type { Config } from './config.js';
 import type { DatabaseOptions } from './db/database.js';
@@ -77,12 +78,15 @@ export async function openDomain(config: Config, log: Logger, options: ServerOpt
 
 export async function startServer(config: Config, log: Logger, options: ServerOptions = {}): Promise<RunningServer> {
   let listeningUrl = '';
+  // Fetched (first start) while the database starts; a failed fetch resolves to no UI.
+  const served = resolveServedUi(config, log);
+  served.catch(() => undefined); // awaited below; no unhandled rejection meanwhile
   const domain = await openDomain(config, log, { ...options, webUrl: () => config.webUrl ?? listeningUrl });
   const { deps } = domain;
   const { services } = deps;
   try {
     const bootstrapKey = await ensureBootstrapKey(config, services);
-    const server = http.createServer(createApp(deps));
+    const server = http.createServer(createApp(deps, await served));
     server.keepAliveTimeout = 65_000; // above common load-balancer idle timeouts
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

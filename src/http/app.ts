@@ -13,13 +13,14 @@ import { createPipeline, factsOf } from './pipeline.js';
 import { restDoor } from './rest/index.js';
 import { trpcMount } from './trpc.js';
 import { webRoutes } from './web/index.js';
+import type { ServedUi } from './web/served-ui.js';
 
-export function createApp(deps: Deps): RequestListener {
+export function createApp(deps: Deps, ui: ServedUi = { kind: 'none' }): RequestListener {
   const begin = createPipeline(deps);
   const health = healthRoutes(deps);
   const trpc = trpcMount(deps);
   const rest = restDoor(deps);
-  const web = webRoutes(deps);
+  const web = webRoutes(deps, ui);
   return (req, res) => {
     try {
       if (!begin(req, res)) return;

@@ -2,7 +2,7 @@
 // with the reference's rules (docs/api.md "2026 /api/v1 surface"). Keys are encrypted and
 // never returned; activating a profile makes it the settings' LLM (model, key, base URL and
 // the other keyword arguments) in one write.
-import type { LlmConfig, SaveProfileInput } from '../../contract/settings-v1.schema.js';
+import { FORM_ONLY_LLM_KEYS, type LlmConfig, type SaveProfileInput } from '../../contract/settings-v1.schema.js';
 import { LLM_EXTRA_KEYS } from '../../contract/settings-fields.js';
 import type { SecretBox } from '../crypto.js';
 import { AppError } from '../errors.js';
@@ -57,6 +57,7 @@ export class LlmProfilesService {
         });
       }
       const { api_key: sent, ...config } = (input.llm ?? current!) as Record<string, unknown>;
+      for (const key of FORM_ONLY_LLM_KEYS) delete config[key]; // their defaults only (the schema): nothing to keep
       const api_key = typeof sent === 'string' ? sent : null;
       let apiKey = api_key?.trim() ? this.box.encrypt(api_key, llmProfileSecretContext(userId)) : null;
       if ((api_key == null || input.preserve_existing_api_key) && existing) apiKey = existing.apiKey;

@@ -43,15 +43,21 @@ export class SettingsV1Service {
     return CONVERSATION_SCHEMA;
   }
 
+  /**
+   * The defaults before the first save, not the reference's 404: every 2026 client is a Cloud
+   * client, and Cloud accounts have settings from their creation (Agent Canvas re-asks on every
+   * page and logs each 404; the CLI's login warns it could not fetch the user's data). V0
+   * /api/settings keeps its 404.
+   */
   async get(userId: string): Promise<SettingsV1> {
     const stored = await this.settings.stored(userId);
-    if (!stored) throw new AppError('NOT_FOUND', 'Settings not found', { reason: 'settings_not_found' });
     const profiles = await this.llmProfiles.asKwargs(userId, false);
-    const { dto, record } = stored;
+    const dto = stored?.dto ?? this.settings.defaults();
+    const record = stored?.record ?? null;
     const nested = nestedSettings(dto, record, {
       llmApiKey: null,
       llmProfiles: profiles,
-      activeAgentProfileId: record.activeAgentProfileId ?? null,
+      activeAgentProfileId: record?.activeAgentProfileId ?? null,
     });
     const { llm_model: _m, llm_api_key: _k, llm_base_url: _b, agent: _a, max_iterations: _i, ...rest } = dto;
     const {

@@ -54,6 +54,8 @@ export async function startTestApp(
     MONGODB_URI: testDatabaseUri(dbName),
     ENCRYPTION_KEY: generateKeyText(),
     LOG_LEVEL: logLines ? 'debug' : 'silent',
+    // No web UI unless a test asks for one: the default (Agent Canvas) is fetched at start.
+    ...(env.WEB_UI || env.WEB_UI_DIR ? {} : { WEB_UI: 'none' }),
     ...env,
   });
   const lines = logLines;

@@ -9,7 +9,9 @@ const TSX = ['--import', 'tsx'];
 function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const base = { ...process.env };
   for (const name of ['MONGODB_URI', 'SESSION_API_KEY', 'ENCRYPTION_KEY', 'ENCRYPTION_KEY_PREVIOUS', 'DATA_DIR', 'PORT']) delete base[name];
-  return { ...base, LOG_LEVEL: 'info', ...env };
+  // No web UI unless a test asks for one: the default (Agent Canvas) is fetched at start.
+  const ui = env.WEB_UI || env.WEB_UI_DIR || base.WEB_UI || base.WEB_UI_DIR ? {} : { WEB_UI: 'none' };
+  return { ...base, LOG_LEVEL: 'info', ...ui, ...env };
 }
 
 export async function runCli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {

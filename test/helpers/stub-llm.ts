@@ -1,9 +1,17 @@
 // A stub OpenAI-compatible LLM on 127.0.0.1: POST /v1/chat/completions answers a fixed reply,
 // as one JSON body or, with "stream": true, as server-sent chunks. Tests point an agent's LLM
 // base URL here so a conversation runs end to end without a real provider, key or cost, and
-// can assert exactly what was sent (headers such as the API key, model, messages).
+// can assert exactly what was sent (headers such as the API key, model, messages). With
+// `steps`, the agent's turns (requests that offer tools) get one step each, in order (a tool
+// call, e.g. the agent server's `terminal` then `finish`, or a text), the last one repeating:
+// the step is chosen by the assistant turns already in the request's messages, so each
+// conversation starts at the first step. Requests without tools (the agent server's title
+// generation) get the plain reply.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+
+/** One answer of the agent's turn: a text, or a call of one of the tools the request offers. */
+export type StubStep = string | { tool: string; arguments: Record<string, unknown> };
 
 export interface StubLlm {
   /** OpenAI-style base URL including /v1, e.g. http://127.0.0.1:1234/v1. */
@@ -21,7 +29,7 @@ function json(res: http.ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 }
 
-export async function startStubLlm(opts: { reply?: string } = {}): Promise<StubLlm> {
+export async function startStubLlm(opts: { reply?: string; steps?: StubStep[] } = {}): Promise<StubLlm> {
   let reply = opts.reply ?? DEFAULT_REPLY;
   const requests: StubLlm['requests'] = [];
 
@@ -49,10 +57,15 @@ export async function startStubLlm(opts: { reply?: string } = {}): Promise<StubL
       if (typeof body !== 'object' || body === null) {
         return json(res, 400, { error: { message: 'Request body must be a JSON object', type: 'invalid_request_error' } });
       }
-      const request = body as { model?: unknown; stream?: unknown };
+      const request = body as { model?: unknown; stream?: unknown; tools?: unknown; messages?: unknown };
       const model = typeof request.model === 'string' ? request.model : 'stub-model';
       const created = Math.floor(Date.now() / 1000);
       const usage = { prompt_tokens: 10, completion_tokens: 6, total_tokens: 16 };
+      const steps = opts.steps ?? [];
+      const messages = Array.isArray(request.messages) ? (request.messages as { role?: unknown }[]) : [];
+      const turns = messages.filter((message) => message?.role === 'assistant').length;
+      const step = steps.length && Array.isArray(request.tools) && request.tools.length ? steps[Math.min(turns, steps.length - 1)]! : reply;
+      if (typeof step !== 'string') return toolCall(res, request.stream === true, { model, created, usage }, step, turns);
 
       if (request.stream !== true) {
         return json(res, 200, {
@@ -60,7 +73,7 @@ export async function startStubLlm(opts: { reply?: string } = {}): Promise<StubL
           object: 'chat.completion',
           created,
           model,
-          choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: reply } }],
+          choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: step } }],
           usage,
         });
       }
@@ -79,7 +92,7 @@ export async function startStubLlm(opts: { reply?: string } = {}): Promise<StubL
         );
       send({ role: 'assistant', content: '' }, null);
       // Word by word (keeping the spaces), so clients really have to join several deltas.
-      for (const piece of reply.match(/\S+\s*|\s+/g) ?? []) send({ content: piece }, null);
+      for (const piece of step.match(/\S+\s*|\s+/g) ?? []) send({ content: piece }, null);
       send({}, 'stop', { usage });
       res.end('data: [DONE]\n\n');
     });
@@ -98,4 +111,32 @@ export async function startStubLlm(opts: { reply?: string } = {}): Promise<StubL
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** A step's tool call, as one JSON body or as two chunks (the call, then the finish reason). */
+function toolCall(
+  res: http.ServerResponse,
+  stream: boolean,
+  meta: { model: string; created: number; usage: Record<string, number> },
+  step: { tool: string; arguments: Record<string, unknown> },
+  turn: number,
+): void {
+  const call = { id: `call_stub_${turn}`, type: 'function', function: { name: step.tool, arguments: JSON.stringify(step.arguments) } };
+  const base = { id: 'chatcmpl-stub', created: meta.created, model: meta.model };
+  if (!stream) {
+    return json(res, 200, {
+      ...base,
+      object: 'chat.completion',
+      choices: [{ index: 0, finish_reason: 'tool_calls', message: { role: 'assistant', content: null, tool_calls: [call] } }],
+      usage: meta.usage,
+    });
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  const chunk = (delta: Record<string, unknown>, finish: string | null, extra: Record<string, unknown> = {}) =>
+    res.write(
+      `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`,
+    );
+  chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, ...call }] }, null);
+  chunk({}, 'tool_calls', { usage: meta.usage });
+  res.end('data: [DONE]\n\n');
 }

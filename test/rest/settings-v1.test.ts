@@ -21,9 +21,19 @@ const user = async (name: string) => {
 };
 
 describe('GET/POST /api/v1/settings', () => {
-  it('answers 404 {"error":"Settings not found"} before the first save', async () => {
-    const { as } = await user('fresh');
-    expect(await as('GET', '/api/v1/settings')).toMatchObject({ status: 404, body: { error: 'Settings not found' } });
+  it('answers the defaults before the first save (V0 /api/settings keeps its 404), and stores nothing for it', async () => {
+    const { key, as } = await user('fresh');
+    const fresh = await as('GET', '/api/v1/settings');
+    expect(fresh.status).toBe(200);
+    expect(fresh.body).toMatchObject({
+      agent_settings: { agent_kind: 'openhands', llm: { model: null, api_key: null, base_url: null } },
+      llm_api_key_set: false,
+      search_api_key_set: false,
+      provider_tokens_set: {},
+      llm_profiles: { profiles: {} },
+      active_agent_profile_id: null,
+    });
+    expect(await call(app, 'GET', '/api/settings', { key })).toMatchObject({ status: 404, body: { error: 'Settings not found' } });
   });
 
   it('stores the diffs in the V0 fields: both shapes read the same values, the key is never returned', async () => {
@@ -94,13 +104,14 @@ describe('GET/POST /api/v1/settings', () => {
   });
 
   it('refuses agent_settings / conversation_settings sent directly with 422 naming the keys, and stores nothing', async () => {
-    const { as } = await user('legacy');
+    const { key, as } = await user('legacy');
     const res = await as('POST', '/api/v1/settings', { conversation_settings: { max_iterations: 3 }, agent_settings: {}, language: 'fr' });
     expect(res).toMatchObject({
       status: 422,
       body: { error: 'Use *_diff nested settings payloads instead of legacy keys', keys: ['agent_settings', 'conversation_settings'] },
     });
-    expect((await as('GET', '/api/v1/settings')).status).toBe(404);
+    expect((await call(app, 'GET', '/api/settings', { key })).status).toBe(404); // nothing stored
+    expect((await as('GET', '/api/v1/settings')).body.language).toBeNull();
   });
 
   it.each([
@@ -210,6 +221,26 @@ describe('LLM profiles', () => {
     });
     expect((await as('POST', '/api/v1/settings/profiles/bad%20name', {})).status).toBe(422);
     expect((await as('POST', '/api/v1/settings/profiles/x', { llm: { model: 'm', surprise: 1 } })).status).toBe(422);
+  });
+
+  it("accepts Agent Canvas's LLM-form keys at their defaults (an API key: nothing stored), refuses other values with 422", async () => {
+    const { as } = await user('canvas-form');
+    const form = { auth_type: 'api_key', subscription_vendor: null, provider_connection_id: null };
+    const llm = { model: 'openai/stub-model', base_url: 'http://127.0.0.1:9/v1', api_key: LLM_KEY, ...form };
+    expect((await as('POST', '/api/v1/settings', { agent_settings_diff: { llm } })).status).toBe(200);
+    expect((await as('POST', '/api/v1/settings/profiles/canvas', { llm })).status).toBe(201);
+    const detail = (await as('GET', '/api/v1/settings/profiles/canvas')).body;
+    expect(detail.config).toMatchObject({ model: 'openai/stub-model', base_url: 'http://127.0.0.1:9/v1' });
+    expect((await as('GET', '/api/v1/settings')).body.agent_settings.llm).toMatchObject({ model: 'openai/stub-model' });
+    for (const key of Object.keys(form)) {
+      expect(detail.config).not.toHaveProperty(key);
+      expect((await as('GET', '/api/v1/settings')).body.agent_settings.llm).not.toHaveProperty(key);
+    }
+    for (const unsupported of [{ auth_type: 'subscription' }, { subscription_vendor: 'openai' }, { provider_connection_id: 'conn-1' }]) {
+      expect((await as('POST', '/api/v1/settings/profiles/other', { llm: { model: 'm', ...unsupported } })).status).toBe(422);
+      expect((await as('POST', '/api/v1/settings', { agent_settings_diff: { llm: unsupported } })).status).toBe(422);
+    }
+    expect((await as('GET', '/api/v1/settings/profiles/other')).status).toBe(404);
   });
 
   it('stops at ten profiles (409), as the reference does', async () => {

@@ -44,4 +44,15 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ SESSION_TTL_SECONDS: '5' })).toThrow(/SESSION_TTL_SECONDS/);
     expect(() => loadConfig({ PUBLIC_URL: 'mailto:x@example.com' })).toThrow(/PUBLIC_URL/);
   });
+
+  it('serves Agent Canvas by default, the d6 UI when WEB_UI_DIR is set, and refuses mixed-up UI settings', () => {
+    expect(loadConfig({}).webUi).toMatchObject({ kind: 'canvas', dir: undefined, canvasDir: undefined, canvasVersion: '1.20.0' });
+    expect(loadConfig({ WEB_UI_DIR: '/srv/ui' }).webUi).toMatchObject({ kind: 'd6', dir: '/srv/ui' });
+    expect(loadConfig({ WEB_UI: 'none' }).webUi.kind).toBe('none');
+    expect(loadConfig({ WEB_UI: 'canvas', AGENT_CANVAS_DIR: '/srv/canvas' }).webUi.canvasDir).toBe('/srv/canvas');
+    expect(() => loadConfig({ WEB_UI: 'd6' })).toThrow(/WEB_UI_DIR: is required with WEB_UI=d6/);
+    expect(() => loadConfig({ WEB_UI: 'canvas', WEB_UI_DIR: '/srv/ui' })).toThrow(/WEB_UI_DIR: serves the d6 web UI/);
+    expect(() => loadConfig({ WEB_UI: 'react' })).toThrow(/WEB_UI/);
+    expect(() => loadConfig({ AGENT_CANVAS_VERSION: '1.20.0; rm -rf /' })).toThrow(/AGENT_CANVAS_VERSION/);
+  });
 });

@@ -55,7 +55,7 @@ describe('GET / without a web UI', () => {
     expect(res.status).toBe(200);
     const html = await res.text();
     expect(html).toContain('Signed in as <strong id="user">orian@example.com</strong>');
-    expect(html).toContain('WEB_UI_DIR');
+    expect(html).toContain('WEB_UI=none');
   });
 
   it('serves no single-page-app paths (they stay JSON 404s)', async () => {

@@ -12,7 +12,8 @@
 //   - POST /oauth/device/authorize, /token and /verify-authenticated: form-encoded bodies (OAuth
 //     clients and the verification page send forms; the OpenHands clients send JSON, also read).
 //   - GET /api/v1/app-conversations/{conversation_id}/file: the text as text/plain (clients read it
-//     as text), and …/download: the zip's bytes as application/zip.
+//     as text), and …/download: the zip's bytes as application/zip;
+//   - routes of other services that clients call here, answered "not available" (notAvailableRoutes).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createCaller } from '../../../routers/index.js';
 import type { Deps } from '../../context.js';
@@ -207,36 +208,42 @@ export function handlerRoutes(deps: Deps): HandlerRoute[] {
       procedurePath: 'conversationWorkspace.uploadFiles',
       handle: (call) => uploadFiles(deps, call),
     },
-    ...automationRoutes(),
+    ...notAvailableRoutes(),
   ];
 }
 
 /**
- * The automation service's API (/api/automation/v1…, which today's CloudClient and Agent Canvas
- * call) is not part of this server: every call of a signed-in user answers 404 with a detail
- * that says so (its health route answers "not available" too: account.router.ts), never a bare
- * "Not Found" that reads as a wrong URL.
+ * Routes of other services that today's clients call on this server, answered "not available"
+ * to a signed-in user (401 to anyone else), never a bare "Not Found" that reads as a wrong URL:
+ *   - the automation service's API (/api/automation/v1…: the CloudClient and Agent Canvas; its
+ *     health route answers "not available" too: account.router.ts);
+ *   - POST /api/cloud-proxy, a relay to agent servers that Agent Canvas's own launcher once
+ *     served on Canvas's origin (now this service's). Canvas reaches agent servers directly;
+ *     for the calls it still sends there (a conversation's commits, answers to a confirmation,
+ *     a condense) it reads a 404 as "endpoint missing" (the commits section hides), as it does
+ *     wherever Canvas is served without its launcher.
  */
-function automationRoutes(): HandlerRoute[] {
-  const methods = ['GET', 'POST', 'PATCH', 'DELETE'];
-  return ['/api/automation/v1', '/api/automation/v1/{rest:path}'].flatMap((path) =>
-    methods.map((method) => ({
-      method,
-      path,
-      body: 'none' as const,
-      procedurePath: undefined,
-      handle: async (call: HandlerCall) => {
-        call.req.resume();
-        const { user } = await call.context(true);
-        writeRestError(
-          call.res,
-          user
-            ? { status: 404, body: { detail: 'Automations are not available on this server' } }
-            : { status: 401, body: { detail: 'Unauthorized' } },
-        );
-      },
-    })),
-  );
+function notAvailableRoutes(): HandlerRoute[] {
+  const automation = 'Automations are not available on this server';
+  const proxy = 'The cloud proxy is not available on this server: the browser reaches agent servers directly';
+  const routes: [string, string, string][] = [
+    ...['GET', 'POST', 'PATCH', 'DELETE'].flatMap((method) => [
+      [method, '/api/automation/v1', automation] as [string, string, string],
+      [method, '/api/automation/v1/{rest:path}', automation] as [string, string, string],
+    ]),
+    ['POST', '/api/cloud-proxy', proxy],
+  ];
+  return routes.map(([method, path, detail]) => ({
+    method,
+    path,
+    body: 'none' as const,
+    procedurePath: undefined,
+    handle: async (call: HandlerCall) => {
+      call.req.resume();
+      const { user } = await call.context(true);
+      writeRestError(call.res, user ? { status: 404, body: { detail } } : { status: 401, body: { detail: 'Unauthorized' } });
+    },
+  }));
 }
 
 /** A secret for LookupSecret: the text itself, never cached. */

@@ -1,5 +1,6 @@
-// The page at / when no web UI is configured (WEB_UI_DIR unset): who is signed in, where the
-// API and its docs are, and a sign-out button. No external assets.
+// The page at / when no web UI is served (WEB_UI=none, or Agent Canvas could not be fetched at
+// start): who is signed in, where the API and its docs are, and a sign-out button. No external
+// assets.
 import crypto from 'node:crypto';
 import type { Request, Response } from 'express';
 
@@ -23,8 +24,8 @@ export function homePage(_req: Request, res: Response, userId: string): void {
 <body>
   <h1>Agent control plane</h1>
   <p>Signed in as <strong id="user">${escapeHtml(userId)}</strong>.</p>
-  <p>No web UI is configured on this service (set <code>WEB_UI_DIR</code> to a built OpenHands frontend).
-     The API is documented at <a href="/api/docs">/api/docs</a>.</p>
+  <p>No web UI is served here (<code>WEB_UI=none</code>, or Agent Canvas could not be fetched at start:
+     the service's log says why). The API is documented at <a href="/api/docs">/api/docs</a>.</p>
   <button id="signout" type="button">Sign out</button>
   <script>${SCRIPT}</script>
 </body>

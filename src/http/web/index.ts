@@ -7,17 +7,18 @@ import type { Deps } from '../../context.js';
 import { writeRestError, NOT_FOUND } from '../rest/answers.js';
 import { devicePage } from './device-page.js';
 import { docsRouter } from './docs.js';
+import type { ServedUi } from './served-ui.js';
 import { signInPage } from './signin-page.js';
 import { webUi } from './web-ui.js';
 
-export function webRoutes(deps: Deps): RequestListener {
+export function webRoutes(deps: Deps, ui: ServedUi): RequestListener {
   const web = express();
   web.disable('x-powered-by');
   web.set('etag', false);
   web.use(docsRouter());
   web.get('/signin', signInPage);
   web.get('/oauth/device', devicePage(deps));
-  web.use(webUi(deps));
+  web.use(webUi(deps, ui));
   web.use((_req, res) => writeRestError(res, NOT_FOUND));
   web.use(((error, _req, res, _next) => {
     deps.log.error({ err: error }, 'unhandled error');

@@ -1,0 +1,293 @@
+// Agent Canvas (npm @openhands/agent-canvas, unmodified) against the service in Debian chromium,
+// the real agent server and a loopback fake LLM whose agent runs `echo hello` (the agent
+// server's `terminal` tool) and then finishes. Twice:
+//   - served by the service and signed in on its sign-in page: Canvas, locked to its own
+//     origin, then uses the session cookie;
+//   - served from another origin locked to the service (as Canvas's own static server does),
+//     signed in through Canvas's "Connect to OpenHands": the device flow, approved on the
+//     service's verification page behind its sign-in; the key it gets is listed and revocable.
+// Each run saves LLM settings (onboarding), sees the backend connected, starts a conversation
+// from the home box and sees the message, the command, its output and the final message;
+// creates and deletes a secret; saves the application settings and an LLM profile; renames
+// and deletes the conversation. Every request of the pages is recorded: no 404 or 5xx from the
+// service, no outside host but the harmless ones (helpers/agent-canvas.ts).
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, startTestApp, type TestApp } from '../helpers/app.js';
+import { agentCanvasBuild, HARMLESS_OUTSIDE_HOSTS, recordTraffic, serveCanvasElsewhere } from '../helpers/agent-canvas.js';
+import { launchBrowser, SCREENSHOT_DIR, type TestBrowser } from '../helpers/browser.js';
+import { startStubLlm, type StubLlm } from '../helpers/stub-llm.js';
+import { startTlsFront, type TlsFront } from '../helpers/tls-front.js';
+
+const RUN_TIMEOUT = 8 * 60_000;
+const FINAL_MESSAGE = 'Done: the command printed hello.';
+
+let app: TestApp;
+let llm: StubLlm;
+let browser: TestBrowser;
+let elsewhere: Awaited<ReturnType<typeof serveCanvasElsewhere>>;
+let front: TlsFront;
+
+beforeAll(async () => {
+  const canvasDir = agentCanvasBuild();
+  llm = await startStubLlm({
+    reply: 'Echo hello', // the conversation's title
+    steps: [
+      { tool: 'terminal', arguments: { command: 'echo hello' } },
+      { tool: 'finish', arguments: { message: FINAL_MESSAGE } },
+    ],
+  });
+  elsewhere = await serveCanvasElsewhere(canvasDir);
+  // Canvas opens the device flow's verification page only over https: the service behind TLS, as deployed.
+  front = await startTlsFront();
+  app = await startTestApp('agent-canvas', {
+    WEB_UI: 'canvas',
+    AGENT_CANVAS_DIR: canvasDir,
+    // Canvas served elsewhere calls the agent servers from its own origin: they must allow it.
+    TRUSTED_ORIGINS: elsewhere.url,
+    TRUST_PROXY: 'loopback', // the TLS front's X-Forwarded-Proto
+    SANDBOX_STARTUP_TIMEOUT_MS: '180000',
+  });
+  front.forwardTo(app.url);
+  elsewhere.lockTo(front.url);
+  browser = await launchBrowser('agent-canvas');
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await app?.stop();
+  await elsewhere?.close();
+  await front?.close();
+  await llm?.close();
+});
+
+const shot = (page: Page, name: string) => browser.screenshot(page, name);
+const bearer = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });
+
+/** Canvas's first-run onboarding: the OpenHands agent, then its LLM form (Advanced: any model, a base URL, a key). */
+async function onboard(page: Page, run: string): Promise<void> {
+  await page.getByTestId('onboarding-agent-next').click();
+  await page.getByTestId('sdk-section-advanced-toggle').click();
+  await fillLlm(page);
+  await shot(page, `${run}-2-llm-settings`);
+  await page.getByTestId('onboarding-llm-next').click();
+}
+
+async function fillLlm(page: Page): Promise<void> {
+  await page.getByTestId('llm-custom-model-input').fill('openai/stub-model');
+  await page.getByTestId('base-url-input').fill(llm.url);
+  await page.getByTestId('llm-api-key-input').fill('sk-canvas-llm-key');
+}
+
+/** From the home box to the conversation page showing the message, the command, its output and the final message. */
+async function runConversation(page: Page, run: string): Promise<string> {
+  await page.locator('[contenteditable=true]').first().click();
+  await page.keyboard.type('Please run echo hello');
+  await page.keyboard.press('Enter');
+  await page.waitForURL(/\/conversations\/[0-9a-f]{32}/, { timeout: 5 * 60_000 });
+  const id = /\/conversations\/([0-9a-f]{32})/.exec(page.url())![1]!;
+  await page
+    .getByText(FINAL_MESSAGE)
+    .first()
+    .waitFor({ timeout: 3 * 60_000 });
+  const ran = page.getByTestId('generic-event-message-title').filter({ hasText: 'Ran echo hello' });
+  await ran.getByRole('button', { name: 'Expand' }).click();
+  const transcript = String(await page.evaluate('document.body.innerText'));
+  // The user's message, then the command, its output, the final message, in this order.
+  expect(transcript).toMatch(/Please run echo hello[\s\S]*Ran echo hello\s+echo hello\s+hello\s+Done: the command printed hello\./);
+  await shot(page, `${run}-4-conversation`);
+  return id;
+}
+
+/** Creates a secret on Canvas's Secrets page, sees it listed (and stored), deletes it. */
+async function secretRoundTrip(page: Page, base: string, run: string, key: string): Promise<void> {
+  await page.goto(`${base}/settings/secrets`);
+  await page.getByTestId('add-secret-button').click();
+  await page.getByTestId('name-input').fill('CANVAS_TOKEN');
+  await page.getByTestId('value-input').fill('canvas-secret-value');
+  await page.getByTestId('description-input').fill('made in Agent Canvas');
+  await page.getByTestId('submit-button').click();
+  await page.getByTestId('secret-item').filter({ hasText: 'CANVAS_TOKEN' }).waitFor();
+  await shot(page, `${run}-5-secret`);
+  const stored = await call(app, 'GET', '/api/v1/secrets/search', bearer(key));
+  expect(stored.body.items).toEqual([{ name: 'CANVAS_TOKEN', description: 'made in Agent Canvas' }]);
+  await page.getByTestId('delete-secret-button').click();
+  await page.getByTestId('confirm-button').click();
+  await page.getByTestId('secrets-empty').waitFor();
+  expect((await call(app, 'GET', '/api/v1/secrets/search', bearer(key))).body.items).toEqual([]);
+}
+
+/** Canvas's LLM settings page: a profile saved through the schema form (Advanced: any model, a base URL, a key), maybe activated. */
+async function addLlmProfile(page: Page, run: string, key: string, activate = false): Promise<void> {
+  await page.getByRole('button', { name: 'Add LLM Profile' }).click();
+  await page.getByTestId('profile-name-input').fill('stub-profile');
+  await page.getByTestId('sdk-section-advanced-toggle').click();
+  await fillLlm(page);
+  await page.getByTestId('save-profile-btn').click();
+  const row = page.getByTestId('profile-row').filter({ hasText: 'stub-profile' });
+  await row.waitFor();
+  if (activate) {
+    // Made the settings' LLM from its row's menu.
+    await row.getByTestId('profile-menu-trigger').click();
+    await page.getByTestId('profile-set-active').click();
+    await row.getByTestId('profile-active-badge').waitFor();
+  }
+  await shot(page, `${run}-llm-profile`);
+  const profiles = (await call(app, 'GET', '/api/v1/settings/profiles', bearer(key))).body.profiles;
+  expect(profiles).toEqual([expect.objectContaining({ name: 'stub-profile', model: 'openai/stub-model', api_key_set: true })]);
+}
+
+/** The application settings page saves. */
+async function appSettings(page: Page, base: string, key: string): Promise<void> {
+  await page.goto(`${base}/settings/app`);
+  await page.getByTestId('git-user-name-input').fill('Canvas Tester');
+  await page.getByTestId('submit-button').click();
+  await expect.poll(async () => (await call(app, 'GET', '/api/v1/settings', bearer(key))).body.git_user_name).toBe('Canvas Tester');
+}
+
+/** Canvas's other pages (automations aside: not available here), each loaded until its requests settle; the recorder checks their answers. */
+const OTHER_PAGES = [
+  '/settings/agent',
+  '/settings/agents',
+  '/settings/condenser',
+  '/settings/agent-context',
+  '/settings/verification',
+  '/customize',
+  '/skills',
+  '/plugins',
+  '/mcp',
+];
+
+async function visitOtherPages(page: Page, base: string, run: string): Promise<void> {
+  for (const pathname of OTHER_PAGES) {
+    await page.goto(`${base}${pathname}`);
+    await page.waitForLoadState('networkidle');
+    await shot(page, `${run}-page${pathname.replaceAll('/', '-')}`);
+  }
+}
+
+/** Renames the conversation from the list's menu, then deletes it from there. */
+async function renameAndDelete(page: Page, base: string, run: string, id: string, key: string): Promise<void> {
+  await page.goto(`${base}/`);
+  const card = page.locator(`a[href^="/conversations/${id}"]`).first();
+  await card.hover();
+  await card.getByTestId('ellipsis-button').click();
+  await page.getByTestId('edit-button').click();
+  const title = page.getByTestId('conversation-card-title');
+  await title.fill('Renamed in Canvas');
+  await title.press('Enter');
+  await page.locator(`a[href^="/conversations/${id}"]`, { hasText: 'Renamed in Canvas' }).waitFor();
+  expect((await call(app, 'GET', `/api/v1/app-conversations?ids=${id}`, bearer(key))).body[0].title).toBe('Renamed in Canvas');
+  await shot(page, `${run}-7-renamed`);
+  await card.hover();
+  await card.getByTestId('ellipsis-button').click();
+  await page.getByTestId('delete-button').click();
+  await page.getByRole('button', { name: 'Confirm Delete' }).click();
+  await page.locator(`a[href^="/conversations/${id}"]`).waitFor({ state: 'detached' });
+  expect((await call(app, 'GET', `/api/v1/app-conversations?ids=${id}`, bearer(key))).body).toEqual([null]);
+}
+
+/**
+ * Everything after sign-in, the same in both runs but the LLM's setup: Canvas's onboarding
+ * when it shows (the cookie run), else its "Set up LLM" banner leading to the profiles page.
+ */
+async function afterSignIn(page: Page, base: string, run: string, key: string): Promise<void> {
+  const onboarding = page.getByTestId('onboarding-agent-next');
+  const banner = page.getByRole('button', { name: 'Set up LLM' });
+  await onboarding.or(banner).first().waitFor();
+  await shot(page, `${run}-1-signed-in`);
+  if (await onboarding.isVisible()) {
+    await onboard(page, run);
+  } else {
+    await banner.click();
+    await addLlmProfile(page, `${run}-2`, key, true);
+    await page.goto(`${base}/`);
+  }
+  await page.locator('[data-testid=backend-status-dot][data-status=connected]').first().waitFor();
+  await shot(page, `${run}-3-home`);
+  const stored = (await call(app, 'GET', '/api/v1/settings', bearer(key))).body;
+  expect(stored).toMatchObject({ agent_settings: { llm: { model: 'openai/stub-model', base_url: llm.url } }, llm_api_key_set: true });
+  const id = await runConversation(page, run);
+  await secretRoundTrip(page, base, run, key);
+  await appSettings(page, base, key);
+  await visitOtherPages(page, base, run);
+  if (!(await call(app, 'GET', '/api/v1/settings/profiles', bearer(key))).body.profiles.length) {
+    await page.goto(`${base}/settings/llm`);
+    await addLlmProfile(page, `${run}-6`, key);
+  }
+  await renameAndDelete(page, base, run, id, key);
+}
+
+/** No 404/5xx from us, only harmless outside hosts; their list is kept beside the screenshots. */
+function expectHarmless(traffic: ReturnType<typeof recordTraffic>, service: string, run: string): void {
+  fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  fs.writeFileSync(
+    path.join(SCREENSHOT_DIR, `agent-canvas-${run}-outside-requests.json`),
+    JSON.stringify(traffic.outsideRequests(), null, 2),
+  );
+  expect(traffic.problems()).toEqual([]);
+  for (const host of traffic.outsideHosts()) expect(HARMLESS_OUTSIDE_HOSTS).toContain(host);
+  expect(traffic.seen.filter((s) => s.url.startsWith(service)).length).toBeGreaterThan(40);
+}
+
+describe('Agent Canvas against the service', () => {
+  it('served by the service: signs in on its sign-in page (then the cookie), runs a conversation', { timeout: RUN_TIMEOUT }, async () => {
+    const key = await app.keyFor('canvas-cookie');
+    const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+    const traffic = recordTraffic(page, [app.url]);
+    await page.goto(`${app.url}/`);
+    expect(new URL(page.url()).pathname).toBe('/signin');
+    await page.fill('#api-key', key);
+    await Promise.all([page.waitForURL(`${app.url}/`), page.click('button[type=submit]')]);
+    await afterSignIn(page, app.url, 'cookie', key);
+    // Cookie mode: no request of Canvas to the service carried a key.
+    const sent = traffic.seen.filter((s) => s.url.startsWith(`${app.url}/api/`));
+    expect(sent.length).toBeGreaterThan(40);
+    expect(sent.filter((s) => s.authorization)).toEqual([]);
+    expectHarmless(traffic, app.url, 'cookie');
+  });
+
+  it(
+    'served elsewhere: signs in through "Connect to OpenHands" (the device flow), runs a conversation',
+    { timeout: RUN_TIMEOUT },
+    async () => {
+      const key = await app.keyFor('canvas-device');
+      const page = await browser.newPage({ viewport: { width: 1600, height: 1000 }, ignoreHTTPSErrors: true });
+      const traffic = recordTraffic(page, [front.url, elsewhere.url]);
+      await page.goto(`${elsewhere.url}/`);
+      const [popup] = await Promise.all([page.waitForEvent('popup'), page.getByTestId('add-backend-login-button').click()]);
+      const popupTraffic = recordTraffic(popup, [front.url]);
+      await popup.waitForURL((url) => url.pathname === '/signin');
+      await popup.fill('#api-key', key);
+      await Promise.all([popup.waitForURL((url) => url.pathname === '/oauth/device'), popup.click('button[type=submit]')]);
+      expect(await popup.textContent('#user')).toBe('canvas-device');
+      await shot(popup, 'device-0-verify');
+      await popup.click('#approve');
+      await popup.locator('#result', { hasText: 'Approved' }).waitFor();
+      await popup.waitForEvent('close', { timeout: 60_000 }); // Canvas closes it once it has its key
+      await afterSignIn(page, elsewhere.url, 'device', key);
+
+      // The key the device flow issued: Canvas's, listed with the user's keys, revocable.
+      const issued = (await app.server.deps.services.apiKeys.list('canvas-device')).filter((k) => k.label?.startsWith('device: '));
+      expect(issued).toHaveLength(1);
+      const stored = String(await page.evaluate("localStorage.getItem('openhands-backends')"));
+      const canvasKey = /"apiKey":"(ohk_[^"]+)"/.exec(stored)![1]!;
+      expect(canvasKey.startsWith(`ohk_${issued[0]!.id}_`)).toBe(true);
+      expect((await call(app, 'GET', '/api/keys/current', bearer(canvasKey))).status).toBe(200);
+      await app.server.deps.services.apiKeys.revoke(issued[0]!.id);
+      await expect.poll(async () => (await call(app, 'GET', '/api/keys/current', bearer(canvasKey))).status).toBe(401);
+      // Canvas sees it: its backend is no longer connected, the user logged out.
+      await page.reload();
+      await page.locator('[data-testid=backend-status-dot][data-status=disconnected]').first().waitFor();
+      await page.getByText('Logged out').first().waitFor();
+      await shot(page, 'device-8-key-revoked');
+      // Key mode: every API call of Canvas carried the key it got (the device flow's own calls need none).
+      const sent = traffic.seen.filter((s) => s.url.startsWith(`${front.url}/api/`) && s.method !== 'OPTIONS');
+      expect(sent.filter((s) => !s.authorization)).toEqual([]);
+      expectHarmless(traffic, front.url, 'device');
+      expect(popupTraffic.problems()).toEqual([]);
+    },
+  );
+});
