@@ -26,6 +26,11 @@ export type ConversationUpdate = Partial<
   >
 >;
 
+/** A title the agent reported (it may predate a rename) never replaces the user's; one from the first message only fills none. */
+export function reportedTitleCondition(title: string, derived: boolean): object {
+  return derived ? { title: null } : { titleByUser: { $ne: true }, title: { $ne: title } };
+}
+
 /** Which conversations a search returns: the V1 filters, the V0 filters, and sub-conversations or not. */
 export interface ConversationSearch extends ConversationFilters {
   selected_repository?: string | undefined;

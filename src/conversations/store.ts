@@ -290,19 +290,10 @@ export class ConversationStore {
     }
   }
 
-  /** Updates a user's conversation; false when there is none. */
-  async updateConversation(userId: string, id: string, set: ConversationUpdate): Promise<boolean> {
-    const result = await this.models.AppConversation.updateOne({ _id: id, userId }, { $set: { ...set, updatedAt: new Date() } });
+  /** Updates a user's conversation, if it also matches `unless`'s condition; false when none matched. */
+  async updateConversation(userId: string, id: string, set: ConversationUpdate, unless: object = {}): Promise<boolean> {
+    const result = await this.models.AppConversation.updateOne({ _id: id, userId, ...unless }, { $set: { ...set, updatedAt: new Date() } });
     return result.matchedCount > 0;
-  }
-
-  /**
-   * A title the agent server reported, or one derived from the first message: never over a title
-   * the user set (the report may have left before the rename), and a derived one only over none.
-   */
-  async saveReportedTitle(userId: string, id: string, title: string, derived: boolean): Promise<void> {
-    const unless = derived ? { title: null } : { titleByUser: { $ne: true }, title: { $ne: title } };
-    await this.models.AppConversation.updateOne({ _id: id, userId, ...unless }, { $set: { title, updatedAt: new Date() } });
   }
 
   /** Tells the conversations of a sandbox a lifecycle policy removed why their workspace is gone. */

@@ -14,6 +14,7 @@ import type { SandboxesService } from '../services/sandboxes.service.js';
 import type { SandboxUsage } from '../services/sandbox-lifecycle/usage.js';
 import type { AppConversationRecord } from '../../models/index.js';
 import type { EventsService } from './events.service.js';
+import { reportedTitleCondition } from './queries.js';
 import type { ConversationStore } from './store.js';
 
 const unauthorized = () => new AppError('UNAUTHORIZED', 'Unauthorized');
@@ -74,7 +75,10 @@ export class WebhooksService {
     if (metrics) set.metrics = metrics;
     const llm = (info.agent as { llm?: { model?: string } } | undefined)?.llm;
     if (!(await this.store.saveReportedConversation(id, { userId, sandboxId }, set, llm?.model ?? null))) throw unauthorized();
-    if (typeof info.title === 'string' && info.title.trim()) await this.store.saveReportedTitle(userId, id, info.title.trim(), false);
+    if (typeof info.title === 'string' && info.title.trim()) {
+      const title = info.title.trim();
+      await this.store.updateConversation(userId, id, { title }, reportedTitleCondition(title, false));
+    }
     if (set.execution_status) await this.usage.noteExecutionStatus(sandboxId, id, set.execution_status);
   }
 
@@ -108,8 +112,8 @@ export class WebhooksService {
         if (text) derivedTitle = text.split('\n')[0]!.slice(0, TITLE_LENGTH);
       }
     }
-    if (reportedTitle) await this.store.saveReportedTitle(userId, conversation._id, reportedTitle, false);
-    else if (derivedTitle) await this.store.saveReportedTitle(userId, conversation._id, derivedTitle, true);
+    const title = reportedTitle ?? derivedTitle;
+    if (title) await this.store.updateConversation(userId, conversation._id, { title }, reportedTitleCondition(title, !reportedTitle));
     if (Object.keys(set).length === 0) return;
     await this.store.updateConversation(userId, conversation._id, set);
     if (set.execution_status) await this.usage.noteExecutionStatus(conversation.sandboxId, conversation._id, set.execution_status);
