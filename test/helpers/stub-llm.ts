@@ -1,7 +1,11 @@
 // A stub OpenAI-compatible LLM on 127.0.0.1: POST /v1/chat/completions answers a fixed reply,
 // as one JSON body or, with "stream": true, as server-sent chunks. Tests point an agent's LLM
-// base URL here so a conversation runs end to end without a real provider, key or cost, and
-// can assert exactly what was sent (headers such as the API key, model, messages).
+// base URL here so a conversation runs end to end without a real provider or key, and can
+// assert exactly what was sent (headers such as the API key, model, messages). With
+// costPerCall it reports what each answer cost the way a LiteLLM proxy does (the
+// x-litellm-response-cost header, which the agent SDK takes as the call's cost); with
+// keepThinking it answers every call with a call of the SDK's built-in think tool, so the
+// agent keeps working (and spending) until it is paused.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -12,18 +16,38 @@ export interface StubLlm {
   requests: { headers: Record<string, string>; body: unknown }[];
   /** Changes the assistant reply for later requests. */
   setReply(text: string): void;
+  /** Answers later requests with a think-tool call (true) or the plain reply (false). */
+  setKeepThinking(on: boolean): void;
+  /** Completions answered so far (each one reported costPerCall). */
+  readonly answered: number;
+  /** Holds every answer from now on (the agent waits for its LLM) until release(). */
+  hold(): void;
+  release(): void;
   close(): Promise<void>;
 }
 
 const DEFAULT_REPLY = 'Hello from the stub LLM.';
 
-function json(res: http.ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+function json(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
 }
 
-export async function startStubLlm(opts: { reply?: string } = {}): Promise<StubLlm> {
+export interface StubLlmOptions {
+  reply?: string;
+  /** Dollars each answer reports it cost (x-litellm-response-cost); none by default. */
+  costPerCall?: number;
+  /** Answer with think-tool calls, each with a new thought (so stuck detection never fires). */
+  keepThinking?: boolean;
+}
+
+export async function startStubLlm(opts: StubLlmOptions = {}): Promise<StubLlm> {
   let reply = opts.reply ?? DEFAULT_REPLY;
+  let keepThinking = opts.keepThinking ?? false;
+  let thoughts = 0;
+  const costHeader: Record<string, string> = opts.costPerCall === undefined ? {} : { 'x-litellm-response-cost': String(opts.costPerCall) };
   const requests: StubLlm['requests'] = [];
+  let answered = 0;
+  let held: (() => void)[] | null = null;
 
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -41,49 +65,81 @@ export async function startStubLlm(opts: { reply?: string } = {}): Promise<StubL
         if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
       }
       requests.push({ headers, body });
+      if (held) held.push(() => answer(req, res, body));
+      else answer(req, res, body);
+    });
+  });
 
-      const path = (req.url ?? '').split('?')[0];
-      if (req.method !== 'POST' || path !== '/v1/chat/completions') {
-        return json(res, 404, { error: { message: `Unknown request: ${req.method} ${path}`, type: 'invalid_request_error' } });
-      }
-      if (typeof body !== 'object' || body === null) {
-        return json(res, 400, { error: { message: 'Request body must be a JSON object', type: 'invalid_request_error' } });
-      }
-      const request = body as { model?: unknown; stream?: unknown };
-      const model = typeof request.model === 'string' ? request.model : 'stub-model';
-      const created = Math.floor(Date.now() / 1000);
-      const usage = { prompt_tokens: 10, completion_tokens: 6, total_tokens: 16 };
+  /** Answers one request (at once, or when a hold is released). */
+  const answer = (req: http.IncomingMessage, res: http.ServerResponse, body: unknown) => {
+    const path = (req.url ?? '').split('?')[0];
+    if (req.method !== 'POST' || path !== '/v1/chat/completions') {
+      return json(res, 404, { error: { message: `Unknown request: ${req.method} ${path}`, type: 'invalid_request_error' } });
+    }
+    if (typeof body !== 'object' || body === null) {
+      return json(res, 400, { error: { message: 'Request body must be a JSON object', type: 'invalid_request_error' } });
+    }
+    const request = body as { model?: unknown; stream?: unknown };
+    const model = typeof request.model === 'string' ? request.model : 'stub-model';
+    const created = Math.floor(Date.now() / 1000);
+    const usage = { prompt_tokens: 10, completion_tokens: 6, total_tokens: 16 };
 
-      if (request.stream !== true) {
-        return json(res, 200, {
+    if (keepThinking) {
+      const call = {
+        id: `call_${++thoughts}`,
+        type: 'function',
+        function: { name: 'think', arguments: JSON.stringify({ thought: `Thought number ${thoughts}` }) },
+      };
+      answered++;
+      return json(
+        res,
+        200,
+        {
+          id: `chatcmpl-stub-${thoughts}`,
+          object: 'chat.completion',
+          created,
+          model,
+          choices: [{ index: 0, finish_reason: 'tool_calls', message: { role: 'assistant', content: null, tool_calls: [call] } }],
+          usage,
+        },
+        costHeader,
+      );
+    }
+    answered++;
+    if (request.stream !== true) {
+      return json(
+        res,
+        200,
+        {
           id: 'chatcmpl-stub',
           object: 'chat.completion',
           created,
           model,
           choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: reply } }],
           usage,
-        });
-      }
+        },
+        costHeader,
+      );
+    }
 
-      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-      const send = (delta: Record<string, unknown>, finishReason: string | null, extra: Record<string, unknown> = {}) =>
-        res.write(
-          `data: ${JSON.stringify({
-            id: 'chatcmpl-stub',
-            object: 'chat.completion.chunk',
-            created,
-            model,
-            choices: [{ index: 0, delta, finish_reason: finishReason }],
-            ...extra,
-          })}\n\n`,
-        );
-      send({ role: 'assistant', content: '' }, null);
-      // Word by word (keeping the spaces), so clients really have to join several deltas.
-      for (const piece of reply.match(/\S+\s*|\s+/g) ?? []) send({ content: piece }, null);
-      send({}, 'stop', { usage });
-      res.end('data: [DONE]\n\n');
-    });
-  });
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', ...costHeader });
+    const send = (delta: Record<string, unknown>, finishReason: string | null, extra: Record<string, unknown> = {}) =>
+      res.write(
+        `data: ${JSON.stringify({
+          id: 'chatcmpl-stub',
+          object: 'chat.completion.chunk',
+          created,
+          model,
+          choices: [{ index: 0, delta, finish_reason: finishReason }],
+          ...extra,
+        })}\n\n`,
+      );
+    send({ role: 'assistant', content: '' }, null);
+    // Word by word (keeping the spaces), so clients really have to join several deltas.
+    for (const piece of reply.match(/\S+\s*|\s+/g) ?? []) send({ content: piece }, null);
+    send({}, 'stop', { usage });
+    res.end('data: [DONE]\n\n');
+  };
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
 
@@ -93,7 +149,22 @@ export async function startStubLlm(opts: { reply?: string } = {}): Promise<StubL
     setReply(text) {
       reply = text;
     },
+    setKeepThinking(on) {
+      keepThinking = on;
+    },
+    get answered() {
+      return answered;
+    },
+    hold() {
+      held ??= [];
+    },
+    release() {
+      const waiting = held ?? [];
+      held = null;
+      for (const send of waiting) send();
+    },
     async close() {
+      held = null;
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
