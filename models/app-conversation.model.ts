@@ -13,6 +13,8 @@ export const AppConversationSchema = new Schema(
     // field existed were made when ready.
     startState: { type: String, enum: ['starting', 'ready', 'failed'], default: 'ready' },
     title: { type: String, default: null },
+    // The user named it: a title the agent server reports afterwards does not replace it.
+    titleByUser: { type: Boolean, default: false },
     selected_repository: { type: String, default: null },
     selected_branch: { type: String, default: null },
     git_provider: { type: String, default: null },

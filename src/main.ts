@@ -21,7 +21,7 @@ try {
     // Shown once on the terminal, deliberately not through the logger (secrets never go to logs).
     process.stdout.write(
       `\nFirst start: created an API key for user "default" (also saved, owner-only, in ${server.bootstrapKey.file}):\n\n` +
-        `  ${server.bootstrapKey.key}\n\nSend it as the X-Session-API-Key header. More keys: npm run cli -- keys create --user <id>\n\n`,
+        `  ${server.bootstrapKey.key}\n\nSend it as "Authorization: Bearer <key>" (or the X-Session-API-Key header). More keys: npm run cli -- keys create --user <id>\n\n`,
     );
   } else if (!config.auth.sessionApiKey) {
     process.stdout.write(

@@ -49,6 +49,7 @@ export class AppConversationActionsService {
     const id = conversationIdOf(rawId);
     const set = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
     if (set.title === '') set.title = null;
+    if ('title' in set) set.titleByUser = set.title !== null;
     if (!(await this.store.updateConversation(userId, id, set))) throw notFound(rawId, `Conversation ${rawId} not found`);
     if (budget !== undefined) await this.budgets.setConversationBudget(userId, id, budget);
     // A new title also goes to the agent server (best effort, as the V0 rename).

@@ -224,7 +224,7 @@ export class AppConversationsService {
 
   /** Renames a conversation here and, best effort, on the agent server. */
   async setTitle(userId: string, id: string, title: string): Promise<boolean> {
-    if (!(await this.store.updateConversation(userId, id, { title }))) return false;
+    if (!(await this.store.updateConversation(userId, id, { title, titleByUser: true }))) return false;
     const conversation = await this.get(userId, id);
     if (conversation?.conversation_url && conversation.session_api_key) {
       await new AgentServerClient(agentBase(conversation.conversation_url), conversation.session_api_key, 5_000)

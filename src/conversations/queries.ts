@@ -14,7 +14,15 @@ import type { NewStartTask, StartTask } from './store.js';
 export type ConversationUpdate = Partial<
   Pick<
     AppConversationRecord,
-    'execution_status' | 'title' | 'metrics' | 'public' | 'selected_repository' | 'selected_branch' | 'git_provider' | 'llm_model'
+    | 'execution_status'
+    | 'title'
+    | 'titleByUser'
+    | 'metrics'
+    | 'public'
+    | 'selected_repository'
+    | 'selected_branch'
+    | 'git_provider'
+    | 'llm_model'
   >
 >;
 

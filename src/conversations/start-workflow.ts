@@ -114,6 +114,11 @@ export class StartWorkflow {
     await step('WAITING_FOR_SANDBOX');
     let sandboxId = task.sandbox_id ?? request.sandbox_id ?? null;
     let source: SandboxSource = task.sandbox_source ?? 'existing';
+    if (!sandboxId && task.reservedSandboxId && task.attempts > 1) {
+      // An earlier attempt created the reserved sandbox and stopped (a restart) before recording it here.
+      const [earlier] = await this.deps.sandboxes.batchGet(task.userId, [task.reservedSandboxId]);
+      if (earlier) [sandboxId, source] = [earlier.id, 'cold_start'];
+    }
     if (!sandboxId) {
       const deadline = task.createdAt.getTime() + this.deps.config.conversations.deadlineMs;
       // With SANDBOX_AT_LIMIT=pause-oldest a start also waits for room (sandboxes started within the

@@ -296,6 +296,15 @@ export class ConversationStore {
     return result.matchedCount > 0;
   }
 
+  /**
+   * A title the agent server reported, or one derived from the first message: never over a title
+   * the user set (the report may have left before the rename), and a derived one only over none.
+   */
+  async saveReportedTitle(userId: string, id: string, title: string, derived: boolean): Promise<void> {
+    const unless = derived ? { title: null } : { titleByUser: { $ne: true }, title: { $ne: title } };
+    await this.models.AppConversation.updateOne({ _id: id, userId, ...unless }, { $set: { title, updatedAt: new Date() } });
+  }
+
   /** Tells the conversations of a sandbox a lifecycle policy removed why their workspace is gone. */
   async markSandboxGone(sandboxId: string, reason: string): Promise<void> {
     await this.models.AppConversation.updateMany({ sandboxId }, { $set: { sandbox_gone_reason: reason } });

@@ -22,7 +22,7 @@ import type { ConversationStore } from './store.js';
 const unauthorized = () => new AppError('UNAUTHORIZED', 'Unauthorized');
 const TITLE_LENGTH = 50;
 
-type ReportedFields = Partial<Pick<AppConversationRecord, 'execution_status' | 'title'>>;
+type ReportedFields = Partial<Pick<AppConversationRecord, 'execution_status'>>;
 
 interface AgentEvent {
   kind?: string;
@@ -74,9 +74,9 @@ export class WebhooksService {
     if ((await this.store.conversationById(id))?.execution_status === 'deleting') return;
     const set: ReportedFields = {};
     if (typeof info.execution_status === 'string') set.execution_status = info.execution_status;
-    if (typeof info.title === 'string' && info.title.trim()) set.title = info.title.trim();
     const llm = (info.agent as { llm?: { model?: string } } | undefined)?.llm;
     if (!(await this.store.saveReportedConversation(id, { userId, sandboxId }, set, llm?.model ?? null))) throw unauthorized();
+    if (typeof info.title === 'string' && info.title.trim()) await this.store.saveReportedTitle(userId, id, info.title.trim(), false);
     if (set.execution_status) await this.usage.noteExecutionStatus(sandboxId, id, set.execution_status);
     await this.budgets.report(id, reportedSpend(info), set.execution_status ?? null);
   }
@@ -91,7 +91,8 @@ export class WebhooksService {
     if (conversation.execution_status === 'deleting') return; // its events die with it
     await this.eventLog.record(userId, conversation._id, events as Record<string, unknown>[]);
     const set: ReportedFields = {};
-    let title = conversation.title;
+    let reportedTitle: string | null = null;
+    let derivedTitle: string | null = null;
     // Each report is cumulative: the batch's highest one says it all.
     let spend: Spend | null = null;
     const note = (found: Spend | null) => {
@@ -100,21 +101,23 @@ export class WebhooksService {
     for (const event of events) {
       if (event.kind === 'ConversationStateUpdateEvent') {
         if (event.key === 'execution_status' && typeof event.value === 'string') set.execution_status = event.value;
-        if (event.key === 'title' && typeof event.value === 'string' && event.value.trim()) title = set.title = event.value.trim();
+        if (event.key === 'title' && typeof event.value === 'string' && event.value.trim()) reportedTitle = event.value.trim();
         if (event.key === 'stats') note(reportedSpend(event.value));
         if (event.key === 'full_state' && event.value && typeof event.value === 'object') {
           const state = event.value as Record<string, unknown>;
           if (typeof state.execution_status === 'string') set.execution_status = state.execution_status;
-          if (typeof state.title === 'string' && state.title.trim()) title = set.title = state.title.trim();
+          if (typeof state.title === 'string' && state.title.trim()) reportedTitle = state.title.trim();
           note(reportedSpend(state));
         }
       }
       // The title comes from the first user message when nothing better has arrived.
-      if (!title && event.kind === 'MessageEvent' && event.source === 'user') {
+      if (!conversation.title && !derivedTitle && event.kind === 'MessageEvent' && event.source === 'user') {
         const text = event.llm_message?.content?.find((c) => c.type === 'text' && c.text?.trim())?.text?.trim();
-        if (text) title = set.title = text.split('\n')[0]!.slice(0, TITLE_LENGTH);
+        if (text) derivedTitle = text.split('\n')[0]!.slice(0, TITLE_LENGTH);
       }
     }
+    if (reportedTitle) await this.store.saveReportedTitle(userId, conversation._id, reportedTitle, false);
+    else if (derivedTitle) await this.store.saveReportedTitle(userId, conversation._id, derivedTitle, true);
     if (Object.keys(set).length > 0) {
       await this.store.updateConversation(userId, conversation._id, set);
       if (set.execution_status) await this.usage.noteExecutionStatus(conversation.sandboxId, conversation._id, set.execution_status);

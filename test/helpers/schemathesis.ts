@@ -96,8 +96,9 @@ export async function runSchemathesis(options: SchemathesisOptions): Promise<Sch
       resolve({ exitCode: code, output: `${stdout}${stderr}` });
     });
   });
-  if (!fs.existsSync(jsonPath)) {
-    throw new Error(`schemathesis wrote no report (exit ${exitCode}):\n${output.slice(-4000)}`);
+  // Killed at its timeout, the CLI leaves no report or a truncated one.
+  if (!fs.existsSync(jsonPath) || fs.statSync(jsonPath).size === 0) {
+    throw new Error(`schemathesis wrote no report (exit ${exitCode}, timeout ${options.timeoutMs ?? 600_000} ms):\n${output.slice(-4000)}`);
   }
   const report = JSON.parse(fs.readFileSync(jsonPath, 'utf8'));
   return {

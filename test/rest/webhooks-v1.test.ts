@@ -102,6 +102,32 @@ describe('key-only webhooks', () => {
     await app.rawCollection('app_conversations').updateOne({ _id: id as never }, { $set: { execution_status: 'finished' } });
   });
 
+  it('keep a title the user set over the titles reported after it, and name an untitled one from its first message', async () => {
+    const id = task.app_conversation_id;
+    const titleUpdate = (title: string) => ({ ...event(40, ''), kind: 'ConversationStateUpdateEvent', key: 'title', value: title });
+    const userMessage = (n: number, text: string) => ({
+      ...event(n, text),
+      source: 'user',
+      llm_message: { role: 'user', content: [{ type: 'text', text }] },
+    });
+    const title = async () => (await v0(app, alice, id)).title;
+    expect((await call(app, 'PATCH', `/api/v1/app-conversations/${id}`, { key: alice, body: { title: 'Named by Alice' } })).status).toBe(
+      200,
+    );
+    // Reports that left the agent server before the rename reached it.
+    expect((await hook('conversations', { id, title: 'Late report' }, aliceKey)).status).toBe(200);
+    expect((await hook(`events/${id}`, [titleUpdate('Late event')], aliceKey)).status).toBe(200);
+    expect(await title()).toBe('Named by Alice');
+    // Cleared by the user: the agent's titles apply again, and a first message names none over them.
+    expect((await call(app, 'PATCH', `/api/v1/app-conversations/${id}`, { key: alice, body: { title: '' } })).status).toBe(200);
+    expect((await hook(`events/${id}`, [userMessage(41, 'From the first message')], aliceKey)).status).toBe(200);
+    expect(await title()).toBe('From the first message');
+    expect((await hook(`events/${id}`, [userMessage(42, 'Another message')], aliceKey)).status).toBe(200);
+    expect(await title()).toBe('From the first message');
+    expect((await hook('conversations', { id, title: 'Reported by key' }, aliceKey)).status).toBe(200);
+    expect(await title()).toBe('Reported by key');
+  });
+
   it('find the sandbox by the hash of its key in one indexed query, and fill in hashes of older records at start-up', async () => {
     const record = await app.rawCollection('sandboxes').findOne({ _id: task.sandbox_id as never });
     expect(record?.sessionKeyHash).toBe(sha256(aliceKey).toString('hex'));
