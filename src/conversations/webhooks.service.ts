@@ -71,14 +71,17 @@ export class WebhooksService {
     if (!id) throw new AppError('BAD_REQUEST', 'Conversation info without an id', { reason: 'webhook_conversation_id_missing' });
     // A conversation being deleted (reported so, or marked so here) must not come back.
     if (info.execution_status === 'deleting') return;
-    if ((await this.store.conversationById(id))?.execution_status === 'deleting') return;
+    const known = await this.store.conversationById(id);
+    if (known?.execution_status === 'deleting') return;
     const set: ReportedFields = {};
     if (typeof info.execution_status === 'string') set.execution_status = info.execution_status;
     const llm = (info.agent as { llm?: { model?: string } } | undefined)?.llm;
     if (!(await this.store.saveReportedConversation(id, { userId, sandboxId }, set, llm?.model ?? null))) throw unauthorized();
     if (typeof info.title === 'string' && info.title.trim()) await this.store.saveReportedTitle(userId, id, info.title.trim(), false);
     if (set.execution_status) await this.usage.noteExecutionStatus(sandboxId, id, set.execution_status);
-    await this.budgets.report(id, reportedSpend(info), set.execution_status ?? null);
+    // Without figures a report matters to budgets only for a stopped conversation (its agent running on).
+    const spend = reportedSpend(info);
+    if (spend || known?.budget_stop) await this.budgets.report(id, spend, set.execution_status ?? null);
   }
 
   /** A batch of agent events: stored, and their execution status, title and metrics changes applied. */
@@ -122,7 +125,9 @@ export class WebhooksService {
       await this.store.updateConversation(userId, conversation._id, set);
       if (set.execution_status) await this.usage.noteExecutionStatus(conversation.sandboxId, conversation._id, set.execution_status);
     }
-    await this.budgets.report(conversation._id, spend, set.execution_status ?? conversation.execution_status ?? null);
+    if (spend || conversation.budget_stop) {
+      await this.budgets.report(conversation._id, spend, set.execution_status ?? conversation.execution_status ?? null);
+    }
   }
 
   /** The user's current token for the provider named in a valid access token. */
