@@ -12,6 +12,7 @@ import {
   storedJson,
   uuidString,
 } from './common.schema.js';
+import { BudgetStopReasonSchema, budgetAmount, MetricsSnapshotSchema } from './budgets.schema.js';
 import { SuggestedTaskSchema } from './conversations.schema.js';
 
 const TextContentSchema = z.strictObject({ type: z.literal('text'), text: z.string(), cache_prompt: jsonBool().optional() });
@@ -113,6 +114,8 @@ export const AppConversationStartRequestSchema = z
       .optional(),
     observability_tags: z.array(z.string().min(1).max(256)).max(50).nullable().optional(),
     observability_metadata: storedJson(z.record(z.string().min(1), TraceValue).nullable()).optional(),
+    // Ours, additive: this conversation's budget in dollars, over the settings' max_budget_per_task (docs/budgets.md).
+    max_budget_per_task: budgetAmount().nullable().optional(),
   })
   .meta({ id: 'AppConversationStartRequest' });
 export type AppConversationStartRequest = z.output<typeof AppConversationStartRequestSchema>;
@@ -154,7 +157,8 @@ export const AppConversationSchema = z
     trigger: z.string().nullable(),
     llm_model: z.string().nullable(),
     pr_number: z.array(z.number()),
-    metrics: z.record(z.string(), z.unknown()).nullable(),
+    // What the conversation has cost and the budget in force (docs/budgets.md); null before the first report.
+    metrics: MetricsSnapshotSchema.nullable(),
     parent_conversation_id: z.string().nullable(),
     sub_conversation_ids: z.array(z.string()),
     created_at: z.string(),
@@ -163,6 +167,10 @@ export const AppConversationSchema = z
     // Ours, additive: why the sandbox is PAUSED by policy, in ERROR, or MISSING (e.g. deleted by retention).
     sandbox_status_reason: z.string().nullable(),
     execution_status: z.string().nullable(),
+    // Ours, additive: why the agent was stopped (a budget), while it is; null otherwise (docs/budgets.md).
+    execution_status_reason: BudgetStopReasonSchema.nullable(),
+    // Ours, additive: the conversation's own budget (PATCH it); null follows the settings' max_budget_per_task.
+    max_budget_per_task: z.number().nullable(),
     conversation_url: z.string().nullable(),
     session_api_key: z.string().nullable(),
     // 2026 fields: this service runs the OpenHands agent (no ACP agents).

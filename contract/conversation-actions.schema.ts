@@ -3,6 +3,7 @@
 // 1.11 and the Cloud OpenAPI document).
 import { z } from 'zod';
 import { MessageContentSchema } from './app-conversations.schema.js';
+import { budgetAmount } from './budgets.schema.js';
 import { jsonBool, ProviderTypeSchema } from './common.schema.js';
 
 export const V1ConversationPathSchema = z.object({ conversation_id: z.string().min(1).max(200) });
@@ -18,6 +19,9 @@ export const UpdateAppConversationInputSchema = V1ConversationPathSchema.extend(
     .optional(),
   selected_branch: z.string().min(1).max(255).nullable().optional(),
   git_provider: ProviderTypeSchema.nullable().optional(),
+  // Ours, additive: the conversation's budget (null: follow the settings); a conversation it
+  // had stopped continues once no budget holds it back (docs/budgets.md).
+  max_budget_per_task: budgetAmount().nullable().optional(),
 });
 export type UpdateAppConversationInput = z.output<typeof UpdateAppConversationInputSchema>;
 

@@ -1,5 +1,6 @@
 // V0 conversation endpoints (docs/api.md).
 import { z } from 'zod';
+import { BudgetStopReasonSchema, MetricsSnapshotSchema } from './budgets.schema.js';
 import { ConversationTriggerSchema, jsonInt, ProviderTypeSchema, queryBool, queryInt } from './common.schema.js';
 import { McpConfigInputSchema } from './mcp.schema.js';
 
@@ -65,6 +66,9 @@ export const ConversationInfoSchema = z
     sub_conversation_ids: z.array(z.string()),
     // Ours, additive: why the workspace is paused by policy, failed or gone (e.g. ARCHIVED after retention).
     sandbox_status_reason: z.string().nullable(),
+    // Ours, additive (docs/budgets.md): what it has cost, and why its agent was stopped while it is.
+    metrics: MetricsSnapshotSchema.nullable(),
+    execution_status_reason: BudgetStopReasonSchema.nullable(),
   })
   .meta({ id: 'ConversationInfo' });
 export type ConversationInfo = z.infer<typeof ConversationInfoSchema>;

@@ -2,7 +2,8 @@
 // stored value; a present field replaces it. Unknown keys are ignored (the frontend sends
 // read-only keys such as llm_api_key_set back), as in the reference.
 import { z } from 'zod';
-import { jsonBool, jsonInt, jsonNumber, ProviderTypeSchema } from './common.schema.js';
+import { budgetAmount } from './budgets.schema.js';
+import { jsonBool, jsonInt, ProviderTypeSchema } from './common.schema.js';
 import { McpConfigInputSchema, McpConfigSchema } from './mcp.schema.js';
 
 const nullableString = () => z.string().nullable().optional();
@@ -29,7 +30,9 @@ export const SaveSettingsInputSchema = z
     mcp_config: McpConfigInputSchema.nullable().optional(),
     search_api_key: nullableString(),
     sandbox_api_key: nullableString(),
-    max_budget_per_task: jsonNumber().nullable().optional(),
+    // Budgets (docs/budgets.md): per conversation, and per calendar month over all conversations.
+    max_budget_per_task: budgetAmount().nullable().optional(),
+    max_budget_per_month: budgetAmount().nullable().optional(),
     condenser_max_size: jsonInt()
       .pipe(z.number().refine((n) => n >= 20, 'Value error, condenser_max_size must be at least 20'))
       .nullable()
@@ -65,6 +68,7 @@ export const SettingsSchema = z
     search_api_key: z.null(),
     sandbox_api_key: z.null(),
     max_budget_per_task: z.number().nullable(),
+    max_budget_per_month: z.number().nullable(),
     condenser_max_size: z.number().nullable(),
     email: z.string().nullable(),
     email_verified: z.boolean().nullable(),

@@ -22,7 +22,15 @@ export const AppConversationSchema = new Schema(
     llm_model: { type: String, default: null },
     pr_number: { type: [Number], default: [] },
     parent_conversation_id: { type: String, default: null },
+    // The combined MetricsSnapshot of the agent's last report that raised the cost (docs/budgets.md).
     metrics: { type: Schema.Types.Mixed, default: null },
+    // Budgets (docs/budgets.md): the highest combined cost its agent server reported (reports are
+    // cumulative, so only a higher one is kept), written only over the spendVersion read; the
+    // conversation's own budget (null: the settings'); why it was stopped, while it is.
+    accumulated_cost: { type: Number, default: 0 },
+    spendVersion: { type: String, default: null },
+    max_budget_per_task: { type: Number, default: null },
+    budget_stop: { type: Schema.Types.Mixed, default: null },
     // Last status the agent server reported through webhooks (live status is asked for on reads).
     execution_status: { type: String, default: null },
     // Shared publicly (the 2026 clients' flag; this service serves it back, nothing more).

@@ -7,6 +7,7 @@ import { customSecretModel } from './custom-secret.model.js';
 import { deviceCodeModel } from './device-code.model.js';
 import { eventBucketModel, eventLogModel, eventRecentModel } from './conversation-event.model.js';
 import { feedbackModel } from './feedback.model.js';
+import { monthlySpendModel } from './monthly-spend.model.js';
 import { claimModel } from './claim.model.js';
 import { pendingMessageModel } from './pending-message.model.js';
 import { sandboxModel } from './sandbox.model.js';
@@ -23,6 +24,7 @@ export * from './custom-secret.model.js';
 export * from './device-code.model.js';
 export * from './conversation-event.model.js';
 export * from './feedback.model.js';
+export * from './monthly-spend.model.js';
 export * from './claim.model.js';
 export * from './pending-message.model.js';
 export * from './sandbox.model.js';
@@ -48,6 +50,7 @@ export function createModels(conn: Connection) {
     EventBucket: eventBucketModel(conn),
     EventRecent: eventRecentModel(conn),
     Feedback: feedbackModel(conn),
+    MonthlySpend: monthlySpendModel(conn),
     PendingMessage: pendingMessageModel(conn),
     Claim: claimModel(conn),
     WriteLock: writeLockModel(conn),

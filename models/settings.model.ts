@@ -82,6 +82,7 @@ export const SettingsSchema = new Schema(
     search_api_key: String,
     sandbox_api_key: String,
     max_budget_per_task: Number,
+    max_budget_per_month: Number,
     condenser_max_size: Number,
     email: String,
     email_verified: Boolean,

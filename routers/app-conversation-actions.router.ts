@@ -19,6 +19,8 @@ import {
 const tags = ['app-conversations'];
 const path = (suffix = '') => `/api/v1/app-conversations/{conversation_id}${suffix}` as const;
 const SWITCH_FAILURES = ['agent_switch_refused', 'agent_switch_timed_out'] as const;
+/** A message that would run an agent a budget stopped (docs/budgets.md). */
+const BUDGET_FAILURES = ['budget_reached', 'monthly_budget_reached'] as const;
 
 export const appConversationActionsRouter = router({
   delete: authedProcedure
@@ -33,7 +35,12 @@ export const appConversationActionsRouter = router({
   update: authedProcedure
     .meta({
       errors: ['conversation_not_found', 'sandbox_runtime_unavailable'],
-      openapi: { method: 'PATCH', path: path(), tags, summary: 'Update title, sharing, repository, branch or provider (null clears)' },
+      openapi: {
+        method: 'PATCH',
+        path: path(),
+        tags,
+        summary: 'Update title, sharing, repository, branch, provider or budget (null clears); a raised budget lets a stopped agent go on',
+      },
     })
     .input(UpdateAppConversationInputSchema)
     .output(AppConversationSchema)
@@ -41,7 +48,7 @@ export const appConversationActionsRouter = router({
 
   sendMessage: authedProcedure
     .meta({
-      errors: [...REACHES_SANDBOX],
+      errors: [...REACHES_SANDBOX, ...BUDGET_FAILURES],
       openapi: { method: 'POST', path: path('/send-message'), tags, summary: 'Send a message to the agent (resumes a paused sandbox)' },
     })
     .input(AppSendMessageInputSchema)
@@ -79,7 +86,7 @@ export const appConversationActionsRouter = router({
   queueMessage: authedProcedure
     .meta({
       successStatus: 201,
-      errors: [...REACHES_SANDBOX, 'pending_messages_full'],
+      errors: [...REACHES_SANDBOX, 'pending_messages_full', ...BUDGET_FAILURES],
       openapi: {
         method: 'POST',
         path: '/api/v1/conversations/{conversation_id}/pending-messages',

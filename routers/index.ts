@@ -7,6 +7,7 @@ import { appConversationActionsRouter } from './app-conversation-actions.router.
 import { appConversationFilesRouter } from './app-conversation-files.router.js';
 import { appConversationsRouter } from './app-conversations.router.js';
 import { authRouter } from './auth.router.js';
+import { budgetsRouter } from './budgets.router.js';
 import { conversationRuntimeRouter } from './conversation-runtime.router.js';
 import { conversationWorkspaceRouter } from './conversation-workspace.router.js';
 import { conversationsRouter } from './conversations.router.js';
@@ -55,6 +56,7 @@ export const appRouter = router({
   account: accountRouter,
   users: usersRouter,
   gitV1: gitV1Router,
+  budgets: budgetsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -37,6 +37,10 @@ export const settingsV1Router = router({
     .output(MessageResponseSchema)
     .mutation(async ({ ctx, input }) => {
       await ctx.services.settingsV1.save(ctx.user.id, input);
+      // A changed budget applies to the conversations it had stopped (docs/budgets.md).
+      if (input.max_budget_per_task !== undefined || input.max_budget_per_month !== undefined) {
+        await ctx.services.budgets.reconsider(ctx.user.id);
+      }
       return { message: 'Settings stored' };
     }),
 

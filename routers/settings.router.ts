@@ -20,6 +20,10 @@ export const settingsRouter = router({
     .output(MessageResponseSchema)
     .mutation(async ({ ctx, input }) => {
       await ctx.services.settings.save(ctx.user.id, input);
+      // A changed budget applies to the conversations it had stopped (docs/budgets.md).
+      if (input.max_budget_per_task !== undefined || input.max_budget_per_month !== undefined) {
+        await ctx.services.budgets.reconsider(ctx.user.id);
+      }
       return { message: 'Settings stored' };
     }),
 

@@ -144,6 +144,8 @@ const EnvSchema = z
       .string()
       .regex(/^\d+(b|kb|mb)?$/i, 'a size such as 25mb, 512kb or 100000')
       .default('25mb'),
+    // Dollars: the monthly cap of users who set no max_budget_per_month; unset, none (docs/budgets.md).
+    MAX_BUDGET_PER_MONTH: optionalString.pipe(z.coerce.number<string | undefined>().min(0).max(1_000_000).optional()),
     GIT_TOKEN_TTL_SECONDS: z.coerce
       .number()
       .int()
@@ -287,6 +289,7 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
       /** Every call this service makes into a sandbox's agent server for a conversation page gives up after this. */
       sandboxCallTimeoutMs: e.SANDBOX_CALL_TIMEOUT_MS,
     },
+    budgets: { defaultMonthlyCap: e.MAX_BUDGET_PER_MONTH ?? null },
     events: {
       maxPerConversation: e.EVENTS_MAX_PER_CONVERSATION,
       retentionMs: e.EVENTS_RETENTION_DAYS > 0 ? e.EVENTS_RETENTION_DAYS * 24 * 3600_000 : null,

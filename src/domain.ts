@@ -5,6 +5,7 @@ import type { Config } from './config.js';
 import { AppConversationActionsService } from './conversations/app-conversation-actions.service.js';
 import { AppConversationFilesService } from './conversations/app-conversation-files.service.js';
 import { AppConversationsService } from './conversations/app-conversations.service.js';
+import { BudgetsService } from './conversations/budgets.service.js';
 import { ConversationRuntimeService } from './conversations/conversation-runtime.service.js';
 import { ConversationWorkspaceService } from './conversations/conversation-workspace.service.js';
 import { ConversationsService } from './conversations/conversations.service.js';
@@ -17,6 +18,7 @@ import { profilesFromSettings, type AgentProfiles, type LlmProfiles } from './co
 import { CONCURRENT_STARTS, StartWorkflow } from './conversations/start-workflow.js';
 import { ConversationStore, type StartTask } from './conversations/store.js';
 import { SandboxAccess } from './conversations/sandbox-access.js';
+import { SpendRecords } from './conversations/spend-records.js';
 import { WebhooksService } from './conversations/webhooks.service.js';
 import type { SecretBox } from './crypto.js';
 import { DecisionClaims } from './db/claims.js';
@@ -99,6 +101,14 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
   const sandboxAccess = new SandboxAccess(store, sandboxes, config.conversations.sandboxCallTimeoutMs, (userId, sandboxId, current) =>
     sandboxLifecycle.ensureRunning(userId, sandboxId, current),
   );
+  const budgets = new BudgetsService({
+    records: new SpendRecords(models),
+    settings,
+    access: sandboxAccess,
+    defaultMonthlyCap: config.budgets.defaultMonthlyCap,
+    log: log.child({ component: 'budgets' }),
+    clock,
+  });
   const pendingMessages = new PendingMessages(models, store, sandboxAccess, log.child({ component: 'pending-messages' }));
   const startLog = log.child({ component: 'start-tasks' });
   const workflow = new StartWorkflow({
@@ -140,6 +150,7 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     sandboxes,
     () => startTasks.kick(),
     log,
+    budgets,
     removeConversationData,
     agentProfiles,
   );
@@ -163,12 +174,20 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     conversations: new ConversationsService(appConversations, settings, gitProviders),
     sandboxKeys,
     sandboxSecrets: new SandboxSecretsService(sandboxKeys, secrets, gitProviders, sandboxLifecycle.usage),
-    webhooks: new WebhooksService(store, sandboxes, sandboxKeys, gitProviders, accessTokens, sandboxLifecycle.usage, events),
+    webhooks: new WebhooksService(store, sandboxes, sandboxKeys, gitProviders, accessTokens, sandboxLifecycle.usage, events, budgets),
+    budgets,
     events,
     feedback,
     conversationRuntime: new ConversationRuntimeService(sandboxAccess, sandboxes),
     conversationWorkspace: new ConversationWorkspaceService(sandboxAccess, events),
-    appConversationActions: new AppConversationActionsService(store, appConversations, sandboxAccess, pendingMessages, llmProfiles),
+    appConversationActions: new AppConversationActionsService(
+      store,
+      appConversations,
+      sandboxAccess,
+      pendingMessages,
+      llmProfiles,
+      budgets,
+    ),
     appConversationFiles: new AppConversationFilesService(
       sandboxAccess,
       events,

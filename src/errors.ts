@@ -89,7 +89,10 @@ export type ErrorReason =
   | 'agent_switch_refused'
   | 'agent_switch_timed_out'
   | 'pending_messages_full'
-  | 'too_large_to_serve';
+  | 'too_large_to_serve'
+  // Budgets (docs/budgets.md): a message that would run an agent stopped for a budget.
+  | 'budget_reached'
+  | 'monthly_budget_reached';
 
 export interface AppErrorOptions {
   reason?: ErrorReason;

@@ -131,6 +131,8 @@ export const CONTRACT_ROUTES = [
   'GET /api/automation/sdk-version',
   'GET /api/v1/web-client/config',
   'GET /api/v1/config/models/search',
+  // Ours (docs/budgets.md).
+  'GET /api/v1/budget',
   'GET /api/v1/config/providers/search',
   'GET /api/v1/skills/search',
   'GET /api/v1/users/me',

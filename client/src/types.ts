@@ -27,3 +27,11 @@ export type StartTaskStatus = AppConversationStartTask['status'];
 export type AppConversation = RouterOutputs['appConversations']['search']['items'][number];
 export type ConversationInfo = RouterOutputs['conversations']['list']['results'][number];
 export type SessionInfo = RouterOutputs['auth']['session'];
+// Budgets (docs/budgets.md).
+export type UpdateAppConversationInput = Given<RouterInputs['appConversationActions']['update']>;
+/** What a conversation has cost and the budget in force (null before its first report, unless a budget is set). */
+export type MetricsSnapshot = NonNullable<AppConversation['metrics']>;
+export type TokenUsage = NonNullable<MetricsSnapshot['accumulated_token_usage']>;
+/** Why a conversation's agent was stopped: its own budget, or its owner's monthly cap. */
+export type BudgetStopReason = NonNullable<AppConversation['execution_status_reason']>;
+export type UserBudget = RouterOutputs['budgets']['get'];

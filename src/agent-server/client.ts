@@ -170,6 +170,22 @@ export class AgentServerClient {
     this.accepted(await this.request('POST', `/api/conversations/${id}/events`, SHAPE.success, message), 'the message');
   }
 
+  /** Pauses the conversation's agent after its current step (the sandbox and its data stay). */
+  async pauseConversation(id: string): Promise<void> {
+    this.accepted(await this.request('POST', `/api/conversations/${id}/pause`, SHAPE.success), 'the pause');
+  }
+
+  /** Runs a paused or idle conversation's agent again, in the background; false when it already runs (409). */
+  async runConversation(id: string): Promise<boolean> {
+    try {
+      this.accepted(await this.request('POST', `/api/conversations/${id}/run`, SHAPE.success), 'the run');
+      return true;
+    } catch (error) {
+      if (error instanceof AgentServerError && error.upstreamStatus === 409) return false;
+      throw error;
+    }
+  }
+
   /** Replaces the conversation's LLM (an LLM the caller resolved; its key in clear). */
   async switchLlm(id: string, llm: Record<string, unknown>): Promise<void> {
     this.accepted(await this.request('POST', `/api/conversations/${id}/switch_llm`, SHAPE.success, { llm }), 'the LLM switch');

@@ -10,6 +10,7 @@ import { hexId, UUID_PATTERN } from '../../contract/common.schema.js';
 import { AgentServerError } from '../agent-server/client.js';
 import { AppError } from '../errors.js';
 import type { AppConversationsService } from './app-conversations.service.js';
+import type { BudgetsService } from './budgets.service.js';
 import type { PendingMessages } from './pending-messages.js';
 import type { LlmProfiles } from './profiles.js';
 import type { SandboxAccess } from './sandbox-access.js';
@@ -25,6 +26,7 @@ export class AppConversationActionsService {
     private readonly access: SandboxAccess,
     private readonly pending: PendingMessages,
     private readonly llmProfiles: LlmProfiles,
+    private readonly budgets: BudgetsService,
   ) {}
 
   /** Deletes the conversation, its sub-conversations (as the reference does), its data and, when unshared, its sandbox. */
@@ -38,14 +40,18 @@ export class AppConversationActionsService {
     return { success: true };
   }
 
-  /** Sets the fields the request names (null clears one); the conversation as it is then. */
+  /**
+   * Sets the fields the request names (null clears one); the conversation as it is then. A budget
+   * goes through the budgets, which let a conversation it had stopped go on (docs/budgets.md).
+   */
   async update(userId: string, input: UpdateAppConversationInput): Promise<AppConversation> {
-    const { conversation_id: rawId, ...fields } = input;
+    const { conversation_id: rawId, max_budget_per_task: budget, ...fields } = input;
     const id = conversationIdOf(rawId);
     const set = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
     if (set.title === '') set.title = null;
     if ('title' in set) set.titleByUser = set.title !== null;
     if (!(await this.store.updateConversation(userId, id, set))) throw notFound(rawId, `Conversation ${rawId} not found`);
+    if (budget !== undefined) await this.budgets.setConversationBudget(userId, id, budget);
     // A new title also goes to the agent server (best effort, as the V0 rename).
     if (typeof set.title === 'string') await this.conversations.setTitle(userId, id, set.title);
     const conversation = await this.conversations.get(userId, id);
@@ -53,9 +59,10 @@ export class AppConversationActionsService {
     return conversation;
   }
 
-  /** Relays a user message to the agent server (resuming a paused sandbox first). */
+  /** Relays a user message to the agent server (resuming a paused sandbox first); one that runs the agent must be within budget. */
   async sendMessage(userId: string, rawId: string, message: { role: 'user'; content: unknown[]; run: boolean }) {
     const id = conversationIdOf(rawId);
+    if (message.run) await this.budgets.assertMayRun(userId, id);
     const before = (await this.access.sandboxOf(userId, id)).connection?.state.status;
     const { agent } = await this.access.running(userId, id);
     await agent.sendMessage(id, message);
@@ -91,8 +98,10 @@ export class AppConversationActionsService {
     return { success: true };
   }
 
-  queueMessage(userId: string, input: PendingMessageInput) {
+  async queueMessage(userId: string, input: PendingMessageInput) {
     const { conversation_id, ...message } = input;
+    // Delivered at once (and run) when the conversation is ready: the same budget rule as a sent message.
+    await this.budgets.assertMayRun(userId, conversationIdOf(conversation_id));
     return this.pending.queue(userId, conversation_id, message);
   }
 }

@@ -16,6 +16,7 @@ import { AgentServerClient } from '../agent-server/client.js';
 import { AppError, isDuplicateKeyError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { SandboxesService } from '../services/sandboxes.service.js';
+import type { BudgetsService } from './budgets.service.js';
 import { LiveStatus } from './live-status.js';
 import { NO_AGENT_PROFILES, PROFILE_TAGS, type AgentProfiles } from './profiles.js';
 import { refused, withSuggestedTask } from './start-request.js';
@@ -37,11 +38,12 @@ export class AppConversationsService {
     /** Tells the start-task queue that work was added. */
     private readonly kick: () => void,
     private readonly log: Logger,
+    budgets: BudgetsService,
     /** Removes what other services keep about a deleted conversation (its events, feedback). */
     private readonly removeConversationData: (userId: string, conversationId: string) => Promise<void> = async () => {},
     private readonly profiles: AgentProfiles = NO_AGENT_PROFILES,
   ) {
-    this.live = new LiveStatus(store, sandboxes);
+    this.live = new LiveStatus(store, sandboxes, budgets);
   }
 
   /**

@@ -91,6 +91,8 @@ export class ConversationsService {
       conversation_version: 'V1',
       sub_conversation_ids: [],
       sandbox_status_reason: null,
+      metrics: null,
+      execution_status_reason: null,
     };
   }
 
@@ -179,6 +181,8 @@ export function toConversationInfo(c: AppConversation): ConversationInfo {
     conversation_version: 'V1',
     sub_conversation_ids: c.sub_conversation_ids,
     sandbox_status_reason: c.sandbox_status_reason,
+    metrics: c.metrics,
+    execution_status_reason: c.execution_status_reason,
   };
 }
 

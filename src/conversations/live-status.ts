@@ -1,19 +1,25 @@
 // Stored conversations as the API shows them: with the live status of their sandbox, the
-// agent server's execution status and, when asked, their sub-conversations.
+// agent server's execution status, their cost and budget and, when asked, their
+// sub-conversations. What the agent server answers about cost is reported to the budgets, so
+// a conversation whose webhooks went missing is still counted (and stopped) when it is read.
 import type { AppConversation } from '../../contract/app-conversations.schema.js';
-import { AgentServerClient } from '../agent-server/client.js';
+import { AgentServerClient, type AgentConversationInfo } from '../agent-server/client.js';
 import type { SandboxesService } from '../services/sandboxes.service.js';
 import type { AppConversationRecord } from '../../models/index.js';
+import type { BudgetsService } from './budgets.service.js';
 import { PROFILE_TAGS } from './profiles.js';
+import { advances, reportedSpend, tokensOf } from './spend.js';
 import type { ConversationStore } from './store.js';
 
 export class LiveStatus {
   constructor(
     private readonly store: ConversationStore,
     private readonly sandboxes: SandboxesService,
+    private readonly budgets: BudgetsService,
   ) {}
 
-  async of(userId: string, records: AppConversationRecord[], withSubConversations: boolean): Promise<AppConversation[]> {
+  async of(userId: string, given: AppConversationRecord[], withSubConversations: boolean): Promise<AppConversation[]> {
+    let records = given;
     const states = await this.sandboxes.statuses(
       userId,
       records.flatMap((r) => (r.sandboxId ? [r.sandboxId] : [])),
@@ -26,6 +32,7 @@ export class LiveStatus {
       : [];
     // One agent-server call per running sandbox for the live execution status.
     const execution = new Map<string, string | null>();
+    const newer: [AppConversationRecord, AgentConversationInfo][] = [];
     const bySandbox = new Map<string, AppConversationRecord[]>();
     for (const r of records) {
       if (r.sandboxId && isReady(r)) bySandbox.set(r.sandboxId, [...(bySandbox.get(r.sandboxId) ?? []), r]);
@@ -37,12 +44,31 @@ export class LiveStatus {
         if (state?.status !== 'RUNNING' || !url || !state.sessionKey) return;
         try {
           const infos = await new AgentServerClient(url, state.sessionKey, 3_000).getConversations(conversations.map((c) => c._id));
-          infos.forEach((info, i) => execution.set(conversations[i]!._id, info?.execution_status ?? null));
+          infos.forEach((info, i) => {
+            const record = conversations[i]!;
+            execution.set(record._id, info?.execution_status ?? null);
+            const spend = reportedSpend(info);
+            const stored = { cost: record.accumulated_cost ?? 0, tokens: tokensOf(record.metrics) };
+            if (info && spend && advances(spend, stored)) newer.push([record, info]);
+          });
         } catch {
           // Unreachable agent server: execution_status stays null (reference).
         }
       }),
     );
+    if (newer.length > 0) {
+      for (const [record, info] of newer) await this.budgets.report(record._id, reportedSpend(info), info.execution_status ?? null);
+      const fresh = new Map(
+        (
+          await this.store.conversationsByIds(
+            userId,
+            newer.map(([r]) => r._id),
+          )
+        ).map((r) => [r._id, r]),
+      );
+      records = records.map((r) => fresh.get(r._id) ?? r);
+    }
+    const limits = await this.budgets.userLimits(userId);
     return records.map((r) => {
       const state = r.sandboxId ? states.get(r.sandboxId) : undefined;
       // A conversation still starting, or whose start failed, shows as such whatever its sandbox does.
@@ -60,7 +86,7 @@ export class LiveStatus {
         trigger: r.trigger ?? null,
         llm_model: r.llm_model ?? null,
         pr_number: r.pr_number ?? [],
-        metrics: (r.metrics as Record<string, unknown> | null | undefined) ?? null,
+        ...this.budgets.view(r, limits),
         parent_conversation_id: r.parent_conversation_id ?? null,
         sub_conversation_ids: subs.filter((s) => s.parent_conversation_id === r._id).map((s) => s._id),
         created_at: r.createdAt.toISOString(),

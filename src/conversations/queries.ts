@@ -111,6 +111,8 @@ export function newConversation(
     title: null,
     metrics: null,
     execution_status: null,
+    // The start's own budget (docs/budgets.md); null follows the settings.
+    max_budget_per_task: task.request.max_budget_per_task ?? null,
     ...fields,
   };
 }

@@ -1,10 +1,11 @@
 // Webhooks from agent servers (docs/api.md): authenticated with the sandbox's own session
 // key (the sandbox named in the path, or found by the key alone), they keep a conversation's
-// status, title and metrics current without wiping other fields, and its events stored; the
+// status and title current without wiping other fields, its events stored, and its cost
+// reported to the budgets (docs/budgets.md); the
 // secrets lookup serves GIT_TOKEN to a holder of a signed access token. A sandbox's key
 // reaches only its own conversations: an id that belongs to another user or another sandbox
 // (or to a start that has not chosen its sandbox yet) answers 401 and nothing changes.
-import { storageIssues, type ProviderType } from '../../contract/common.schema.js';
+import type { ProviderType } from '../../contract/common.schema.js';
 import type { AccessTokens } from '../access-token.js';
 import { secretsEqual } from '../crypto.js';
 import { AppError } from '../errors.js';
@@ -13,14 +14,16 @@ import type { SandboxKeys } from '../services/sandbox-keys.js';
 import type { SandboxesService } from '../services/sandboxes.service.js';
 import type { SandboxUsage } from '../services/sandbox-lifecycle/usage.js';
 import type { AppConversationRecord } from '../../models/index.js';
+import type { BudgetsService } from './budgets.service.js';
 import type { EventsService } from './events.service.js';
 import { reportedTitleCondition } from './queries.js';
+import { advances, reportedSpend, type Spend } from './spend.js';
 import type { ConversationStore } from './store.js';
 
 const unauthorized = () => new AppError('UNAUTHORIZED', 'Unauthorized');
 const TITLE_LENGTH = 50;
 
-type ReportedFields = Partial<Pick<AppConversationRecord, 'execution_status' | 'metrics'>>;
+type ReportedFields = Partial<Pick<AppConversationRecord, 'execution_status'>>;
 
 interface AgentEvent {
   kind?: string;
@@ -39,6 +42,7 @@ export class WebhooksService {
     private readonly accessTokens: AccessTokens,
     private readonly usage: SandboxUsage,
     private readonly eventLog: EventsService,
+    private readonly budgets: BudgetsService,
   ) {}
 
   /** The sandbox's owner, if the presented key is that sandbox's session key. A webhook is a use of the sandbox. */
@@ -68,11 +72,10 @@ export class WebhooksService {
     if (!id) throw new AppError('BAD_REQUEST', 'Conversation info without an id', { reason: 'webhook_conversation_id_missing' });
     // A conversation being deleted (reported so, or marked so here) must not come back.
     if (info.execution_status === 'deleting') return;
-    if ((await this.store.conversationById(id))?.execution_status === 'deleting') return;
+    const known = await this.store.conversationById(id);
+    if (known?.execution_status === 'deleting') return;
     const set: ReportedFields = {};
     if (typeof info.execution_status === 'string') set.execution_status = info.execution_status;
-    const metrics = metricsOf(info);
-    if (metrics) set.metrics = metrics;
     const llm = (info.agent as { llm?: { model?: string } } | undefined)?.llm;
     if (!(await this.store.saveReportedConversation(id, { userId, sandboxId }, set, llm?.model ?? null))) throw unauthorized();
     if (typeof info.title === 'string' && info.title.trim()) {
@@ -80,6 +83,9 @@ export class WebhooksService {
       await this.store.updateConversation(userId, id, { title }, reportedTitleCondition(title, false));
     }
     if (set.execution_status) await this.usage.noteExecutionStatus(sandboxId, id, set.execution_status);
+    // Without figures a report matters to budgets only for a stopped conversation (its agent running on).
+    const spend = reportedSpend(info);
+    if (spend || known?.budget_stop) await this.budgets.report(id, spend, set.execution_status ?? null);
   }
 
   /** A batch of agent events: stored, and their execution status, title and metrics changes applied. */
@@ -94,16 +100,21 @@ export class WebhooksService {
     const set: ReportedFields = {};
     let reportedTitle: string | null = null;
     let derivedTitle: string | null = null;
+    // Each report is cumulative: the batch's highest one says it all.
+    let spend: Spend | null = null;
+    const note = (found: Spend | null) => {
+      if (found && (!spend || advances(found, { cost: spend.cost, tokens: spend.tokens }))) spend = found;
+    };
     for (const event of events) {
       if (event.kind === 'ConversationStateUpdateEvent') {
         if (event.key === 'execution_status' && typeof event.value === 'string') set.execution_status = event.value;
         if (event.key === 'title' && typeof event.value === 'string' && event.value.trim()) reportedTitle = event.value.trim();
+        if (event.key === 'stats') note(reportedSpend(event.value));
         if (event.key === 'full_state' && event.value && typeof event.value === 'object') {
           const state = event.value as Record<string, unknown>;
           if (typeof state.execution_status === 'string') set.execution_status = state.execution_status;
           if (typeof state.title === 'string' && state.title.trim()) reportedTitle = state.title.trim();
-          const metrics = metricsOf(state);
-          if (metrics) set.metrics = metrics;
+          note(reportedSpend(state));
         }
       }
       // The title comes from the first user message when nothing better has arrived.
@@ -114,9 +125,13 @@ export class WebhooksService {
     }
     const title = reportedTitle ?? derivedTitle;
     if (title) await this.store.updateConversation(userId, conversation._id, { title }, reportedTitleCondition(title, !reportedTitle));
-    if (Object.keys(set).length === 0) return;
-    await this.store.updateConversation(userId, conversation._id, set);
-    if (set.execution_status) await this.usage.noteExecutionStatus(conversation.sandboxId, conversation._id, set.execution_status);
+    if (Object.keys(set).length > 0) {
+      await this.store.updateConversation(userId, conversation._id, set);
+      if (set.execution_status) await this.usage.noteExecutionStatus(conversation.sandboxId, conversation._id, set.execution_status);
+    }
+    if (spend || conversation.budget_stop) {
+      await this.budgets.report(conversation._id, spend, set.execution_status ?? conversation.execution_status ?? null);
+    }
   }
 
   /** The user's current token for the provider named in a valid access token. */
@@ -131,15 +146,4 @@ export class WebhooksService {
 
 function normaliseId(id: unknown): string | null {
   return typeof id === 'string' && id ? id.replace(/-/g, '').toLowerCase() : null;
-}
-
-/**
- * MetricsSnapshot (B.7.1) from the agent's stats, when present. Stored as sent, so a snapshot
- * the database cannot hold (e.g. "$" keys, nested arrays) is left out.
- */
-function metricsOf(source: Record<string, unknown>): Record<string, unknown> | null {
-  const metrics = source.metrics;
-  const usage = (source.stats as { usage_to_metrics?: Record<string, Record<string, unknown>> } | undefined)?.usage_to_metrics;
-  const found = metrics && typeof metrics === 'object' && !Array.isArray(metrics) ? (metrics as Record<string, unknown>) : usage?.agent;
-  return found && storageIssues(found, 1).length === 0 ? found : null;
 }

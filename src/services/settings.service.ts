@@ -125,6 +125,13 @@ export class SettingsService {
     return record ? { record, dto: toDto(record) } : null;
   }
 
+  /** The user's budgets (docs/budgets.md): nulls when never set. One small read, for every cost report. */
+  async budgets(userId: string): Promise<{ max_budget_per_task: number | null; max_budget_per_month: number | null }> {
+    const projection = { max_budget_per_task: 1, max_budget_per_month: 1 };
+    const stored = await this.models.Settings.collection.findOne({ userId }, { projection });
+    return { max_budget_per_task: num(stored?.max_budget_per_task), max_budget_per_month: num(stored?.max_budget_per_month) };
+  }
+
   /** The V0 view of a user who never saved settings (users/me answers with it). */
   defaults(): Settings {
     return toDto({ userId: '' } as SettingsRecord);
@@ -194,6 +201,7 @@ function toDto(stored: SettingsRecord): Settings {
     search_api_key: null,
     sandbox_api_key: null,
     max_budget_per_task: num(stored.max_budget_per_task),
+    max_budget_per_month: num(stored.max_budget_per_month),
     condenser_max_size: num(stored.condenser_max_size),
     email: str(stored.email),
     email_verified: bool(stored.email_verified),

@@ -137,7 +137,7 @@ const GOOD_SOURCE = `
 import {
   createClient, fieldErrorsOf, isAppClientError, retryAfterSecondsOf,
   type AppConversationStartTask, type RouterInputs, type RouterOutputs, type SandboxStatus, type SessionInfo, type Settings,
-  type StartTaskStatus,
+  type StartTaskStatus, type MetricsSnapshot, type BudgetStopReason, type UserBudget, type UpdateAppConversationInput,
 } from '@agent-control-plane/client';
 
 const trpc = createClient({ url: 'http://localhost:3000/trpc', apiKey: 'ohk_x_y' });
@@ -164,6 +164,15 @@ const subscription = browser.appConversations.watchStartTask.subscribe(
   { onData: (snapshot) => { const status: StartTaskStatus = snapshot.status; console.log(status); } },
 );
 subscription.unsubscribe();
+
+// Budgets: a conversation's cost and why it was stopped; the caller's month; raising a budget.
+const conversation = (await trpc.appConversations.search.query({})).items[0]!;
+const cost: number | undefined = (conversation.metrics satisfies MetricsSnapshot | null)?.accumulated_cost;
+const stoppedBecause: BudgetStopReason | null = conversation.execution_status_reason;
+const month: UserBudget = await trpc.budgets.get.query();
+const raise: UpdateAppConversationInput = { conversation_id: conversation.id, max_budget_per_task: 5 };
+await trpc.appConversationActions.update.mutate(raise);
+console.log(cost, stoppedBecause, month.month_cost);
 
 const me: SessionInfo = await browser.auth.session.query({});
 const signedInAs: string = me.user_id;

@@ -1,6 +1,6 @@
 // A representative run through every area of the service (settings, secrets, providers,
-// sandboxes, V1 conversations and start tasks, webhooks, the V0 conversation routes, browser
-// sessions), with
+// sandboxes, V1 conversations and start tasks, webhooks, budgets, the V0 conversation routes,
+// browser sessions), with
 // the driver recording every command the service sends: each query must be served by an
 // index the models declare (helpers/query-indexes.ts). Every other test app is checked the
 // same way when it stops, so routes added later are checked by their own tests too.
@@ -96,6 +96,13 @@ describe('every query of a representative run is served by a declared index', ()
     ).toBe(200);
     const events = [{ kind: 'ConversationStateUpdateEvent', key: 'execution_status', value: 'running' }];
     expect((await call(app, 'POST', `${webhook}/events/${conversationId}`, { body: events, headers: asSandbox })).status).toBe(200);
+    // Budgets (docs/budgets.md): a cost reported, the limits set, the month read, a budget raised.
+    await ok('POST', '/api/settings', { max_budget_per_task: 50, max_budget_per_month: 100 });
+    const stats = { usage_to_metrics: { agent: { model_name: 'openai/stub', accumulated_cost: 0.5, accumulated_token_usage: null } } };
+    const report = { id: conversationId, execution_status: 'running', stats };
+    expect((await call(app, 'POST', `${webhook}/conversations`, { body: report, headers: asSandbox })).status).toBe(200);
+    await ok('GET', '/api/v1/budget');
+    await ok('PATCH', `/api/v1/app-conversations/${conversationId}`, { max_budget_per_task: 60 });
 
     const v0 = await ok('POST', '/api/conversations', { initial_user_msg: 'Hello' });
     await ok('GET', '/api/conversations?limit=5');

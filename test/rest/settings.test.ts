@@ -83,6 +83,7 @@ describe('GET/POST /api/settings', () => {
       search_api_key: null,
       sandbox_api_key: null,
       max_budget_per_task: 2.5,
+      max_budget_per_month: null,
       condenser_max_size: 40,
       email: 'a@example.com',
       email_verified: true,

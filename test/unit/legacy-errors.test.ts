@@ -269,6 +269,8 @@ const ROWS = [
   ['appConversationActions.switchAcpModel', 'BAD_REQUEST', 'Refused', 'agent_switch_refused', 400, { detail: 'Refused' }],
   ['appConversationActions.switchAcpModel', 'GATEWAY_TIMEOUT', 'Too slow', 'agent_switch_timed_out', 504, { detail: 'Too slow' }],
   ['appConversationActions.queueMessage', 'TOO_MANY_REQUESTS', 'Too many', 'pending_messages_full', 429, { detail: 'Too many' }],
+  ['appConversationActions.sendMessage', 'CONFLICT', 'Over budget', 'budget_reached', 409, { detail: 'Over budget' }],
+  ['appConversationActions.queueMessage', 'CONFLICT', 'Month over', 'monthly_budget_reached', 409, { detail: 'Month over' }],
   ['appConversationFiles.readFile', 'PAYLOAD_TOO_LARGE', 'Too large', 'too_large_to_serve', 413, { detail: 'Too large' }],
   ['appConversationFiles.readFile', 'NOT_FOUND', 'No such file: x', 'workspace_path_not_found', 404, { detail: 'No such file: x' }],
   [

@@ -170,6 +170,8 @@ export const FAILURES: Record<ErrorReason, LegacyAnswer & { routers?: Record<str
   agent_switch_refused: { status: 400, body: detail },
   agent_switch_timed_out: { status: 504, body: detail },
   pending_messages_full: { status: 429, body: detail },
+  budget_reached: { status: 409, body: detail },
+  monthly_budget_reached: { status: 409, body: detail },
   too_large_to_serve: { status: 413, body: detail },
   provider_token_not_found: { status: 404, body: detail },
   // The 2026 surface (docs/api.md "2026 /api/v1 surface"): the reference's bodies where it has them.
