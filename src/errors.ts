@@ -89,7 +89,11 @@ export type ErrorReason =
   | 'agent_switch_refused'
   | 'agent_switch_timed_out'
   | 'pending_messages_full'
-  | 'too_large_to_serve';
+  | 'too_large_to_serve'
+  // Lifecycle webhooks (docs/webhooks.md).
+  | 'webhook_endpoint_not_found'
+  | 'webhook_url_not_allowed'
+  | 'webhook_endpoint_limit';
 
 export interface AppErrorOptions {
   reason?: ErrorReason;

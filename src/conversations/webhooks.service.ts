@@ -14,6 +14,7 @@ import type { SandboxesService } from '../services/sandboxes.service.js';
 import type { SandboxUsage } from '../services/sandbox-lifecycle/usage.js';
 import type { AppConversationRecord } from '../../models/index.js';
 import type { EventsService } from './events.service.js';
+import type { ConversationEvents } from './lifecycle-events.js';
 import type { ConversationStore } from './store.js';
 
 const unauthorized = () => new AppError('UNAUTHORIZED', 'Unauthorized');
@@ -38,6 +39,8 @@ export class WebhooksService {
     private readonly accessTokens: AccessTokens,
     private readonly usage: SandboxUsage,
     private readonly eventLog: EventsService,
+    /** Execution status changes, for the lifecycle webhooks. */
+    private readonly lifecycle: Pick<ConversationEvents, 'conversationChanged'> | null = null,
   ) {}
 
   /** The sandbox's owner, if the presented key is that sandbox's session key. A webhook is a use of the sandbox. */
@@ -67,7 +70,8 @@ export class WebhooksService {
     if (!id) throw new AppError('BAD_REQUEST', 'Conversation info without an id', { reason: 'webhook_conversation_id_missing' });
     // A conversation being deleted (reported so, or marked so here) must not come back.
     if (info.execution_status === 'deleting') return;
-    if ((await this.store.conversationById(id))?.execution_status === 'deleting') return;
+    const before = (await this.store.conversationById(id))?.execution_status ?? null;
+    if (before === 'deleting') return;
     const set: ReportedFields = {};
     if (typeof info.execution_status === 'string') set.execution_status = info.execution_status;
     if (typeof info.title === 'string' && info.title.trim()) set.title = info.title.trim();
@@ -76,6 +80,7 @@ export class WebhooksService {
     const llm = (info.agent as { llm?: { model?: string } } | undefined)?.llm;
     if (!(await this.store.saveReportedConversation(id, { userId, sandboxId }, set, llm?.model ?? null))) throw unauthorized();
     if (set.execution_status) await this.usage.noteExecutionStatus(sandboxId, id, set.execution_status);
+    await this.announce(userId, id, before, set.execution_status ? [set.execution_status] : []);
   }
 
   /** A batch of agent events: stored, and their execution status, title and metrics changes applied. */
@@ -88,14 +93,17 @@ export class WebhooksService {
     if (conversation.execution_status === 'deleting') return; // its events die with it
     await this.eventLog.record(userId, conversation._id, events as Record<string, unknown>[]);
     const set: ReportedFields = {};
+    // Every execution status the batch passes through, in order (each change is an event).
+    const statuses: string[] = [];
+    const noteStatus = (status: string) => statuses.push((set.execution_status = status));
     let title = conversation.title;
     for (const event of events) {
       if (event.kind === 'ConversationStateUpdateEvent') {
-        if (event.key === 'execution_status' && typeof event.value === 'string') set.execution_status = event.value;
+        if (event.key === 'execution_status' && typeof event.value === 'string') noteStatus(event.value);
         if (event.key === 'title' && typeof event.value === 'string' && event.value.trim()) title = set.title = event.value.trim();
         if (event.key === 'full_state' && event.value && typeof event.value === 'object') {
           const state = event.value as Record<string, unknown>;
-          if (typeof state.execution_status === 'string') set.execution_status = state.execution_status;
+          if (typeof state.execution_status === 'string') noteStatus(state.execution_status);
           if (typeof state.title === 'string' && state.title.trim()) title = set.title = state.title.trim();
           const metrics = metricsOf(state);
           if (metrics) set.metrics = metrics;
@@ -110,6 +118,17 @@ export class WebhooksService {
     if (Object.keys(set).length === 0) return;
     await this.store.updateConversation(userId, conversation._id, set);
     if (set.execution_status) await this.usage.noteExecutionStatus(conversation.sandboxId, conversation._id, set.execution_status);
+    await this.announce(userId, conversation._id, conversation.execution_status ?? null, statuses);
+  }
+
+  /** One lifecycle event per change of execution status, in the order reported. */
+  private async announce(userId: string, conversationId: string, before: string | null, statuses: string[]): Promise<void> {
+    let last = before;
+    for (const status of statuses) {
+      if (status === last) continue;
+      await this.lifecycle?.conversationChanged('conversation.execution_status_changed', userId, conversationId, status);
+      last = status;
+    }
   }
 
   /** The user's current token for the provider named in a valid access token. */

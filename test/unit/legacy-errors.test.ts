@@ -270,6 +270,16 @@ const ROWS = [
   ['appConversationActions.switchAcpModel', 'GATEWAY_TIMEOUT', 'Too slow', 'agent_switch_timed_out', 504, { detail: 'Too slow' }],
   ['appConversationActions.queueMessage', 'TOO_MANY_REQUESTS', 'Too many', 'pending_messages_full', 429, { detail: 'Too many' }],
   ['appConversationFiles.readFile', 'PAYLOAD_TOO_LARGE', 'Too large', 'too_large_to_serve', 413, { detail: 'Too large' }],
+  ['webhookEndpoints.get', 'NOT_FOUND', 'No endpoint', 'webhook_endpoint_not_found', 404, { detail: 'No endpoint' }],
+  ['webhookEndpoints.create', 'CONFLICT', 'At most 20', 'webhook_endpoint_limit', 409, { detail: 'At most 20' }],
+  [
+    'webhookEndpoints.create',
+    'UNPROCESSABLE_CONTENT',
+    'Host not allowed',
+    'webhook_url_not_allowed',
+    422,
+    { detail: [{ type: 'value_error', loc: ['body'], msg: 'Host not allowed' }] },
+  ],
   ['appConversationFiles.readFile', 'NOT_FOUND', 'No such file: x', 'workspace_path_not_found', 404, { detail: 'No such file: x' }],
   [
     'appConversationActions.delete',
