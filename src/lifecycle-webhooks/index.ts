@@ -41,8 +41,9 @@ export function createLifecycleWebhooks({ models, box, claims, config, metrics, 
   const endpoints = new WebhookEndpoints(models, box, hosts, now);
   const kick = () => queue.kick();
   const outbox = new WebhookOutbox(models, endpoints, log, kick, now);
-  // Longer than an attempt can take, so a live worker's lease never lapses mid-attempt.
-  const leaseMs = 2 * config.timeoutMs + 10_000;
+  // Longer than an attempt can take (and renewed every third of it while the worker runs), so a
+  // live worker's lease never lapses mid-attempt, while a dead one's lane waits little.
+  const leaseMs = config.timeoutMs + 5_000;
   const worker = new LaneWorker({
     models,
     endpoints,
