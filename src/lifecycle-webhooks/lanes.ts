@@ -27,10 +27,10 @@ export function webhookLanes(models: Models, claims: DecisionClaims, now: () => 
           await WebhookLane.updateOne({ _id: lane._id, leaseOwner: lane.leaseOwner }, { $set: { dueAt: lane.leaseExpiresAt } });
           continue;
         }
-        if (!(await claims.claim(`webhook-lane:${lane._id}:${lane.claims}`))) continue;
+        if (!(await claims.claim(`webhook-lane:${lane._id}:${lane.incarnation ?? ''}:${lane.claims}`))) continue;
         const leaseEnd = new Date(at.getTime() + leaseMs);
         const record = await WebhookLane.findOneAndUpdate(
-          { _id: lane._id, claims: lane.claims },
+          { _id: lane._id, incarnation: lane.incarnation, claims: lane.claims },
           { $set: { leaseOwner: owner, leaseExpiresAt: leaseEnd, dueAt: leaseEnd }, $inc: { claims: 1 } },
           { new: true },
         ).lean();

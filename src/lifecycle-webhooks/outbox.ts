@@ -100,7 +100,14 @@ export class WebhookOutbox implements LifecycleEvents {
       {
         $min: { dueAt: new Date(this.now()) },
         $inc: { wakes: 1 },
-        $setOnInsert: { endpointId, resourceKey: message.resourceKey, claims: 0, leaseOwner: null, leaseExpiresAt: null },
+        $setOnInsert: {
+          endpointId,
+          resourceKey: message.resourceKey,
+          incarnation: randomBase62(16),
+          claims: 0,
+          leaseOwner: null,
+          leaseExpiresAt: null,
+        },
       },
       { upsert: true },
     );

@@ -269,6 +269,11 @@ describe('webhook endpoints', () => {
     );
     for (const action of ['pause', 'resume']) {
       expect((await call(app, 'POST', `/api/v1/sandboxes/${sandbox.id}/${action}`, { key })).status).toBe(200);
+      // Each event alone in its lane: the lane is emptied and removed, and the next one makes it anew.
+      await eventually(`the ${action} event delivered and its lane removed`, async () => {
+        const told = receiver.uniqueEvents().some((e) => e.data.id === sandbox.id && e.type === `sandbox.${action}d`);
+        return told && (await app.rawCollection('webhook_lanes').countDocuments({ endpointId: endpoint.id })) === 0;
+      });
     }
     expect((await call(app, 'DELETE', `/api/v1/sandboxes/${sandbox.id}`, { key })).status).toBe(200);
     const events = await eventually('the three sandbox events', async () => {
