@@ -15,6 +15,19 @@ const CANDIDATES = 8;
 
 export function webhookLanes(models: Models, claims: DecisionClaims, now: () => number = Date.now): LeaseStore<Lane> {
   const { WebhookLane } = models;
+  /**
+   * This claim of the lane, decided by its key; or, when that key was taken so long ago that its
+   * taker must have died before leasing the lane (it would have leased it at once), a takeover
+   * decided by a key naming that stale claim, so the lane waits about two leases, not until
+   * the claims are pruned.
+   */
+  const claimLane = async (lane: Lane, at: Date, leaseMs: number): Promise<boolean> => {
+    const key = `webhook-lane:${lane._id}:${lane.incarnation ?? ''}:${lane.claims}`;
+    if (await claims.claim(key)) return true;
+    const taken = await models.Claim.findOne({ _id: key }, { at: 1 }).lean();
+    if (!taken || at.getTime() - taken.at.getTime() < 2 * leaseMs) return false;
+    return claims.claim(`${key}:after:${taken.at.getTime()}`);
+  };
   return {
     claim: async (owner, leaseMs) => {
       const at = new Date(now());
@@ -27,7 +40,7 @@ export function webhookLanes(models: Models, claims: DecisionClaims, now: () => 
           await WebhookLane.updateOne({ _id: lane._id, leaseOwner: lane.leaseOwner }, { $set: { dueAt: lane.leaseExpiresAt } });
           continue;
         }
-        if (!(await claims.claim(`webhook-lane:${lane._id}:${lane.incarnation ?? ''}:${lane.claims}`))) continue;
+        if (!(await claimLane(lane, at, leaseMs))) continue;
         const leaseEnd = new Date(at.getTime() + leaseMs);
         const record = await WebhookLane.findOneAndUpdate(
           { _id: lane._id, incarnation: lane.incarnation, claims: lane.claims },

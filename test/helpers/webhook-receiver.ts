@@ -27,6 +27,8 @@ export interface WebhookReceiver {
   receipts: Receipt[];
   mode: Mode;
   setSecrets(...secrets: string[]): void;
+  /** Drops the connections of held requests (mode 'hang'): the sender sees a reset. */
+  dropHeld(): void;
   /** The first receipt of each event id that was answered 2xx, in arrival order. */
   uniqueEvents(): Receipt['body'][];
   close(): Promise<void>;
@@ -45,6 +47,9 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       return receiver.receipts
         .filter((r) => typeof r.answered === 'number' && r.answered < 300 && !seen.has(r.id) && seen.add(r.id))
         .map((r) => r.body);
+    },
+    dropHeld: () => {
+      for (const res of held.splice(0)) res.destroy();
     },
     close: async () => {
       for (const res of held) res.destroy();

@@ -259,6 +259,30 @@ describe('webhook endpoints', () => {
     }
   });
 
+  it('takes over a lane whose claimer died between claiming it and leasing it', async () => {
+    const endpoint = await register();
+    receiver.setSecrets(endpoint.secret);
+    receiver.mode = 'hang';
+    try {
+      const queued = await call(app, 'POST', `/api/v1/webhook-endpoints/${endpoint.id}/test`, { key });
+      await eventually('the first attempt, held open', async () => receiver.receipts.some((r) => r.id === queued.body.event_id));
+      // While that attempt hangs, a replica takes the lane's next claim and dies before leasing it:
+      // its claim's key stays, ten minutes old.
+      const lane = (await app.rawCollection('webhook_lanes').findOne({ endpointId: endpoint.id }))!;
+      expect(lane.claims).toBe(1);
+      await app
+        .rawCollection('claims')
+        .insertOne({ _id: `webhook-lane:${lane._id}:${lane.incarnation}:1` as never, at: new Date(Date.now() - 600_000) });
+      receiver.mode = 'ok';
+      receiver.dropHeld();
+      const delivered = await settled(endpoint.id, queued.body.id);
+      expect(delivered).toMatchObject({ status: 'delivered', attempt_count: 2 });
+      expect(delivered.attempts.map((a: { error: string | null }) => a.error)).toEqual(['The connection was reset', null]);
+    } finally {
+      receiver.mode = 'ok';
+    }
+  });
+
   it('tells of a sandbox paused, resumed and deleted, in that order, without its session key', async () => {
     const endpoint = await register({ event_types: ['sandbox.paused', 'sandbox.resumed', 'sandbox.deleted'] });
     receiver.setSecrets(endpoint.secret);
