@@ -14,6 +14,9 @@ import { sandboxModel } from './sandbox.model.js';
 import { sandboxSlotModel } from './sandbox-slot.model.js';
 import { sessionModel } from './session.model.js';
 import { settingsModel } from './settings.model.js';
+import { webhookDeliveryModel } from './webhook-delivery.model.js';
+import { webhookEndpointModel } from './webhook-endpoint.model.js';
+import { webhookLaneModel } from './webhook-lane.model.js';
 import { writeLockModel } from './write-lock.model.js';
 
 export * from './api-key.model.js';
@@ -31,6 +34,9 @@ export * from './sandbox.model.js';
 export * from './sandbox-slot.model.js';
 export * from './session.model.js';
 export * from './settings.model.js';
+export * from './webhook-delivery.model.js';
+export * from './webhook-endpoint.model.js';
+export * from './webhook-lane.model.js';
 export * from './write-lock.model.js';
 
 /** Binds every model to one connection, so tests can run several databases in one process. */
@@ -53,6 +59,9 @@ export function createModels(conn: Connection) {
     MonthlySpend: monthlySpendModel(conn),
     PendingMessage: pendingMessageModel(conn),
     Claim: claimModel(conn),
+    WebhookEndpoint: webhookEndpointModel(conn),
+    WebhookDelivery: webhookDeliveryModel(conn),
+    WebhookLane: webhookLaneModel(conn),
     WriteLock: writeLockModel(conn),
   };
 }

@@ -16,6 +16,7 @@ import { eventsRouter } from './events.router.js';
 import { gitProvidersRouter } from './git-providers.router.js';
 import { gitV1Router } from './git-v1.router.js';
 import { webhooksRouter } from './webhooks.router.js';
+import { webhookEndpointsRouter } from './webhook-endpoints.router.js';
 import { sandboxSecretsRouter } from './sandbox-secrets.router.js';
 import { sandboxSpecsRouter } from './sandbox-specs.router.js';
 import { sandboxesRouter } from './sandboxes.router.js';
@@ -48,6 +49,7 @@ export const appRouter = router({
   conversationWorkspace: conversationWorkspaceRouter,
   events: eventsRouter,
   webhooks: webhooksRouter,
+  webhookEndpoints: webhookEndpointsRouter,
   options: optionsRouter,
   user: userRouter,
   settingsV1: settingsV1Router,

@@ -6,6 +6,7 @@
 //   npm run cli -- keys revoke <key-id>
 //   npm run cli -- encryption generate-key
 //   npm run cli -- encryption rotate      (re-encrypt every secret under ENCRYPTION_KEY)
+//   npm run cli -- webhooks add|list|remove|rotate-secret|test|deliveries   (endpoints hearing every user's events)
 import { parseArgs } from 'node:util';
 import { ensureDataDir, loadSecretBox, openDatabase } from './bootstrap.js';
 import { loadConfig } from './config.js';
@@ -14,19 +15,28 @@ import { createLogger } from './logger.js';
 import { createCredentialServices } from './services/credentials.js';
 import { reencryptServiceSecrets, rewrapper } from './services/rotation.service.js';
 import { ConversationStore } from './conversations/store.js';
+import { operatorWebhooks, WEBHOOK_USAGE } from './cli-webhooks.js';
 
 const USAGE = `usage:
   cli keys create --user <id> [--label <text>]
   cli keys list [--user <id>]
   cli keys revoke <key-id>
   cli encryption generate-key
-  cli encryption rotate`;
+  cli encryption rotate
+${WEBHOOK_USAGE}`;
 
 async function main(argv: string[]): Promise<number> {
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { user: { type: 'string' }, label: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      user: { type: 'string' },
+      label: { type: 'string' },
+      url: { type: 'string' },
+      events: { type: 'string' },
+      description: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
   });
   const [group, command, ...rest] = positionals;
   if (values.help || !group) {
@@ -67,6 +77,9 @@ async function main(argv: string[]): Promise<number> {
       if (!(await services.apiKeys.revoke(keyId))) return fail(`no active key with id ${keyId}`);
       process.stdout.write(`revoked ${keyId}\n`);
       return 0;
+    }
+    if (group === 'webhooks') {
+      return await operatorWebhooks({ models: opened.db.models, box, config, log }, command, rest, values, fail);
     }
     if (group === 'encryption' && command === 'rotate') {
       const { rewrap, values } = rewrapper(box);

@@ -70,6 +70,25 @@ export const origins = optionalString.transform((value, ctx) => {
   return list;
 });
 
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** "5s,5m,30m,2h" → milliseconds each (units ms, s, m, h; a bare number is milliseconds); at least one, none over a day. */
+export const durations = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((value, ctx) => {
+      const list = splitList(value).map((item) => {
+        const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(item);
+        return match ? Math.round(Number(match[1]) * DURATION_UNITS[match[2] ?? 'ms']!) : NaN;
+      });
+      if (list.length === 0 || list.some((ms) => !Number.isFinite(ms) || ms > 86_400_000)) {
+        ctx.addIssue({ code: 'custom', message: `expected durations such as 5s,5m,30m,2h (each at most 24h), got "${value}"` });
+        return z.NEVER;
+      }
+      return list;
+    });
+
 export const KEY_FORMAT = 'must be 32 bytes, base64 or hex encoded';
 export const isKey = (text: string) => {
   try {

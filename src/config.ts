@@ -6,6 +6,7 @@ import { z } from 'zod';
 import {
   HOST_RULE,
   isKey,
+  durations,
   KEY_FORMAT,
   keyValues,
   optionalHttpUrl,
@@ -53,6 +54,13 @@ const EnvSchema = z
       (v) => splitList(v).every((h) => HOST_RULE.test(h)),
       '*, host[:port] or network/prefix, comma-separated',
     ),
+    // Lifecycle webhooks (src/lifecycle-webhooks/): where endpoints may point, as GIT_PROVIDER_HOSTS.
+    WEBHOOK_HOSTS: optionalString.refine((v) => splitList(v).every((h) => HOST_RULE.test(h)), '*, host[:port] or network/prefix'),
+    // Standard Webhooks' schedule after the first attempt: 8 attempts over about 27 hours.
+    WEBHOOK_RETRY_SCHEDULE: durations('5s,5m,30m,2h,5h,10h,10h'),
+    WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(15_000),
+    WEBHOOK_POLL_MS: z.coerce.number().int().min(50).default(1_000),
+    WEBHOOK_HISTORY_DAYS: z.coerce.number().min(1).default(30),
     GITHUB_API_URL: z.url().default('https://api.github.com'),
     GITLAB_API_URL: z.url().default('https://gitlab.com/api/v4'),
     BITBUCKET_API_URL: z.url().default('https://api.bitbucket.org/2.0'),
@@ -293,6 +301,13 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
     events: {
       maxPerConversation: e.EVENTS_MAX_PER_CONVERSATION,
       retentionMs: e.EVENTS_RETENTION_DAYS > 0 ? e.EVENTS_RETENTION_DAYS * 24 * 3600_000 : null,
+    },
+    webhooks: {
+      allowedHosts: splitList(e.WEBHOOK_HOSTS).map((h) => h.toLowerCase()),
+      retryScheduleMs: e.WEBHOOK_RETRY_SCHEDULE,
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      pollMs: e.WEBHOOK_POLL_MS,
+      historyMs: e.WEBHOOK_HISTORY_DAYS * 24 * 3600_000,
     },
     providers: {
       githubApiUrl: trimSlash(e.GITHUB_API_URL),

@@ -20,6 +20,8 @@ import { ConversationStore, type StartTask } from './conversations/store.js';
 import { SandboxAccess } from './conversations/sandbox-access.js';
 import { SpendRecords } from './conversations/spend-records.js';
 import { WebhooksService } from './conversations/webhooks.service.js';
+import { ConversationEvents } from './conversations/lifecycle-events.js';
+import { createLifecycleWebhooks } from './lifecycle-webhooks/index.js';
 import type { SecretBox } from './crypto.js';
 import { DecisionClaims } from './db/claims.js';
 import type { Database } from './db/database.js';
@@ -85,6 +87,9 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
   const accessTokens = new AccessTokens(box.deriveKey('git-token-lookup'), config.conversations.gitTokenTtlSeconds);
   const claims = new DecisionClaims(models);
   const store = new ConversationStore(models, box, claims);
+  // Lifecycle webhooks: the sandboxes and conversations emit into their outbox (docs/webhooks.md).
+  const lifecycleWebhooks = createLifecycleWebhooks({ models, box, claims, config: config.webhooks, metrics, log });
+  sandboxes.events.use(lifecycleWebhooks.events);
   const sandboxLifecycle = new SandboxLifecycle({
     models,
     runtime,
@@ -109,6 +114,11 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     log: log.child({ component: 'budgets' }),
     clock,
   });
+  const conversationEvents = new ConversationEvents(store, sandboxes, budgets, log.child({ component: 'lifecycle-webhooks' }));
+  conversationEvents.use(lifecycleWebhooks.events);
+  budgets.whenReached(({ userId, conversationId }) =>
+    conversationEvents.conversationChanged('conversation.budget_reached', userId, conversationId),
+  );
   const pendingMessages = new PendingMessages(models, store, sandboxAccess, log.child({ component: 'pending-messages' }));
   const startLog = log.child({ component: 'start-tasks' });
   const workflow = new StartWorkflow({
@@ -125,6 +135,7 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     log: startLog,
     profiles: agentProfiles,
     pendingMessages,
+    events: conversationEvents,
   });
   const startTasks = new LeaseQueue<StartTask>({
     store: store.taskLeases,
@@ -153,6 +164,7 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     budgets,
     removeConversationData,
     agentProfiles,
+    conversationEvents,
   );
   const userGit = new UserGitService(gitProviders, providerHttp, config.providers, log.child({ component: 'git-providers' }));
   return {
@@ -174,8 +186,23 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     conversations: new ConversationsService(appConversations, settings, gitProviders),
     sandboxKeys,
     sandboxSecrets: new SandboxSecretsService(sandboxKeys, secrets, gitProviders, sandboxLifecycle.usage),
-    webhooks: new WebhooksService(store, sandboxes, sandboxKeys, gitProviders, accessTokens, sandboxLifecycle.usage, events, budgets),
+    webhooks: new WebhooksService(
+      store,
+      sandboxes,
+      sandboxKeys,
+      gitProviders,
+      accessTokens,
+      sandboxLifecycle.usage,
+      events,
+      budgets,
+      conversationEvents,
+    ),
     budgets,
+    webhookEndpoints: lifecycleWebhooks.service,
+    /** Sends the lifecycle webhooks' deliveries (started with the server). */
+    webhookDispatcher: lifecycleWebhooks.dispatcher,
+    /** Emits start-task and conversation events (e.g. conversation.budget_reached). */
+    conversationEvents,
     events,
     feedback,
     conversationRuntime: new ConversationRuntimeService(sandboxAccess, sandboxes),

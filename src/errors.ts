@@ -92,7 +92,11 @@ export type ErrorReason =
   | 'too_large_to_serve'
   // Budgets (docs/budgets.md): a message that would run an agent stopped for a budget.
   | 'budget_reached'
-  | 'monthly_budget_reached';
+  | 'monthly_budget_reached'
+  // Lifecycle webhooks (docs/webhooks.md).
+  | 'webhook_endpoint_not_found'
+  | 'webhook_url_not_allowed'
+  | 'webhook_endpoint_limit';
 
 export interface AppErrorOptions {
   reason?: ErrorReason;

@@ -58,6 +58,12 @@ export function createMetrics() {
       labelNames: ['action'] as const,
       registers: [registry],
     }),
+    webhookAttempts: new Counter({
+      name: 'webhook_delivery_attempts_total',
+      help: 'Lifecycle webhook delivery attempts by outcome: delivered, failed (retried later), given_up',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
   };
 }
 

@@ -96,6 +96,7 @@ export async function startServer(config: Config, log: Logger, options: ServerOp
     const host = config.http.host === '0.0.0.0' || config.http.host === '::' ? '127.0.0.1' : config.http.host;
     listeningUrl = `http://${host}:${port}`;
     services.startTasks.start();
+    services.webhookDispatcher.start();
     services.sandboxLifecycle.start(); // after listening: warm sandboxes need the webhook URL
     return {
       url: listeningUrl,
@@ -105,6 +106,7 @@ export async function startServer(config: Config, log: Logger, options: ServerOp
       stop: async () => {
         // Hand unfinished start tasks back first, so another replica takes them over at once.
         await services.startTasks.stop();
+        await services.webhookDispatcher.stop();
         await services.sandboxLifecycle.stop();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         // Keep-alive connections that finish their in-flight request become idle only then;

@@ -137,4 +137,13 @@ export const CONTRACT_ROUTES = [
   'GET /api/v1/skills/search',
   'GET /api/v1/users/me',
   'GET /api/v1/users/git-info',
+  // Lifecycle webhooks (docs/webhooks.md): ours, beyond the reference.
+  'GET /api/v1/webhook-endpoints/search',
+  'POST /api/v1/webhook-endpoints',
+  'GET /api/v1/webhook-endpoints/{endpoint_id}',
+  'PATCH /api/v1/webhook-endpoints/{endpoint_id}',
+  'DELETE /api/v1/webhook-endpoints/{endpoint_id}',
+  'POST /api/v1/webhook-endpoints/{endpoint_id}/rotate-secret',
+  'POST /api/v1/webhook-endpoints/{endpoint_id}/test',
+  'GET /api/v1/webhook-endpoints/{endpoint_id}/deliveries',
 ].sort();

@@ -1,6 +1,7 @@
 // Key rotation: `cli encryption rotate` re-encrypts every stored secret under the new
 // ENCRYPTION_KEY while the old one is listed in ENCRYPTION_KEY_PREVIOUS.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { endpointSecretContext } from '../models/index.js';
 import { ConversationStore, sealContext } from '../src/conversations/store.js';
 import { generateKeyText, SecretBox } from '../src/crypto.js';
 import { keyContext } from '../src/services/sandbox-records.js';
@@ -13,6 +14,7 @@ const newKey = generateKeyText();
 const dbName = uniqueDbName('rotation');
 let provider: FakeGitProvider;
 let app: TestApp;
+let webhook: { id: string; secret: string; previous: string };
 
 beforeAll(async () => {
   provider = await startFakeGitProvider();
@@ -29,6 +31,10 @@ beforeAll(async () => {
   });
   await call(app, 'POST', '/api/add-git-providers', { key, body: { provider_tokens: { github: { token: 'ghp_rotate' } } } });
   await call(app, 'POST', '/api/secrets', { key, body: { name: 'ROT', value: 'custom-rotate' } });
+  // A webhook endpoint whose secret was rotated: its current and its previous secret.
+  const endpoint = await call(app, 'POST', '/api/v1/webhook-endpoints', { key, body: { url: 'https://hooks.example.com/in' } });
+  const rotatedSecret = await call(app, 'POST', `/api/v1/webhook-endpoints/${endpoint.body.id}/rotate-secret`, { key, body: {} });
+  webhook = { id: endpoint.body.id, secret: rotatedSecret.body.secret, previous: endpoint.body.secret };
   // A live sandbox's session key and a start task's MCP override are secrets too; seeded as the
   // service writes them (same associated data), since starting a real sandbox is not the point here.
   const old = SecretBox.fromStrings(oldKey);
@@ -67,8 +73,8 @@ describe('encryption key rotation', () => {
     const rotated = await runCli(['encryption', 'rotate'], env);
     expect(rotated.code, rotated.stderr).toBe(0);
     // settings (the LLM key, the MCP server's key, the LLM profile's key, the GitHub token), a custom
-    // secret, a sandbox's session key, a start task's MCP override and request secrets
-    expect(rotated.stdout).toMatch(/re-encrypted 8 values in 4 documents/);
+    // secret, a webhook endpoint's two secrets, a sandbox's session key, a start task's MCP override and request secrets
+    expect(rotated.stdout).toMatch(/re-encrypted 10 values in 5 documents/);
 
     const after = await startTestApp('rotation-after', { MONGODB_URI: testDatabaseUri(dbName), ENCRYPTION_KEY: newKey });
     try {
@@ -90,7 +96,11 @@ describe('encryption key rotation', () => {
       for (const { name } of collections) {
         ciphertexts.push(...(JSON.stringify(await after.rawCollection(name).find({}).toArray()).match(/enc:v1:[0-9a-f]{8}/g) ?? []));
       }
-      expect(ciphertexts.length).toBe(8);
+      const endpoint = await after.rawCollection('webhook_endpoints').findOne({ _id: webhook.id as never });
+      const box = SecretBox.fromStrings(newKey);
+      expect(box.decrypt(endpoint!.secret, endpointSecretContext(webhook.id))).toBe(webhook.secret);
+      expect(box.decrypt(endpoint!.previousSecret, endpointSecretContext(webhook.id))).toBe(webhook.previous);
+      expect(ciphertexts.length).toBe(10);
       expect(ciphertexts.filter((m) => !m.endsWith(currentId))).toEqual([]);
 
       const again = await runCli(['encryption', 'rotate'], env);

@@ -17,6 +17,7 @@ import { AppError, isDuplicateKeyError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { SandboxesService } from '../services/sandboxes.service.js';
 import type { BudgetsService } from './budgets.service.js';
+import type { ConversationEvents } from './lifecycle-events.js';
 import { LiveStatus } from './live-status.js';
 import { NO_AGENT_PROFILES, PROFILE_TAGS, type AgentProfiles } from './profiles.js';
 import { refused, withSuggestedTask } from './start-request.js';
@@ -42,6 +43,8 @@ export class AppConversationsService {
     /** Removes what other services keep about a deleted conversation (its events, feedback). */
     private readonly removeConversationData: (userId: string, conversationId: string) => Promise<void> = async () => {},
     private readonly profiles: AgentProfiles = NO_AGENT_PROFILES,
+    /** Creations and deletions, for the lifecycle webhooks. */
+    private readonly events: Pick<ConversationEvents, 'taskChanged' | 'deleted'> | null = null,
   ) {
     this.live = new LiveStatus(store, sandboxes, budgets);
   }
@@ -93,6 +96,7 @@ export class AppConversationsService {
       if (reservedSandboxId) await this.sandboxes.slots.dropReservation(userId, reservedSandboxId);
       throw isDuplicateKeyError(error) ? idTaken(conversationId) : error;
     }
+    await this.events?.taskChanged(task);
     this.kick();
     return toTask(task);
   }
@@ -251,6 +255,7 @@ export class AppConversationsService {
     // second delete finishes the job (the other order would leave a task that reads STARTING).
     await this.store.deleteTasksOf(userId, id);
     await this.store.deleteConversation(userId, id);
+    await this.events?.deleted(userId, conversation);
     await this.removeConversationData(userId, id);
     if (sandboxId && (await this.store.countConversationsInSandbox(userId, sandboxId)) === 0) {
       await this.sandboxes.delete(userId, sandboxId).catch((error: unknown) => {

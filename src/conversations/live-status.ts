@@ -18,7 +18,13 @@ export class LiveStatus {
     private readonly budgets: BudgetsService,
   ) {}
 
-  async of(userId: string, given: AppConversationRecord[], withSubConversations: boolean): Promise<AppConversation[]> {
+  /** storedExecution: the execution status the agent server last reported (lifecycle events), with no call to it. */
+  async of(
+    userId: string,
+    given: AppConversationRecord[],
+    withSubConversations: boolean,
+    storedExecution = false,
+  ): Promise<AppConversation[]> {
     let records = given;
     const states = await this.sandboxes.statuses(
       userId,
@@ -34,7 +40,7 @@ export class LiveStatus {
     const execution = new Map<string, string | null>();
     const newer: [AppConversationRecord, AgentConversationInfo][] = [];
     const bySandbox = new Map<string, AppConversationRecord[]>();
-    for (const r of records) {
+    for (const r of storedExecution ? [] : records) {
       if (r.sandboxId && isReady(r)) bySandbox.set(r.sandboxId, [...(bySandbox.get(r.sandboxId) ?? []), r]);
     }
     await Promise.all(
@@ -94,7 +100,8 @@ export class LiveStatus {
         sandbox_status: startStatus ?? state?.status ?? 'MISSING',
         sandbox_status_reason: state ? state.reason : (r.sandbox_gone_reason ?? null),
         // A delete under way says so, whatever the agent server still reports.
-        execution_status: r.execution_status === 'deleting' ? 'deleting' : (execution.get(r._id) ?? null),
+        execution_status:
+          r.execution_status === 'deleting' || storedExecution ? (r.execution_status ?? null) : (execution.get(r._id) ?? null),
         conversation_url: publicUrl ? `${publicUrl}/api/conversations/${r._id}` : null,
         session_api_key: state?.sessionKey ?? null,
         ...fields2026(r),

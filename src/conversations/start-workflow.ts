@@ -17,6 +17,7 @@ import type { SandboxesService } from '../services/sandboxes.service.js';
 import type { SecretsService } from '../services/secrets.service.js';
 import { hasUsableLlmKey, LLM_KEY_MISSING, type ResolvedSettings, type SettingsService } from '../services/settings.service.js';
 import { startConversationRequest } from './agent-request.js';
+import type { ConversationEvents } from './lifecycle-events.js';
 import type { PendingMessages } from './pending-messages.js';
 import { withProfile, type AgentProfiles } from './profiles.js';
 import { LeaseLost } from './lease-queue.js';
@@ -44,6 +45,8 @@ export interface StartWorkflowDeps {
   profiles: AgentProfiles;
   /** Messages queued while the conversation started, delivered once it is READY. */
   pendingMessages: Pick<PendingMessages, 'deliver' | 'drop'>;
+  /** The task's statuses and the conversation's start ending, for the lifecycle webhooks. */
+  events: Pick<ConversationEvents, 'taskChanged' | 'conversationChanged'>;
 }
 
 /** Records a step; throws LeaseLost when another worker has taken the task over. */
@@ -59,8 +62,13 @@ export class StartWorkflow {
     // When each status was first entered (this attempt's and earlier ones'), for the phase metrics.
     const entered = new Map<string, number>(Object.entries(task.phase_times ?? {}).map(([k, v]) => [k, new Date(v as Date).getTime()]));
     let source: SandboxSource | null = task.sandbox_source ?? null;
+    let current = task.status;
     const step: Step = async (status, extra = {}) => {
-      if (!(await this.deps.store.updateLeasedTask(task._id, owner, { status, ...extra }))) throw new LeaseLost();
+      const updated = await this.deps.store.updateLeasedTask(task._id, owner, { status, ...extra });
+      if (!updated) throw new LeaseLost();
+      // Each status entered is an event (a step that only adds facts to the status is none).
+      if (status !== current) await this.deps.events.taskChanged(updated);
+      current = status;
       if (!entered.has(status)) entered.set(status, Date.now());
       if (extra.sandbox_source) source = extra.sandbox_source;
       if (status === 'READY' || status === 'ERROR') this.observe(entered, status, source);
@@ -90,6 +98,7 @@ export class StartWorkflow {
       );
       if (ended) {
         await this.deps.store.markStartFailed(task).catch(() => {});
+        await this.deps.events.conversationChanged('conversation.status_changed', task.userId, task.conversationId);
         // A slot claimed at the request goes back unless its sandbox runs; queued messages have no conversation to go to.
         if (task.reservedSandboxId) await this.deps.sandboxes.slots.dropReservation(task.userId, task.reservedSandboxId).catch(() => {});
         await this.deps.pendingMessages.drop(task.conversationId).catch(() => {});
@@ -159,6 +168,7 @@ export class StartWorkflow {
 
       if (!(await this.deps.store.saveStartedConversation(task, sandboxId, model))) throw new LeaseLost(); // deleted meanwhile
       await step('READY', { app_conversation_id: task.conversationId, leaseOwner: null, leaseExpiresAt: null });
+      await this.deps.events.conversationChanged('conversation.status_changed', task.userId, task.conversationId);
       log.info({ conversationId: task.conversationId }, 'conversation ready');
       await this.deps.pendingMessages.deliver(task.conversationId, agent).catch((error: unknown) => {
         log.warn({ err: error }, 'delivering queued messages failed');

@@ -159,19 +159,19 @@ export class ConversationStore {
 
   readonly taskLeases: LeaseStore<StartTask>;
 
-  /** Updates a task only while `owner` holds its lease; false when the lease was lost. A status's first entry time is kept. */
-  async updateLeasedTask(taskId: string, owner: string, update: StartTaskUpdate): Promise<boolean> {
+  /** Updates a task only while `owner` holds its lease: the task as updated, or null when the lease was lost. A status's first entry time is kept. */
+  async updateLeasedTask(taskId: string, owner: string, update: StartTaskUpdate): Promise<StartTask | null> {
     const now = new Date();
     const record = await this.models.StartTask.findOneAndUpdate(
       { _id: taskId, leaseOwner: owner },
       { $set: { updatedAt: now, ...update }, ...(update.status ? { $min: { [`phase_times.${update.status}`]: now } } : {}) },
       { new: true },
     ).lean();
-    if (!record) return false;
+    if (!record) return null;
     // A finished task leaves the queue (a crash before this is settled by the next claim).
     if (update.status && TERMINAL.includes(update.status)) await this.queue.remove(taskId);
     this.taskChanges.emit('change', taskId, asTask(record));
-    return true;
+    return asTask(record);
   }
 
   /** Calls listener with every task this process changes, as changed; returns the unsubscribe. */

@@ -18,6 +18,7 @@ import type { BudgetsService } from './budgets.service.js';
 import type { EventsService } from './events.service.js';
 import { reportedTitleCondition } from './queries.js';
 import { advances, reportedSpend, type Spend } from './spend.js';
+import type { ConversationEvents } from './lifecycle-events.js';
 import type { ConversationStore } from './store.js';
 
 const unauthorized = () => new AppError('UNAUTHORIZED', 'Unauthorized');
@@ -43,6 +44,8 @@ export class WebhooksService {
     private readonly usage: SandboxUsage,
     private readonly eventLog: EventsService,
     private readonly budgets: BudgetsService,
+    /** Execution status changes, for the lifecycle webhooks. */
+    private readonly lifecycle: Pick<ConversationEvents, 'conversationChanged'> | null = null,
   ) {}
 
   /** The sandbox's owner, if the presented key is that sandbox's session key. A webhook is a use of the sandbox. */
@@ -83,6 +86,7 @@ export class WebhooksService {
       await this.store.updateConversation(userId, id, { title }, reportedTitleCondition(title, false));
     }
     if (set.execution_status) await this.usage.noteExecutionStatus(sandboxId, id, set.execution_status);
+    await this.announce(userId, id, known?.execution_status ?? null, set.execution_status ? [set.execution_status] : []);
     // Without figures a report matters to budgets only for a stopped conversation (its agent running on).
     const spend = reportedSpend(info);
     if (spend || known?.budget_stop) await this.budgets.report(id, spend, set.execution_status ?? null);
@@ -100,6 +104,9 @@ export class WebhooksService {
     const set: ReportedFields = {};
     let reportedTitle: string | null = null;
     let derivedTitle: string | null = null;
+    // Every execution status the batch passes through, in order (each change is an event).
+    const statuses: string[] = [];
+    const noteStatus = (status: string) => statuses.push((set.execution_status = status));
     // Each report is cumulative: the batch's highest one says it all.
     let spend: Spend | null = null;
     const note = (found: Spend | null) => {
@@ -107,12 +114,12 @@ export class WebhooksService {
     };
     for (const event of events) {
       if (event.kind === 'ConversationStateUpdateEvent') {
-        if (event.key === 'execution_status' && typeof event.value === 'string') set.execution_status = event.value;
+        if (event.key === 'execution_status' && typeof event.value === 'string') noteStatus(event.value);
         if (event.key === 'title' && typeof event.value === 'string' && event.value.trim()) reportedTitle = event.value.trim();
         if (event.key === 'stats') note(reportedSpend(event.value));
         if (event.key === 'full_state' && event.value && typeof event.value === 'object') {
           const state = event.value as Record<string, unknown>;
-          if (typeof state.execution_status === 'string') set.execution_status = state.execution_status;
+          if (typeof state.execution_status === 'string') noteStatus(state.execution_status);
           if (typeof state.title === 'string' && state.title.trim()) reportedTitle = state.title.trim();
           note(reportedSpend(state));
         }
@@ -128,9 +135,20 @@ export class WebhooksService {
     if (Object.keys(set).length > 0) {
       await this.store.updateConversation(userId, conversation._id, set);
       if (set.execution_status) await this.usage.noteExecutionStatus(conversation.sandboxId, conversation._id, set.execution_status);
+      await this.announce(userId, conversation._id, conversation.execution_status ?? null, statuses);
     }
     if (spend || conversation.budget_stop) {
       await this.budgets.report(conversation._id, spend, set.execution_status ?? conversation.execution_status ?? null);
+    }
+  }
+
+  /** One lifecycle event per change of execution status, in the order reported. */
+  private async announce(userId: string, conversationId: string, before: string | null, statuses: string[]): Promise<void> {
+    let last = before;
+    for (const status of statuses) {
+      if (status === last) continue;
+      await this.lifecycle?.conversationChanged('conversation.execution_status_changed', userId, conversationId, status);
+      last = status;
     }
   }
 

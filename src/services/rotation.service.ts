@@ -1,8 +1,8 @@
 // Re-encrypts stored secrets under the current ENCRYPTION_KEY. Run after adding a new key with
 // the old one in ENCRYPTION_KEY_PREVIOUS; afterwards the old key can be dropped. Each owner of
-// encrypted fields re-wraps its own (this file: the services' records; the conversations
-// store: start tasks); `cli encryption rotate` runs them all.
-import type { Models, SettingsRecord } from '../../models/index.js';
+// encrypted fields re-wraps its own (this file: the services' records and the webhook
+// endpoints' secrets; the conversations store: start tasks); `cli encryption rotate` runs them all.
+import { endpointSecretContext, type Models, type SettingsRecord } from '../../models/index.js';
 import type { SecretBox } from '../crypto.js';
 import { newVersion, untilApplied } from '../db/versions.js';
 import { tokenContext } from './git-providers.service.js';
@@ -47,6 +47,20 @@ export async function reencryptServiceSecrets(models: Models, rewrap: Rewrap): P
       const value = doc && rewrap(doc.value, secretValueContext(doc.userId));
       if (!doc || value === doc.value) return true;
       return (await models.CustomSecret.updateOne({ _id, value: doc.value }, { $set: { value } })).matchedCount > 0;
+    });
+    documents++;
+  }
+
+  // Webhook endpoints: the signing secret and, within its grace, the rotated-out one.
+  for await (const { _id } of models.WebhookEndpoint.find({}, { _id: 1 }).lean().cursor()) {
+    await untilApplied('A webhook endpoint', async () => {
+      const doc = await models.WebhookEndpoint.findOne({ _id }).lean();
+      if (!doc) return true;
+      const secret = rewrap(doc.secret, endpointSecretContext(_id));
+      const previousSecret = rewrap(doc.previousSecret ?? null, endpointSecretContext(_id));
+      if (secret === doc.secret && previousSecret === (doc.previousSecret ?? null)) return true;
+      const expected = { secret: doc.secret, previousSecret: doc.previousSecret ?? null };
+      return (await models.WebhookEndpoint.updateOne({ _id, ...expected }, { $set: { secret, previousSecret } })).matchedCount > 0;
     });
     documents++;
   }

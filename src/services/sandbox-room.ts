@@ -5,7 +5,7 @@
 // first (a pause interrupts a running agent), each group least recently used first: an agent
 // that reports running is paused only when every candidate runs one, so the limit always holds.
 // The paused sandbox reads PAUSED with the reason and resumes transparently when next used.
-import type { Models } from '../../models/index.js';
+import type { Models, SandboxRecord } from '../../models/index.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { SandboxRuntime } from '../sandbox/runtime.js';
@@ -14,7 +14,14 @@ import { releaseSandboxSlot, type MakeRoom } from './sandbox-slots.js';
 
 export const LIMIT_PAUSED = 'Paused to make room for a newer sandbox (SANDBOX_MAX_RUNNING_PER_USER); it resumes when used';
 
-export function pauseLeastRecentlyUsed(models: Models, runtime: SandboxRuntime, metrics: Metrics, log?: Logger): MakeRoom {
+export function pauseLeastRecentlyUsed(
+  models: Models,
+  runtime: SandboxRuntime,
+  metrics: Metrics,
+  log?: Logger,
+  /** Tells the lifecycle webhooks. */
+  events?: { paused(record: SandboxRecord): Promise<void> },
+): MakeRoom {
   return async (userId, running) => {
     const records = await models.Sandbox.find(
       { _id: { $in: running }, userId, desired: 'running' },
@@ -37,6 +44,7 @@ export function pauseLeastRecentlyUsed(models: Models, runtime: SandboxRuntime, 
         continue;
       }
       await releaseSandboxSlot(models, candidate._id);
+      await events?.paused({ ...claimed, pausedBy: 'limit' });
       metrics.lifecycleActions.inc({ action: 'limit_pause' });
       log?.info({ sandboxId: candidate._id, userId }, 'paused the least recently used sandbox to make room');
       return candidate._id;

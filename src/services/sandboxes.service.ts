@@ -13,7 +13,8 @@ import { ConcurrencyGate } from '../rate-limit.js';
 import type { Metrics } from '../metrics.js';
 import type { SandboxLaunch, SandboxRuntime, SandboxSpec, SandboxState } from '../sandbox/runtime.js';
 import { desiredChange, keyContext, newSandboxId, sessionKeyHash } from './sandbox-records.js';
-import { LIMIT_PAUSED, pauseLeastRecentlyUsed } from './sandbox-room.js';
+import { PAUSE_REASONS, SandboxEvents } from './sandbox-events.js';
+import { pauseLeastRecentlyUsed } from './sandbox-room.js';
 import { SandboxSlots } from './sandbox-slots.js';
 import { withVscodeToken } from './sandbox-urls.js';
 import type { SandboxSpecsService } from './sandbox-specs.service.js';
@@ -26,10 +27,6 @@ export interface WarmSandboxes {
   claim(userId: string, specId: string): Promise<SandboxFields | null>;
 }
 
-const PAUSE_REASONS: Record<string, string> = {
-  idle: 'Paused automatically after a period without use; it resumes when used',
-  limit: LIMIT_PAUSED,
-};
 const BEING_DELETED = 'The sandbox is being deleted';
 
 export class SandboxesService {
@@ -53,15 +50,15 @@ export class SandboxesService {
           retryAfterSeconds: 5,
         }),
     );
-    const room = settings.atLimit === 'pause-oldest' ? pauseLeastRecentlyUsed(models, runtime, metrics) : null;
+    const room = settings.atLimit === 'pause-oldest' ? pauseLeastRecentlyUsed(models, runtime, metrics, undefined, this.events) : null;
     this.slots = new SandboxSlots(models, settings.maxRunningPerUser, (record) => this.stateOf(record), room);
   }
 
   readonly slots: SandboxSlots; // the per-user running limit (sandbox-slots.ts)
+  readonly events = new SandboxEvents(); // paused, resumed, deleted: to the lifecycle webhooks
 
   /** Starts and resumes users ask for, in flight at once (SANDBOX_MAX_CONCURRENT_STARTS); more answer 503. */
   private readonly starts: ConcurrencyGate;
-
   private warm: WarmSandboxes | null = null;
 
   /** Lets starts of the default spec claim warm sandboxes. */
@@ -171,13 +168,14 @@ export class SandboxesService {
 
   /** Pausing a paused sandbox succeeds (reference). */
   async pause(userId: string, sandboxId: string): Promise<void> {
-    notBeingDeleted(await this.record(userId, sandboxId));
+    const record = notBeingDeleted(await this.record(userId, sandboxId));
     await this.runtime.pause(sandboxId);
     await this.models.Sandbox.updateOne(
       { _id: sandboxId, userId, desired: { $ne: 'deleting' } },
       { $set: desiredChange('paused', { pausedBy: 'user' }) },
     );
     await this.slots.release(sandboxId);
+    await this.events.paused({ ...record, pausedBy: 'user' });
   }
 
   /**
@@ -201,13 +199,15 @@ export class SandboxesService {
       { _id: sandboxId, userId, desired: { $ne: 'deleting' } },
       { $set: desiredChange('running', { pausedBy: null, lastUsedAt: now }, now) },
     );
+    await this.events.resumed(record, await this.stateOf({ ...record, desired: 'running' }));
   }
 
   async delete(userId: string, sandboxId: string): Promise<void> {
-    await this.record(userId, sandboxId);
+    const record = await this.record(userId, sandboxId);
     await this.runtime.remove(sandboxId);
     await this.models.Sandbox.deleteOne({ _id: sandboxId, userId });
     await this.slots.release(sandboxId);
+    await this.events.deleted(record, null);
   }
 
   /** Owner and session key of a sandbox, whoever owns it (webhook authentication); none for an unclaimed warm one. */

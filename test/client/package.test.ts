@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StartTaskStatusSchema } from '../../contract/app-conversations.schema.js';
+import { WEBHOOK_EVENT_TYPES } from '../../contract/webhook-endpoints.schema.js';
 import { PACKAGE_ROOT } from '../../src/processes.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { run } from '../helpers/build-cache.js';
@@ -137,7 +138,7 @@ const GOOD_SOURCE = `
 import {
   createClient, fieldErrorsOf, isAppClientError, retryAfterSecondsOf,
   type AppConversationStartTask, type RouterInputs, type RouterOutputs, type SandboxStatus, type SessionInfo, type Settings,
-  type StartTaskStatus, type MetricsSnapshot, type BudgetStopReason, type UserBudget, type UpdateAppConversationInput,
+  type StartTaskStatus, type MetricsSnapshot, type BudgetStopReason, type UserBudget, type UpdateAppConversationInput, type WebhookDelivery, type WebhookEvent,
 } from '@agent-control-plane/client';
 
 const trpc = createClient({ url: 'http://localhost:3000/trpc', apiKey: 'ohk_x_y' });
@@ -193,6 +194,18 @@ try {
     console.log(code, paths, byField, wait);
   }
 }
+// A receiver's body, after its signature was verified, narrowed by its type.
+function describe(event: WebhookEvent): string {
+  switch (event.type) {
+    case 'start_task.status_changed': return event.data.status;
+    case 'sandbox.paused': case 'sandbox.resumed': case 'sandbox.deleted': return event.data.status;
+    case 'webhook.test': return event.data.endpoint_id;
+    default: return \`\${event.data.id} \${event.data.execution_status ?? ''}\`;
+  }
+}
+const endpoint = await trpc.webhookEndpoints.create.mutate({ url: 'https://hooks.example.com/in', event_types: ['conversation.budget_reached'] });
+const delivery: WebhookDelivery = await trpc.webhookEndpoints.sendTest.mutate({ endpoint_id: endpoint.id });
+console.log(describe(delivery.payload as unknown as WebhookEvent), endpoint.secret);
 console.log(model, keySet, key, statuses, signedInAs, same, secretNames, sandbox.id, firstPage.items.length);
 `;
 
@@ -244,10 +257,10 @@ await trpc.secrets.create.mutate();
       scratch,
       'scratch-user',
       `
-import { createClient, fieldErrorsOf, retryAfterSecondsOf, isAppClientError, START_TASK_STEPS } from '@agent-control-plane/client';
+import { createClient, fieldErrorsOf, retryAfterSecondsOf, isAppClientError, START_TASK_STEPS, WEBHOOK_EVENT_TYPES } from '@agent-control-plane/client';
 const trpc = createClient({ url: process.env.TRPC_URL, apiKey: process.env.API_KEY });
 const failure = (promise) => promise.then(() => null, (error) => error);
-const out = { steps: START_TASK_STEPS };
+const out = { steps: START_TASK_STEPS, webhookEventTypes: WEBHOOK_EVENT_TYPES };
 await trpc.settings.save.mutate({ llm_model: 'openai/gpt-4o', llm_api_key: 'sk-scratch', git_user_email: 'ada@example.com' });
 out.settings = await trpc.settings.get.query({});
 out.settingsWithoutInput = await trpc.settings.get.query();
@@ -284,6 +297,7 @@ console.log(JSON.stringify(out));
       message: 'Sandbox limit reached (1 running)',
     });
     expect(out.steps).toEqual(StartTaskStatusSchema.options.filter((status) => status !== 'ERROR'));
+    expect(out.webhookEventTypes).toEqual([...WEBHOOK_EVENT_TYPES]);
     expect(out.anonymous).toEqual({ code: 'UNAUTHORIZED', retryAfterSeconds: null, fields: {} });
   });
 });

@@ -66,10 +66,10 @@ const packageImports = (file: string) => specifiers(text(file)).filter((s) => !s
 
 // Higher layers may import lower ones and their own; never upward.
 const LAYERS: [number, RegExp][] = [
-  [6, /^src\/(main|server|cli|bootstrap)\.ts$|^src\/http\//],
+  [6, /^src\/(main|server|cli|cli-webhooks|bootstrap)\.ts$|^src\/http\//],
   [5, /^routers\//],
   [4, /^src\/(trpc|procedures|context|domain)\.ts$/],
-  [3, /^src\/conversations\//],
+  [3, /^src\/(conversations|lifecycle-webhooks)\//],
   [2, /^src\/services\//],
   [
     1,
@@ -146,7 +146,9 @@ describe('layout', () => {
   });
 
   it('leaves REST statuses, bodies and headers to the REST edge', () => {
-    const domain = FILES.filter((f) => /^(contract|models|routers)\/|^src\/(services|conversations|sandbox|agent-server|db)\//.test(f));
+    const domain = FILES.filter((f) =>
+      /^(contract|models|routers)\/|^src\/(services|conversations|lifecycle-webhooks|sandbox|agent-server|db)\//.test(f),
+    );
     // Reading a dependency's Retry-After is domain work; writing one (a headers-object key) is not.
     const restBytes =
       /\brest(Body|Status)\b|['"]retry-after['"]\s*:|msg_id|\bres\.(status|json|send|end|setHeader|writeHead)\(|\.statusCode\s*=[^=]/i;

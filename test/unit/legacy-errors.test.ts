@@ -272,6 +272,16 @@ const ROWS = [
   ['appConversationActions.sendMessage', 'CONFLICT', 'Over budget', 'budget_reached', 409, { detail: 'Over budget' }],
   ['appConversationActions.queueMessage', 'CONFLICT', 'Month over', 'monthly_budget_reached', 409, { detail: 'Month over' }],
   ['appConversationFiles.readFile', 'PAYLOAD_TOO_LARGE', 'Too large', 'too_large_to_serve', 413, { detail: 'Too large' }],
+  ['webhookEndpoints.get', 'NOT_FOUND', 'No endpoint', 'webhook_endpoint_not_found', 404, { detail: 'No endpoint' }],
+  ['webhookEndpoints.create', 'CONFLICT', 'At most 20', 'webhook_endpoint_limit', 409, { detail: 'At most 20' }],
+  [
+    'webhookEndpoints.create',
+    'UNPROCESSABLE_CONTENT',
+    'Host not allowed',
+    'webhook_url_not_allowed',
+    422,
+    { detail: [{ type: 'value_error', loc: ['body'], msg: 'Host not allowed' }] },
+  ],
   ['appConversationFiles.readFile', 'NOT_FOUND', 'No such file: x', 'workspace_path_not_found', 404, { detail: 'No such file: x' }],
   [
     'appConversationActions.delete',

@@ -193,6 +193,10 @@ export const FAILURES: Record<ErrorReason, LegacyAnswer & { routers?: Record<str
   device_code_invalid: { status: 400, body: oauthError('invalid_grant') },
   device_grant_type_unsupported: { status: 400, body: oauthError('unsupported_grant_type') },
   device_user_code_unknown: { status: 404, body: detail },
+  // Lifecycle webhooks: ours, in FastAPI's shapes (a refused URL is invalid input, as a refused provider host).
+  webhook_endpoint_not_found: { status: 404, body: detail },
+  webhook_url_not_allowed: { status: 422, body: fieldValidation },
+  webhook_endpoint_limit: { status: 409, body: detail },
   // Those every operation can meet; listed by TRANSPORT_FAILURES.
   rate_limited: { status: 429, body: messageKey },
   database_unavailable: { status: 503, body: detail },

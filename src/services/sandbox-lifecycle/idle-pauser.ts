@@ -4,7 +4,7 @@
 // several replicas exactly one takes each decision (a claim keyed by the sandbox and the use
 // it was idle since), and a conditional update lets a use or a "running" report that landed
 // meanwhile win.
-import { WARM_POOL_OWNER, type Models } from '../../../models/index.js';
+import { WARM_POOL_OWNER, type Models, type SandboxRecord } from '../../../models/index.js';
 import type { Logger } from '../../logger.js';
 import type { Metrics } from '../../metrics.js';
 import type { SandboxRuntime } from '../../sandbox/runtime.js';
@@ -20,6 +20,8 @@ export interface IdlePauserDeps {
   log: Logger;
   idlePauseMs: number;
   now?: () => number;
+  /** Tells the lifecycle webhooks. */
+  onPaused?: (record: SandboxRecord) => Promise<void>;
 }
 
 export class IdlePauser {
@@ -59,6 +61,7 @@ export class IdlePauser {
         await runtime.pause(candidate._id);
         await releaseSandboxSlot(models, candidate._id);
         paused.push(candidate._id);
+        await this.deps.onPaused?.({ ...claimed, pausedBy: 'idle' });
         this.deps.metrics.lifecycleActions.inc({ action: 'idle_pause' });
         log.info({ sandboxId: candidate._id, userId: claimed.userId }, 'paused an idle sandbox');
       } catch (error) {

@@ -1,7 +1,7 @@
 // Sandbox lifecycle beyond start/pause/resume/delete on request: idle auto-pause, transparent
 // resume, retention, reconcile and a warm pool (docs/sandboxes.md). Each policy is
 // a small pass run by a PeriodicJob; this wires them from configuration.
-import type { Models } from '../../../models/index.js';
+import type { Models, SandboxRecord } from '../../../models/index.js';
 import type { Config } from '../../config.js';
 import type { Logger } from '../../logger.js';
 import type { Metrics } from '../../metrics.js';
@@ -47,7 +47,13 @@ export class SandboxLifecycle {
   constructor(deps: SandboxLifecycleDeps) {
     const { models, runtime, claims, metrics, config, now } = deps;
     const log = deps.log.child({ component: 'sandbox-lifecycle' });
-    const removal = { models, runtime, claims, onGone: deps.onGone, log };
+    // A removed sandbox's conversations learn why, and the lifecycle webhooks hear of it.
+    const onGone: SandboxGoneListener = async (sandboxId, reason) => {
+      await deps.onGone(sandboxId, reason);
+      const record = await models.Sandbox.findOne({ _id: sandboxId }).lean();
+      if (record) await deps.sandboxes.events.deleted(record, reason);
+    };
+    const removal = { models, runtime, claims, onGone, log };
     this.usage = new SandboxUsage(models, config.idlePauseMs, now);
     this.resumer = new SandboxResumer(deps.sandboxes, this.usage, metrics, {
       attempts: config.resumeAttempts,
@@ -59,7 +65,8 @@ export class SandboxLifecycle {
     const add = (name: LifecycleJobName, intervalMs: number, pass: () => Promise<unknown>) =>
       this.jobs.set(name, new PeriodicJob(name, intervalMs, pass, log, () => metrics.lifecyclePasses.inc({ job: name })));
     if (config.idlePauseMs > 0) {
-      const pauser = new IdlePauser({ models, runtime, claims, metrics, log, idlePauseMs: config.idlePauseMs, now });
+      const onPaused = (record: SandboxRecord) => deps.sandboxes.events.paused(record);
+      const pauser = new IdlePauser({ models, runtime, claims, metrics, log, idlePauseMs: config.idlePauseMs, now, onPaused });
       add('idle-pause', config.intervalMs, () => pauser.pass());
     }
     // Always on: with retention off it still finishes removals another replica left half-done.
