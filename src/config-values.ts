@@ -19,6 +19,19 @@ export const optionalHttpUrl = optionalString.pipe(z.url({ protocol: /^https?$/ 
 
 /** A GIT_PROVIDER_HOSTS entry (services/git/provider-hosts.ts): "*", a host with an optional port, or a CIDR network. */
 export const HOST_RULE = /^(\*|(\[[0-9a-f:.]+\]|[^\s:/[\]]+)(:\d{1,5})?|[0-9a-f:.]+\/\d{1,3})$/i;
+/** A comma-separated list of those entries. */
+export const hostRules = optionalString.refine(
+  (v) => splitList(v).every((h) => HOST_RULE.test(h)),
+  '*, host[:port] or network/prefix, comma-separated',
+);
+/** A byte size such as 1mb, 512kb or 100000. */
+export const byteSize = (fallback: string) =>
+  z
+    .string()
+    .regex(/^\d+(b|kb|mb)?$/i, `a size such as ${fallback}, 512kb or 100000`)
+    .default(fallback);
+/** A string of a given form, with its default. */
+export const shaped = (form: RegExp, fallback: string, message?: string) => z.string().regex(form, message).default(fallback);
 export const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
 
 /** "k=v,k2=v2" → {k: v, k2: v2}. */

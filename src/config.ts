@@ -4,7 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import {
-  HOST_RULE,
+  byteSize,
+  hostRules,
   isKey,
   durations,
   KEY_FORMAT,
@@ -15,6 +16,7 @@ import {
   parseTrustProxy,
   port,
   rateLimit,
+  shaped,
   splitList,
   tolerations,
   trimSlash,
@@ -40,22 +42,16 @@ const EnvSchema = z
     AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
     ENCRYPTION_KEY: optionalString.refine((v) => v === undefined || isKey(v), KEY_FORMAT),
     ENCRYPTION_KEY_PREVIOUS: optionalString.refine((v) => splitList(v).every(isKey), KEY_FORMAT),
-    MAX_BODY_SIZE: z
-      .string()
-      .regex(/^\d+(b|kb|mb)?$/i, 'a size such as 1mb, 512kb or 100000')
-      .default('1mb'),
+    MAX_BODY_SIZE: byteSize('1mb'),
     MAX_JSON_DEPTH: z.coerce.number().int().min(2).max(1000).default(64),
     PERMITTED_CORS_ORIGINS: optionalString,
     RATE_LIMIT_PER_USER: rateLimit(600),
     RATE_LIMIT_PER_IP: rateLimit(1200),
     RATE_LIMIT_WINDOW_MS: z.coerce.number().int().min(1000).max(86_400_000).default(60_000),
     TRPC_MAX_BATCH: z.coerce.number().int().min(1).max(10_000).default(50),
-    GIT_PROVIDER_HOSTS: optionalString.refine(
-      (v) => splitList(v).every((h) => HOST_RULE.test(h)),
-      '*, host[:port] or network/prefix, comma-separated',
-    ),
+    GIT_PROVIDER_HOSTS: hostRules,
     // Lifecycle webhooks (src/lifecycle-webhooks/): where endpoints may point, as GIT_PROVIDER_HOSTS.
-    WEBHOOK_HOSTS: optionalString.refine((v) => splitList(v).every((h) => HOST_RULE.test(h)), '*, host[:port] or network/prefix'),
+    WEBHOOK_HOSTS: hostRules,
     // Standard Webhooks' schedule after the first attempt: 8 attempts over about 27 hours.
     WEBHOOK_RETRY_SCHEDULE: durations('5s,5m,30m,2h,5h,10h,10h'),
     WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(15_000),
@@ -75,10 +71,7 @@ const EnvSchema = z
     WEB_UI: z.enum(['canvas', 'd6', 'none']).optional(),
     WEB_UI_DIR: optionalString,
     AGENT_CANVAS_DIR: optionalString,
-    AGENT_CANVAS_VERSION: z
-      .string()
-      .regex(/^[0-9A-Za-z.+-]+$/, 'a version such as 1.20.0')
-      .default('1.20.0'),
+    AGENT_CANVAS_VERSION: shaped(/^[0-9A-Za-z.+-]+$/, '1.20.0', 'a version such as 1.20.0'),
     POSTHOG_CLIENT_KEY: z.string().trim().default(''),
     GITHUB_APP_CLIENT_ID: z.string().trim().default(''),
     ENABLE_BILLING: z.stringbool().default(false),
@@ -105,10 +98,7 @@ const EnvSchema = z
     SANDBOX_IMAGE: z.string().default('ghcr.io/openhands/agent-server:4e2ecd8-python'),
     AGENT_SERVER_VERSION: z.string().default('1.58.0'),
     AGENT_SERVER_PYTHON: optionalString,
-    SANDBOX_K8S_NAMESPACE: z
-      .string()
-      .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/)
-      .default('agent-sandboxes'),
+    SANDBOX_K8S_NAMESPACE: shaped(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'agent-sandboxes'),
     SANDBOX_K8S_KUBECONFIG: optionalString,
     SANDBOX_K8S_CPU_REQUEST: z.string().default('1'),
     SANDBOX_K8S_MEMORY_REQUEST: z.string().default('1Gi'),
@@ -148,17 +138,10 @@ const EnvSchema = z
     EVENTS_MAX_PER_CONVERSATION: z.coerce.number().int().min(10).default(10_000),
     EVENTS_RETENTION_DAYS: z.coerce.number().min(0).default(0),
     SANDBOX_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
-    MAX_UPLOAD_SIZE: z
-      .string()
-      .regex(/^\d+(b|kb|mb)?$/i, 'a size such as 25mb, 512kb or 100000')
-      .default('25mb'),
+    MAX_UPLOAD_SIZE: byteSize('25mb'),
     // Dollars: the monthly cap of users who set no max_budget_per_month; unset, none (docs/budgets.md).
     MAX_BUDGET_PER_MONTH: optionalString.pipe(z.coerce.number<string | undefined>().min(0).max(1_000_000).optional()),
-    GIT_TOKEN_TTL_SECONDS: z.coerce
-      .number()
-      .int()
-      .min(60)
-      .default(24 * 3600),
+    GIT_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).default(86_400),
   })
   .refine((e) => e.WEB_UI !== 'd6' || e.WEB_UI_DIR, {
     path: ['WEB_UI_DIR'],
