@@ -15,6 +15,8 @@ export async function decisionChecks(opts: {
   idle: string[];
   lost: string[];
   orphans: string[];
+  /** User sandboxes made by starts answered with an error: left alone, so still there. */
+  unanswered: string[];
 }): Promise<Check[]> {
   const { db, phases, started, idle, lost, orphans } = opts;
   await new Promise((r) => setTimeout(r, 3_000)); // the audit log's last batch (flushed every second)
@@ -28,7 +30,7 @@ export async function decisionChecks(opts: {
       `${counts.once} of ${expected} exactly once, ${counts.twice.length} more than once, ${counts.missing.length} never; ${counts.attempts} requests`,
     ]);
   const pods = new Set(events.filter((e) => e.verb === 'create' && e.resource === 'pods').map((e) => e.name));
-  for (const id of started) pods.add(sandboxName(id));
+  for (const id of [...started, ...opts.unanswered]) pods.add(sandboxName(id));
   verdict('every sandbox (user and warm) created as a pod once', countPerObject(events, 'create', 'pods', 201, [...pods]), pods.size);
   const during = (name: string) => inPeriod(events, phases.phase(name).from, phases.phase(name).to + 1000);
   verdict(
@@ -85,7 +87,7 @@ export async function decisionChecks(opts: {
     `${gone} of ${idle.length + lost.length}`,
   ]);
   const left = await db.models.Sandbox.countDocuments({ userId: { $ne: '~warm-pool' } });
-  const expectedLeft = started.length - idle.length - lost.length;
+  const expectedLeft = started.length + opts.unanswered.length - idle.length - lost.length;
   checks.push(['user sandbox records left', left === expectedLeft, `${left} of ${expectedLeft}`]);
   return checks;
 }

@@ -85,17 +85,17 @@ export async function userSandboxes(replicas: Replica[], user: User): Promise<{ 
   return items;
 }
 
-/** Status counts over every user's sandboxes, read through the replicas. */
-export async function statusCounts(replicas: Replica[], users: User[]): Promise<Map<string, number>> {
-  const counts = new Map<string, number>();
+/** Every user's sandboxes and their status (id → status), read through the replicas. */
+export async function allSandboxes(replicas: Replica[], users: User[]): Promise<Map<string, string>> {
+  const status = new Map<string, string>();
   let next = 0;
   const worker = async () => {
     for (let i = next++; i < users.length; i = next++) {
-      for (const s of await userSandboxes(replicas, users[i]!)) counts.set(s.status, (counts.get(s.status) ?? 0) + 1);
+      for (const s of await userSandboxes(replicas, users[i]!)) status.set(s.id, s.status);
     }
   };
   await Promise.all(replicas.map(worker));
-  return counts;
+  return status;
 }
 
 export interface Latencies {

@@ -40,6 +40,8 @@ export class Phases {
     running: number;
     ready: Map<string, number>;
     binder: ScaleCluster['binder'];
+    /** User sandboxes made by starts that were answered with an error (and retried). */
+    unanswered: number;
   };
   rest?: { rssMeanMiB: number; rssMaxMiB: number; cpuPercent: number }[];
   readonly queries: [string, Latencies][] = [];
@@ -49,6 +51,8 @@ export class Phases {
   /** Warnings and errors in the replicas' logs, by message. */
   warnings = new Map<string, number>();
   agentRequests = 0;
+  /** etcd's database file once every sandbox ran (bytes), the basis of the etcd estimate. */
+  etcdBytes = NaN;
 
   constructor(
     private readonly replicas: Replica[],

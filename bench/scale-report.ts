@@ -44,6 +44,7 @@ export function report(phases: Phases, info: RunInfo): string {
   const retried = [...start.run.retried].map(([status, n]) => `${n} × ${status}`).join(', ') || 'none';
   const failed = start.run.failures.length ? `${start.run.failures.length} (${start.run.failures[0]})` : '0';
   rows.push(['start: answers retried; failed', `${retried}; ${failed}`]);
+  rows.push(['start: sandboxes made by a start answered with an error (then retried)', `${start.unanswered}`]);
   for (const [what, l] of phases.queries) {
     const failures = l.failed ? `, ${l.failed} failed: ${l.firstFailure}` : '';
     rows.push([`${what}, p50 / p99 ms`, `**${f(l.p50, 0)} / ${f(l.p99, 0)}** (${l.count} requests${failures})`]);
@@ -63,6 +64,11 @@ export function report(phases: Phases, info: RunInfo): string {
     ]),
   );
   rows.push(['replica restart until listening, s (mean of the replicas)', f(phases.restartSeconds)]);
+  const perSandbox = phases.etcdBytes / (start.run.started.length + info.warmPool);
+  rows.push([
+    'etcd database file with every sandbox running, MiB (KiB per sandbox)',
+    `${f(phases.etcdBytes / 2 ** 20)} (${f(perSandbox / 1024)})`,
+  ]);
   for (const phase of phases.list) {
     const rates = ratePerUser(phases.audit, phases.names, phase.from, phase.to);
     rows.push([`API requests/s per replica, ${phase.name}`, [...rates.values()].map((r) => f(r)).join(' / ')]);

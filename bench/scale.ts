@@ -28,7 +28,7 @@ import { PACKAGE_ROOT, stopChild } from '../src/processes.js';
 import { ApiKeysService } from '../src/services/api-keys.service.js';
 import { startSimulatedAgents } from './scale-agents.js';
 import { NAMESPACE, startScaleCluster } from './scale-cluster.js';
-import { startSandboxes, statusCounts, timeRequests, until, type User } from './scale-driver.js';
+import { allSandboxes, startSandboxes, timeRequests, until, type User } from './scale-driver.js';
 import { restMeter, startReplicas } from './scale-replicas.js';
 import { decisionChecks } from './scale-checks.js';
 import { Phases, pidsNaming } from './scale-phases.js';
@@ -148,14 +148,23 @@ async function main() {
     say(`${ids.length} POSTs answered (${run.failures.length} failed); waiting for the pods to be Ready`);
     await until('every pod Ready', () => ids.every((id) => cluster.readyAt.has(sandboxName(id))), 600_000);
     const allReady = Math.max(...ids.map((id) => cluster.readyAt.get(sandboxName(id))!));
+    // Sandboxes the users have beyond those answered 2xx were made by starts answered with an
+    // error (the driver retried them): the report counts them; they take part in nothing else.
+    let listed = new Map<string, string>();
     const running = await until(
       'the service to report every sandbox RUNNING',
-      async () => (await statusCounts(replicas, users)).get('RUNNING') === ids.length,
+      async () => {
+        listed = await allSandboxes(replicas, users);
+        return ids.every((id) => listed.get(id) === 'RUNNING');
+      },
       600_000,
       1000,
     );
+    const answered = new Set(ids);
+    const unanswered = [...listed.keys()].filter((id) => !answered.has(id));
     await phases.end(startPhase);
-    phases.start = { run, postsDone, allReady, running, ready: cluster.readyAt, binder: cluster.binder };
+    phases.etcdBytes = fs.statSync(path.join(cluster.cp.runDir, 'etcd/member/snap/db')).size;
+    phases.start = { run, postsDone, allReady, running, ready: cluster.readyAt, binder: cluster.binder, unanswered: unanswered.length };
 
     // conversations: one per sandbox, in its stored shape (see bench/seed.ts)
     const byUser = new Map<string, string[]>();
@@ -242,7 +251,7 @@ async function main() {
     );
     await phases.end(retentionPhase);
 
-    phases.checks = await decisionChecks({ db, auditLog: cluster.auditLog, phases, started: ids, idle, lost, orphans });
+    phases.checks = await decisionChecks({ db, auditLog: cluster.auditLog, phases, started: ids, idle, lost, orphans, unanswered });
     phases.agentRequests = agents.requests;
     phases.readWarnings(
       fs
