@@ -19,6 +19,10 @@ export async function decisionChecks(opts: {
   unanswered: string[];
 }): Promise<Check[]> {
   const { db, phases, started, idle, lost, orphans } = opts;
+  // What a sandbox id was to the bench, to name the objects a decision touched that it should not have.
+  const answered = new Set(started);
+  const unanswered = new Set(opts.unanswered);
+  const kindOf = (id: string) => (answered.has(id) ? 'a started sandbox' : unanswered.has(id) ? 'an unanswered start' : 'a warm sandbox');
   await new Promise((r) => setTimeout(r, 3_000)); // the audit log's last batch (flushed every second)
   const events = await readAudit(opts.auditLog);
   phases.audit = events;
@@ -39,8 +43,12 @@ export async function decisionChecks(opts: {
     idle.length,
   );
   const idleNames = new Set(idle.map(sandboxName));
-  const others = during('idle').filter((e) => e.verb === 'delete' && e.resource === 'pods' && !idleNames.has(e.name)).length;
-  checks.push(['no other pod deleted while pausing', others === 0, `${others} other pod deletes`]);
+  const others = during('idle').filter((e) => e.verb === 'delete' && e.resource === 'pods' && !idleNames.has(e.name));
+  checks.push([
+    'no other pod deleted while pausing',
+    others.length === 0,
+    `${others.length} other pod deletes${others.length ? ` (${others.map((e) => `${kindOf(e.name.replace(/^sandbox-/, ''))} by ${e.user}`).join(', ')})` : ''}`,
+  ]);
   const claimNames = (ids: string[]) => ids.map(workspaceClaimName);
   verdict(
     'paused sandboxes: workspace deleted (retention) once',
@@ -72,12 +80,17 @@ export async function decisionChecks(opts: {
     for (const key of keys) perId.set(idOf(key), (perId.get(idOf(key)) ?? 0) + 1);
     const once = ids.filter((id) => perId.get(id) === 1).length;
     const wanted = new Set<string>(ids);
-    const elsewhere = keys.filter((key) => !wanted.has(idOf(key))).length;
+    const elsewhereKinds = new Map<string, number>();
+    for (const key of keys.filter((k) => !wanted.has(idOf(k)))) {
+      elsewhereKinds.set(kindOf(idOf(key)), (elsewhereKinds.get(kindOf(idOf(key))) ?? 0) + 1);
+    }
+    const elsewhere = [...elsewhereKinds.values()].reduce((a, b) => a + b, 0);
+    const kinds = [...elsewhereKinds].map(([kind, n]) => `${n} × ${kind}`).join(', ');
     const acted = phases.action(action);
     checks.push([
       `${decision} decisions: one claim per sandbox, each carried out`,
       once === ids.length && acted === keys.length,
-      `${once} of ${ids.length} sandboxes claimed exactly once; ${elsewhere} claims for other sandboxes; ${acted} ${action} actions for ${keys.length} claims`,
+      `${once} of ${ids.length} sandboxes claimed exactly once; ${elsewhere} claims for other sandboxes${kinds ? ` (${kinds})` : ''}; ${acted} ${action} actions for ${keys.length} claims`,
     ]);
   }
   const gone = await db.connection.db!.collection('app_conversations').countDocuments({ sandbox_gone_reason: { $ne: null } });
