@@ -44,8 +44,17 @@ export async function seedFinishedTasks(db: Db, userId: string, count: number): 
   );
 }
 
-/** Conversations number `from` to `from + count - 1` of a user, newest last, one second apart. */
-export async function seedConversations(db: Db, userId: string, from: number, count: number): Promise<void> {
+/**
+ * Conversations number `from` to `from + count - 1` of a user, newest last, one second apart,
+ * in the sandbox `sandboxOf(n)` names (by default one of 50 that do not exist).
+ */
+export async function seedConversations(
+  db: Db,
+  userId: string,
+  from: number,
+  count: number,
+  sandboxOf: (n: number) => string = (n) => `sb-${userId}-${n % 50}`,
+): Promise<void> {
   const base = Date.now() - 10_000_000_000 + from * 1000;
   const conversations = db.collection<{ _id: string }>('app_conversations');
   await inBatches(
@@ -55,7 +64,7 @@ export async function seedConversations(db: Db, userId: string, from: number, co
       return {
         _id: hexId(),
         userId,
-        sandboxId: `sb-${userId}-${(from + i) % 50}`,
+        sandboxId: sandboxOf(from + i),
         title: `Conversation ${from + i}`,
         selected_repository: 'acme/widgets',
         selected_branch: 'main',

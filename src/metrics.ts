@@ -52,6 +52,13 @@ export function createMetrics() {
       labelNames: ['job'] as const,
       registers: [registry],
     }),
+    lifecyclePassDuration: new Histogram({
+      name: 'sandbox_lifecycle_pass_duration_seconds',
+      help: 'How long each lifecycle pass took on this replica, failed or not (idle-pause, retention, reconcile, warm-pool)',
+      labelNames: ['job'] as const,
+      buckets: PASS_BUCKETS,
+      registers: [registry],
+    }),
     lifecycleActions: new Counter({
       name: 'sandbox_lifecycle_actions_total',
       help: 'What the lifecycle policies did: idle_pause, retention_delete, orphan_removed, lost_record_removed, warm_started, warm_claimed, warm_discarded, resume_retry',
@@ -69,5 +76,8 @@ export function createMetrics() {
 
 // Sandbox and conversation starts take from under a second (warm) to minutes (image pulls).
 const START_BUCKETS = [0.1, 0.25, 0.5, 1, 2, 3, 5, 7.5, 10, 15, 20, 30, 45, 60, 90, 120, 180, 300];
+
+// A pass reads a few candidates (milliseconds); at 10,000 sandboxes a reconcile lists them all (seconds).
+const PASS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 
 export type Metrics = ReturnType<typeof createMetrics>;

@@ -99,13 +99,18 @@ export function buildWorkspaceClaim(launch: SandboxLaunch, options: KubernetesSa
   };
 }
 
+/**
+ * Headless (no cluster IP): its name resolves to the pod itself, which is all the service and an
+ * Ingress need. A cluster IP per sandbox would exhaust the service CIDR (a /24 holds 254 sandboxes)
+ * and give kube-proxy a rule set per sandbox on every node to rewrite as sandboxes come and go.
+ */
 export function buildService(launch: SandboxLaunch): V1Service {
   return {
     apiVersion: 'v1',
     kind: 'Service',
     metadata: metadata(launch, sandboxName(launch.sandboxId)),
     spec: {
-      type: 'ClusterIP',
+      clusterIP: 'None',
       selector: { [LABEL_SANDBOX_ID]: launch.sandboxId },
       ports: namedPorts(sandboxPorts(launch.spec)).map(({ name, port }) => ({ name, port, targetPort: name as never })),
     },

@@ -21,6 +21,10 @@ export interface KubeControlPlane {
   kubeconfigFile: string;
   /** A kwok-managed Node; Pods with spec.nodeName set to it become Running. */
   nodeName: string;
+  /** Every kwok-managed Node (nodeName first). */
+  nodeNames: string[];
+  /** A kubeconfig file per extra user (options.users), for clients the audit log tells apart. */
+  userKubeconfigs: Record<string, string>;
   /** Holds the token file, keys, kubeconfig, etcd data and the process logs; removed by stop(). */
   runDir: string;
   /** Stops only kube-apiserver (etcd and kwok keep running), for outage tests. */
@@ -33,8 +37,20 @@ export interface KubeControlPlane {
 
 const NODE_NAME = 'kwok-node-0';
 const START_TIMEOUT_MS = 60_000;
+/** A kubelet's default --max-pods, reported by every fake Node. */
+export const PODS_PER_NODE = 110;
 
-export async function startKubeControlPlane(opts: { log?: (line: string) => void } = {}): Promise<KubeControlPlane> {
+export interface KubeControlPlaneOptions {
+  log?: (line: string) => void;
+  /** Users in system:masters besides the admin, each with a token and a kubeconfig file of its own. */
+  users?: string[];
+  /** kwok-managed Nodes to create (default 1): kwok-node-0, kwok-node-1, … */
+  nodes?: number;
+  /** More kube-apiserver flags (the scale bench's audit log). */
+  apiServerArgs?: string[];
+}
+
+export async function startKubeControlPlane(opts: KubeControlPlaneOptions = {}): Promise<KubeControlPlane> {
   const log = opts.log ?? (() => {});
   const t0 = Date.now();
   const since = () => `${((Date.now() - t0) / 1000).toFixed(2)}s`;
@@ -47,24 +63,36 @@ export async function startKubeControlPlane(opts: { log?: (line: string) => void
 
   // One admin user in system:masters: RBAC lets it do everything, no certificates needed.
   const tokenFile = path.join(runDir, 'tokens.csv');
-  fs.writeFileSync(tokenFile, `${token},admin,admin,"system:masters"\n`);
+  const userTokens = Object.fromEntries((opts.users ?? []).map((user) => [user, `${user}-${randomBytes(16).toString('hex')}`]));
+  fs.writeFileSync(
+    tokenFile,
+    [`${token},admin,admin,"system:masters"`, ...Object.entries(userTokens).map(([u, t]) => `${t},${u},${u},"system:masters"`)].join('\n') +
+      '\n',
+  );
   // kube-apiserver refuses to start without a service-account signing key.
   const saKey = path.join(runDir, 'sa.key');
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   fs.writeFileSync(saKey, privateKey.export({ type: 'pkcs1', format: 'pem' }));
   // kwok only takes a kubeconfig file; JSON is valid YAML, so no YAML writer is needed.
   const kubeconfigFile = path.join(runDir, 'kubeconfig');
-  fs.writeFileSync(
-    kubeconfigFile,
-    JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      clusters: [{ name: 'local', cluster: { server, 'insecure-skip-tls-verify': true } }],
-      users: [{ name: 'admin', user: { token } }],
-      contexts: [{ name: 'local', context: { cluster: 'local', user: 'admin' } }],
-      'current-context': 'local',
-    }),
-  );
+  const writeKubeconfig = (file: string, user: string, userToken: string) =>
+    fs.writeFileSync(
+      file,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'local', cluster: { server, 'insecure-skip-tls-verify': true } }],
+        users: [{ name: user, user: { token: userToken } }],
+        contexts: [{ name: 'local', context: { cluster: 'local', user } }],
+        'current-context': 'local',
+      }),
+    );
+  writeKubeconfig(kubeconfigFile, 'admin', token);
+  const userKubeconfigs: Record<string, string> = {};
+  for (const [user, userToken] of Object.entries(userTokens)) {
+    userKubeconfigs[user] = path.join(runDir, `kubeconfig-${user}`);
+    writeKubeconfig(userKubeconfigs[user], user, userToken);
+  }
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromOptions({
     clusters: [{ name: 'local', server, skipTLSVerify: true }],
@@ -104,6 +132,7 @@ export async function startKubeControlPlane(opts: { log?: (line: string) => void
     // Otherwise SIGTERM waits for open watches (kwok's) until the 60 s request timeout,
     // and stopApiServer() would end in SIGKILL; with it the apiserver exits in ~1 s.
     '--shutdown-watch-termination-grace-period=1s',
+    ...(opts.apiServerArgs ?? []),
   ];
   const kwokArgs = [
     `--kubeconfig=${kubeconfigFile}`,
@@ -111,6 +140,7 @@ export async function startKubeControlPlane(opts: { log?: (line: string) => void
     '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
   ];
 
+  const nodeNames = Array.from({ length: opts.nodes ?? 1 }, (_, i) => `kwok-node-${i}`);
   let etcd: ChildProcess | undefined;
   let apiServer: ChildProcess | undefined;
   let kwok: ChildProcess | undefined;
@@ -156,20 +186,24 @@ export async function startKubeControlPlane(opts: { log?: (line: string) => void
     kwok = spawnLogged(path.join(bin, 'kwok'), kwokArgs, runDir, 'kwok', { HOME: runDir });
     const kwokChild = kwok;
     const core = kubeConfig.makeApiClient(CoreV1Api);
-    await core.createNode({
-      body: {
-        metadata: {
-          name: NODE_NAME,
-          annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
-          labels: { type: 'kwok' },
+    for (const name of nodeNames) {
+      await core.createNode({
+        body: {
+          metadata: {
+            name,
+            annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
+            labels: { type: 'kwok' },
+          },
+          spec: {},
+          status: { capacity: { pods: String(PODS_PER_NODE) }, allocatable: { pods: String(PODS_PER_NODE) } },
         },
-        spec: {},
-      },
-    });
-    // Wait until kwok has taken the Node over, so callers can bind Pods to it right away.
-    await waitUntil('kwok to mark the Node Ready', kwokChild, runDir, 'kwok', async () => {
-      const node = await core.readNode({ name: NODE_NAME });
-      return node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+      });
+    }
+    // Wait until kwok has taken the Nodes over, so callers can bind Pods to them right away.
+    await waitUntil('kwok to mark the Nodes Ready', kwokChild, runDir, 'kwok', async () => {
+      const nodes = await core.listNode({ labelSelector: 'type=kwok' });
+      const ready = nodes.items.filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+      return ready.length === nodeNames.length;
     });
     log(`control plane ready after ${since()} (run dir ${runDir})`);
   } catch (error) {
@@ -177,7 +211,19 @@ export async function startKubeControlPlane(opts: { log?: (line: string) => void
     throw error;
   }
 
-  return { server, token, kubeConfig, kubeconfigFile, nodeName: NODE_NAME, runDir, stopApiServer, startApiServer, stop };
+  return {
+    server,
+    token,
+    kubeConfig,
+    kubeconfigFile,
+    nodeName: NODE_NAME,
+    nodeNames,
+    userKubeconfigs,
+    runDir,
+    stopApiServer,
+    startApiServer,
+    stop,
+  };
 }
 
 /**

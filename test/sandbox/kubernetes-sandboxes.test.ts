@@ -168,6 +168,7 @@ describe('Kubernetes runtime', () => {
 
     const service = await core.readNamespacedService({ namespace, name });
     expect(service.spec?.selector).toEqual({ 'agent-control-plane/sandbox-id': sandboxId });
+    expect(service.spec?.clusterIP).toBe('None'); // headless: the name resolves to the pod
     expect(service.spec?.ports?.map((p) => [p.name, p.port, p.targetPort])).toEqual([
       ['agent-server', 8000, 'agent-server'],
       ['vscode', 8001, 'vscode'],

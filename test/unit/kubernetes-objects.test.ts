@@ -67,6 +67,7 @@ describe('sandbox pod', () => {
       ]),
     );
     expect(buildService(launch).spec?.ports?.map((p) => p.name)).toEqual(['agent-server', 'vscode', 'worker-1', 'worker-2']);
+    expect(buildService(launch).spec?.clusterIP).toBe('None'); // headless: no cluster IP per sandbox
     const plain = buildPod(noVscode, options).spec!.containers[0]!;
     expect(plain.ports?.map((p) => p.name)).toEqual(['agent-server', 'worker-1', 'worker-2']);
     expect(plain.env?.map((e) => e.name)).not.toContain('OH_VSCODE_PORT');

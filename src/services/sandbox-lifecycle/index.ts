@@ -62,8 +62,12 @@ export class SandboxLifecycle {
       ...(now ? { now } : {}),
     });
 
+    const passed = (job: LifecycleJobName) => (seconds: number) => {
+      metrics.lifecyclePasses.inc({ job });
+      metrics.lifecyclePassDuration.observe({ job }, seconds);
+    };
     const add = (name: LifecycleJobName, intervalMs: number, pass: () => Promise<unknown>) =>
-      this.jobs.set(name, new PeriodicJob(name, intervalMs, pass, log, () => metrics.lifecyclePasses.inc({ job: name })));
+      this.jobs.set(name, new PeriodicJob(name, intervalMs, pass, log, passed(name)));
     if (config.idlePauseMs > 0) {
       const onPaused = (record: SandboxRecord) => deps.sandboxes.events.paused(record);
       const pauser = new IdlePauser({ models, runtime, claims, metrics, log, idlePauseMs: config.idlePauseMs, now, onPaused });

@@ -14,8 +14,8 @@ export class PeriodicJob {
     private readonly intervalMs: number,
     private readonly pass: () => Promise<unknown>,
     private readonly log: Logger,
-    /** Told after every pass, failed or not (the passes metric: operators and tests see the job running). */
-    private readonly onPass: () => void = () => {},
+    /** Told after every pass, failed or not, with its duration (the passes metrics: operators and tests see the job running). */
+    private readonly onPass: (seconds: number) => void = () => {},
   ) {}
 
   start(firstDelayMs = this.intervalMs): void {
@@ -33,12 +33,13 @@ export class PeriodicJob {
   /** Runs one pass, after any pass under way. */
   private async runOnce(): Promise<void> {
     while (this.running) await this.running;
+    const started = performance.now();
     this.running = this.pass()
       .then(() => undefined)
       .catch((error: unknown) => this.log.warn({ err: error, job: this.name }, 'lifecycle pass failed'))
       .finally(() => {
         this.running = null;
-        this.onPass();
+        this.onPass((performance.now() - started) / 1000);
       });
     await this.running;
   }
