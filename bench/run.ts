@@ -3,7 +3,7 @@
 // rounds that alternate between targets so noise hits all of them; then idle database CPU
 // and search at growing history. Prints progress on stderr and a Markdown report on stdout.
 //
-//   npm run bench [-- --seconds 5 --rounds 3 --history 1000,10000,100000 --no-reference --only settings --profile]
+//   npm run bench [-- --seconds 5 --rounds 3 --history 1000,10000,100000 --starts real,fake --no-reference --only settings --profile]
 //
 // Bounded: every load runs for a fixed time against 127.0.0.1 only; everything it starts is
 // stopped at the end, and its data lives in a temporary folder that is removed.
@@ -20,6 +20,7 @@ import { createLogger } from '../src/logger.js';
 import { freePort, stopChild } from '../src/processes.js';
 import { ApiKeysService } from '../src/services/api-keys.service.js';
 import { runLoad } from './load.js';
+import { warmPoolStarts } from './run-starts.js';
 import { startReferenceServer } from './reference-server.js';
 import { Results, type Sample } from './report.js';
 import { historyScenarios, hotPathScenarios, memoryScenario, type Scenario, type TargetName } from './scenarios.js';
@@ -44,6 +45,9 @@ const { values } = parseArgs({
     history: { type: 'string', default: '1000,10000,100000' },
     'idle-seconds': { type: 'string', default: '10' },
     only: { type: 'string' },
+    /** Warm-pool starts to READY, by agent server ('none' for none). */
+    starts: { type: 'string', default: 'real,fake' },
+    'start-runs': { type: 'string', default: '3' },
     'no-reference': { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
   },
@@ -173,6 +177,11 @@ async function main() {
     }
     await sleep(5000);
     results.rows.push({ what: 'service RSS idle after the load', value: `${memoryMiB(service.pid).rss.toFixed(0)} MiB` });
+
+    if (values.starts !== 'none') {
+      const agents = values.starts.split(',') as ('real' | 'fake')[];
+      await warmPoolStarts({ agents, runs: Number(values['start-runs']), mongoUri: ferret.uri, dir: path.join(tmp, 'starts'), results });
+    }
 
     if (historySizes.length) {
       // Idle database CPU with as many finished start tasks as the largest history (nothing to claim).

@@ -26,7 +26,20 @@ const json = { 'content-type': 'application/json' };
 export function hotPathScenarios(keys: Keys): Scenario[] {
   const svc = { 'x-session-api-key': keys.service };
   const ref = { 'x-session-api-key': keys.reference };
-  const trpcInput = encodeURIComponent(JSON.stringify({ json: {} }));
+  // A single call as httpLink sends it, and a batch of one as httpBatchLink (the client package's link) does.
+  const trpcPaths = {
+    single: `/trpc/settings.get?input=${encodeURIComponent(JSON.stringify({ json: {} }))}`,
+    batched: `/trpc/settings.get?batch=1&input=${encodeURIComponent(JSON.stringify({ 0: { json: {} } }))}`,
+  };
+  const trpcRead = (connections: number, kind: keyof typeof trpcPaths): Scenario => ({
+    name: `tRPC settings.get${kind === 'batched' ? ' (batch of one)' : ''}, ${connections} connections`,
+    connections,
+    ratios: true,
+    requests: {
+      service: { method: 'GET', path: trpcPaths[kind], headers: svc, expectStatus: 200 },
+      floor: { method: 'GET', path: '/settings', headers: svc, expectStatus: 200 },
+    },
+  });
   const read = (connections: number): Scenario => ({
     name: `GET settings, ${connections} connections`,
     connections,
@@ -90,15 +103,7 @@ export function hotPathScenarios(keys: Keys): Scenario[] {
         reference: { method: 'GET', path: '/alive', expectStatus: 200 },
       },
     },
-    {
-      name: 'tRPC settings.get, 16 connections',
-      connections: 16,
-      ratios: true,
-      requests: {
-        service: { method: 'GET', path: `/trpc/settings.get?input=${trpcInput}`, headers: svc, expectStatus: 200 },
-        floor: { method: 'GET', path: '/settings', headers: svc, expectStatus: 200 },
-      },
-    },
+    ...[16, 64].flatMap((connections) => [trpcRead(connections, 'single'), trpcRead(connections, 'batched')]),
   ];
 }
 

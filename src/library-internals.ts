@@ -3,14 +3,22 @@
 // exercises each reach, so a release that moves one breaks that test, not the service.
 //
 // - tRPC: a router's procedure records (type, meta, input schemas, and the procedure itself,
-//   called directly by the REST table: createCaller's proxy costs a lookup per call), and the
-//   error envelope tRPC writes (for failures found before tRPC reads a request).
+//   called directly by the REST table and the lean /trpc path: createCaller's proxy costs a
+//   lookup per call), its root config (the transformer, the path separator, the error
+//   formatter behind getErrorShape), and the error envelope tRPC writes (for failures found
+//   before tRPC reads a request).
 // - zod: whether an input schema is empty and which of its keys are lists (the REST table
 //   reads a key sent once as a list when the schema says so).
 // - mongoose: the driver collection of a model and the Db that hands them out (the write gate,
 //   src/db/gated-collections.ts).
-import type { AnyRouter, TRPCError } from '@trpc/server';
-import { getErrorShape, getHTTPStatusCodeFromError, transformTRPCResponse } from '@trpc/server/unstable-core-do-not-import';
+import { getErrorShape, type AnyRouter, type TRPCError } from '@trpc/server';
+import {
+  getHTTPStatusCodeFromError,
+  transformTRPCResponse,
+  urlPathToProcedurePath,
+  type CombinedDataTransformer,
+  type ProcedureType,
+} from '@trpc/server/unstable-core-do-not-import';
 import type { Collection, Db } from 'mongodb';
 import type { Connection, Model } from 'mongoose';
 
@@ -54,6 +62,32 @@ export function trpcErrorAnswer(router: AnyRouter, error: TRPCError): { status: 
   const config = router._def._config;
   const shape = getErrorShape({ config, error, type: 'unknown', path: undefined, input: undefined, ctx: undefined });
   return { status: getHTTPStatusCodeFromError(error), body: JSON.stringify(transformTRPCResponse(config, { error: shape })) };
+}
+
+/** Where a formatted error happened, as tRPC's error formatter is told. */
+export interface ErrorSite {
+  type: ProcedureType | 'unknown';
+  path: string | undefined;
+  input: unknown;
+  ctx: unknown;
+}
+
+/** A router's wire rules, read from its root config (the lean /trpc path, src/http/trpc-calls.ts). */
+export interface TrpcWire {
+  transformer: CombinedDataTransformer;
+  /** A URL path segment ("settings.get", or with another separator) → the procedure path. */
+  procedurePath(urlPath: string): string;
+  /** The error shape the client gets: the router's errorFormatter over tRPC's default shape. */
+  errorShape(error: TRPCError, site: ErrorSite): { data?: unknown };
+}
+
+export function trpcWireOf(router: AnyRouter): TrpcWire {
+  const config = router._def._config;
+  return {
+    transformer: config.transformer,
+    procedurePath: (urlPath) => urlPathToProcedurePath(urlPath, config.pathSeparator),
+    errorShape: (error, site) => getErrorShape({ config, error, ...site }) as { data?: unknown },
+  };
 }
 
 // Just enough of zod 4's structure to tell lists and empty inputs apart.

@@ -43,6 +43,9 @@ export interface AgentConversationInfo {
   [key: string]: unknown;
 }
 
+// A command's end is polled for: soon at first (most set-up commands take tens of
+// milliseconds, and a start runs several), then less often.
+const FIRST_POLL_MS = 10;
 const POLL_MS = 250;
 
 // The shapes this service relies on (the agent server's models, extra fields allowed).
@@ -92,7 +95,7 @@ export class AgentServerClient {
     const body = { command, timeout, ...(opts.cwd ? { cwd: opts.cwd } : {}) };
     const started = await this.request('POST', '/api/bash/start_bash_command', SHAPE.bashStarted, body);
     const deadline = Date.now() + (timeout + 30) * 1000;
-    for (;;) {
+    for (let wait = FIRST_POLL_MS; ; wait = Math.min(wait * 2, POLL_MS)) {
       const page = await this.request(
         'GET',
         `/api/bash/bash_events/search?command_id__eq=${encodeURIComponent(started.id)}&limit=100`,
@@ -108,7 +111,7 @@ export class AgentServerClient {
         };
       }
       if (Date.now() > deadline) throw new AgentServerError(null, `Agent server did not finish a command within ${timeout} s`);
-      await new Promise((r) => setTimeout(r, POLL_MS));
+      await new Promise((r) => setTimeout(r, wait));
     }
   }
 

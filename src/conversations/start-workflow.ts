@@ -21,6 +21,7 @@ import type { ConversationEvents } from './lifecycle-events.js';
 import type { PendingMessages } from './pending-messages.js';
 import { withProfile, type AgentProfiles } from './profiles.js';
 import { LeaseLost } from './lease-queue.js';
+import { StartTimings } from './start-timings.js';
 import type { ConversationStore, StartTask, StartTaskUpdate } from './store.js';
 import * as scripts from './workspace-scripts.js';
 
@@ -62,9 +63,11 @@ export class StartWorkflow {
     // When each status was first entered (this attempt's and earlier ones'), for the phase metrics.
     const entered = new Map<string, number>(Object.entries(task.phase_times ?? {}).map(([k, v]) => [k, new Date(v as Date).getTime()]));
     let source: SandboxSource | null = task.sandbox_source ?? null;
+    const timings = new StartTimings();
+    timings.add('queue', Date.now() - task.createdAt.getTime());
     let current = task.status;
     const step: Step = async (status, extra = {}) => {
-      const updated = await this.deps.store.updateLeasedTask(task._id, owner, { status, ...extra });
+      const updated = await timings.time('status writes', this.deps.store.updateLeasedTask(task._id, owner, { status, ...extra }));
       if (!updated) throw new LeaseLost();
       // Each status entered is an event (a step that only adds facts to the status is none).
       if (status !== current) await this.deps.events.taskChanged(updated);
@@ -83,7 +86,7 @@ export class StartWorkflow {
           `The start was interrupted ${task.attempts - 1} times (service restarts) and was given up`,
         );
       }
-      await this.execute(task, step, log);
+      await this.execute(task, step, log, timings);
     } catch (error) {
       if (error instanceof LeaseLost) throw error;
       // An outage is no verdict on the task: its lease lapses and the task is redone from the
@@ -106,9 +109,9 @@ export class StartWorkflow {
     }
   }
 
-  private async execute(task: StartTask, step: Step, log: Logger): Promise<void> {
+  private async execute(task: StartTask, step: Step, log: Logger, timings: StartTimings): Promise<void> {
     const request = task.request;
-    const userSettings = await this.deps.settings.resolve(task.userId);
+    const userSettings = await timings.time('settings', this.deps.settings.resolve(task.userId));
     if (!userSettings) throw new AppError('BAD_REQUEST', 'Settings not found: save your LLM settings first');
     // The profile the request resolved to (its id was recorded then); one deleted since fails the start.
     const profile = request.agent_profile_id ? await this.deps.profiles.resolve(task.userId, request.agent_profile_id) : null;
@@ -133,17 +136,21 @@ export class StartWorkflow {
       // With SANDBOX_AT_LIMIT=pause-oldest a start also waits for room (sandboxes started within the
       // last minute are not paused for it: their own start may be under way).
       const waitFor = this.deps.config.sandbox.atLimit === 'pause-oldest' ? WAITS_AT_LIMIT : WAITS;
-      const acquired = await whenCapacity(() => this.deps.sandboxes.acquire(task.userId, null, task.reservedSandboxId), deadline, waitFor);
+      const acquired = await timings.time('sandbox claim', () =>
+        whenCapacity(() => this.deps.sandboxes.acquire(task.userId, null, task.reservedSandboxId), deadline, waitFor),
+      );
       sandboxId = acquired.info.id;
       source = acquired.source;
     }
     await step('WAITING_FOR_SANDBOX', { sandbox_id: sandboxId, sandbox_source: source });
-    const sandbox = await this.deps.lifecycle.ensureRunning(task.userId, sandboxId).catch((error: unknown) => {
-      if (error instanceof AppError && error.reason === 'sandbox_not_found')
-        throw new AppError('NOT_FOUND', `Sandbox not found: ${sandboxId}`);
-      throw error;
-    });
-    await this.deps.store.setConversationSandbox(task, sandboxId);
+    const sandbox = await timings
+      .time('sandbox running', this.deps.lifecycle.ensureRunning(task.userId, sandboxId))
+      .catch((error: unknown) => {
+        if (error instanceof AppError && error.reason === 'sandbox_not_found')
+          throw new AppError('NOT_FOUND', `Sandbox not found: ${sandboxId}`);
+        throw error;
+      });
+    await timings.time('conversation record', this.deps.store.setConversationSandbox(task, sandboxId));
     // The start is a use of the sandbox from here to the end, however long the setup takes.
     const release = this.deps.lifecycle.usage.hold(sandboxId);
     try {
@@ -151,25 +158,30 @@ export class StartWorkflow {
 
       // 2. Repository.
       await step('PREPARING_REPOSITORY');
-      const projectDir = await this.prepareRepository(task, settings, agent, sandbox.workingDir);
+      const projectDir = await timings.time('repository', this.prepareRepository(task, settings, agent, sandbox.workingDir));
 
       // 3. Setup script (its failure is reported in the log, not fatal, as in the reference).
       await step('RUNNING_SETUP_SCRIPT');
-      const setup = await agent.bash(scripts.SETUP_SCRIPT, { cwd: projectDir, timeoutSeconds: SETUP_SCRIPT_TIMEOUT_S });
+      const setup = await timings.time(
+        'setup script',
+        agent.bash(scripts.SETUP_SCRIPT, { cwd: projectDir, timeoutSeconds: SETUP_SCRIPT_TIMEOUT_S }),
+      );
       if (setup.exitCode !== 0) log.warn({ exitCode: setup.exitCode }, '.openhands/setup.sh failed');
 
       // 4. Git hooks.
       await step('SETTING_UP_GIT_HOOKS');
-      await agent.bash(scripts.INSTALL_PRE_COMMIT_HOOK, { cwd: projectDir, timeoutSeconds: 60 });
+      await timings.time('git hooks', agent.bash(scripts.INSTALL_PRE_COMMIT_HOOK, { cwd: projectDir, timeoutSeconds: 60 }));
 
       // 5. The agent-server conversation (idempotent: fixed id; 200 if it already exists).
       await step('STARTING_CONVERSATION', { agent_server_url: sandbox.publicUrl });
-      await agent.startConversation(await this.conversationRequest(task, settings, model, projectDir));
+      const conversation = await timings.time('conversation request', this.conversationRequest(task, settings, model, projectDir));
+      await timings.time('agent conversation', agent.startConversation(conversation));
 
-      if (!(await this.deps.store.saveStartedConversation(task, sandboxId, model))) throw new LeaseLost(); // deleted meanwhile
+      if (!(await timings.time('conversation saved', this.deps.store.saveStartedConversation(task, sandboxId, model))))
+        throw new LeaseLost(); // deleted meanwhile
       await step('READY', { app_conversation_id: task.conversationId, leaseOwner: null, leaseExpiresAt: null });
       await this.deps.events.conversationChanged('conversation.status_changed', task.userId, task.conversationId);
-      log.info({ conversationId: task.conversationId }, 'conversation ready');
+      log.info({ conversationId: task.conversationId, timings: timings.toJSON() }, 'conversation ready');
       await this.deps.pendingMessages.deliver(task.conversationId, agent).catch((error: unknown) => {
         log.warn({ err: error }, 'delivering queued messages failed');
       });

@@ -1,13 +1,15 @@
-// The tRPC mount at /trpc: tRPC's node:http adapter, after the checks that must happen before
-// tRPC reads a request, answered in tRPC's own error envelope:
+// The tRPC mount at /trpc. First the checks that must happen before tRPC reads a request,
+// answered in tRPC's own error envelope:
 //   1. the per-client-IP rate limit (each call of a batch counts; the per-user limit is a
 //      procedure middleware, src/procedures.ts, shared with REST);
 //   2. the body, read by the one body reader (size, JSON nesting depth before anything
-//      parses it) and handed to tRPC as text; the query-string input's depth too;
+//      parses it); the query-string input's depth too;
 //   3. subscriptions: no valid key → 401 before any event stream starts (tRPC itself would
 //      answer 200 and send the error inside the stream).
-// Batches larger than TRPC_MAX_BATCH are refused by tRPC (maxBatchSize, 400). Errors that
-// carry retryAfterSeconds get a Retry-After header.
+// Then queries and mutations sent as JSON take the lean path (trpc-calls.ts: tRPC's rules
+// without its Fetch Request and Response); the rest (subscriptions, streamed batches, form and
+// binary bodies, other methods) tRPC's node:http adapter. Batches larger than TRPC_MAX_BATCH
+// are refused (400). Errors that carry retryAfterSeconds get a Retry-After header.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { TRPCError } from '@trpc/server';
 import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
@@ -20,61 +22,73 @@ import { trpcErrorAnswer } from '../library-internals.js';
 import { BodyProblem, checkDepth, readLimited } from './body.js';
 import { createRequestContext } from './context.js';
 import { chargeClient, factsOf } from './pipeline.js';
+import { leanCalls, leanServes } from './trpc-calls.js';
 
 /** tRPC reads a string `body` as the request's text instead of reading the stream again. */
 type TrpcRequest = IncomingMessage & { body?: unknown };
 
-/** Serves /trpc requests; `pathname` is the request's path (no query). */
+/** Serves /trpc requests. */
 export function trpcMount(deps: Deps) {
   const maxBodySize = parseSize(deps.config.http.maxBodySize);
+  const maxBatchSize = deps.config.http.trpcMaxBatch;
   const requestContext = createRequestContext(deps, 'trpc');
-  const createContext = ({ req, res }: { req: IncomingMessage; res: ServerResponse }) => requestContext(req, res);
-  const options = {
+  const errorHeaders = (errors: TRPCError[]): Record<string, string> => {
+    const retryAfter = Math.max(0, ...errors.map((e) => appErrorOf(e)?.retryAfterSeconds ?? 0));
+    return retryAfter > 0 ? { 'retry-after': String(retryAfter) } : {};
+  };
+  const lean = leanCalls({ router: appRouter, procedures: PROCEDURES, createContext: requestContext, maxBatchSize, errorHeaders });
+  const procedureOf = (urlPath: string) => PROCEDURES.get(safeDecode(urlPath));
+  const adapterOptions = {
     router: appRouter,
-    createContext,
+    createContext: ({ req, res }: { req: IncomingMessage; res: ServerResponse }) => requestContext(req, res),
     maxBodySize,
-    maxBatchSize: deps.config.http.trpcMaxBatch,
-    responseMeta: ({ errors }: { errors: TRPCError[] }) => {
-      const retryAfter = Math.max(0, ...errors.map((e) => appErrorOf(e)?.retryAfterSeconds ?? 0));
-      return retryAfter > 0 ? { headers: { 'retry-after': String(retryAfter) } } : {};
-    },
+    maxBatchSize,
+    responseMeta: ({ errors }: { errors: TRPCError[] }) => ({ headers: errorHeaders(errors) }),
   };
   return (req: TrpcRequest, res: ServerResponse): void => {
+    const facts = factsOf(req);
     // The procedure path(s): what follows /trpc/, as tRPC's express adapter would see it.
-    const path = factsOf(req).path.replace(/^\/trpc\/?/i, '');
-    checks(deps, req, res, path, maxBodySize, requestContext).then(
-      () => nodeHTTPRequestHandler({ ...options, req, res, path }).catch((error: unknown) => writeTrpcError(res, error)),
-      (error: unknown) => writeTrpcError(res, error),
-    );
+    const urlPath = facts.path.replace(/^\/trpc\/?/i, '');
+    const query = new URLSearchParams(facts.search);
+    checks(deps, req, res, urlPath, query, maxBodySize, requestContext)
+      .then((body) =>
+        leanServes(req, query, procedureOf, urlPath)
+          ? lean({ req, res, urlPath, query, body })
+          : nodeHTTPRequestHandler({ ...adapterOptions, req, res, path: urlPath }),
+      )
+      .catch((error: unknown) => writeTrpcError(res, error));
   };
 }
 
+/** The checks before tRPC reads a request; resolves to a POST's body text. */
 async function checks(
   deps: Deps,
   req: TrpcRequest,
   res: ServerResponse,
-  path: string,
+  urlPath: string,
+  query: URLSearchParams,
   maxBodySize: number,
   requestContext: ReturnType<typeof createRequestContext>,
-): Promise<void> {
-  const paths = path.split(',');
+): Promise<string | undefined> {
+  const paths = urlPath.split(',');
   // Each call counts; a batch over TRPC_MAX_BATCH is refused by tRPC and costs one.
   chargeClient(deps, req, paths.length > deps.config.http.trpcMaxBatch ? 1 : paths.length);
 
   const maxDepth = deps.config.http.maxJsonDepth;
-  const search = factsOf(req).search;
-  const input = search.includes('input=') ? new URLSearchParams(search).get('input') : null;
+  const input = query.get('input');
   if (input) checkInputText(input, maxDepth);
+  let body: string | undefined;
   if (req.method === 'POST') {
-    const text = (await readLimited(req, maxBodySize).catch(asTrpcError)).toString('utf8');
-    checkInputText(text, maxDepth);
-    req.body = text;
+    body = (await readLimited(req, maxBodySize).catch(asTrpcError)).toString('utf8');
+    checkInputText(body, maxDepth);
+    req.body = body;
   }
 
   if (paths.length === 1 && PROCEDURES.get(safeDecode(paths[0]!))?.type === 'subscription') {
     const context = await requestContext(req, res);
     if (!context.user) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'Unauthorized' });
   }
+  return body;
 }
 
 /** The body reader's refusals in tRPC's terms. */

@@ -275,7 +275,7 @@ export class SandboxesService {
     };
   }
 
-  private async withState(record: SandboxRecord): Promise<SandboxInfo> {
+  async withState(record: SandboxRecord): Promise<SandboxInfo> {
     return this.toInfo(record, await this.stateOf(record));
   }
 

@@ -15,6 +15,7 @@ import { FAKE_AGENT_SPEC, writeSpecsFile } from '../helpers/specs.js';
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-warm-'));
 let app: TestApp;
 let replica: TestApp;
+const appLines: string[] = [];
 
 beforeAll(async () => {
   const env = {
@@ -28,7 +29,7 @@ beforeAll(async () => {
     SANDBOX_LIFECYCLE_INTERVAL_MS: '200',
     START_TASK_POLL_MS: '100',
   };
-  app = await startTestApp('warm', env);
+  app = await startTestApp('warm', env, { logLines: appLines });
   replica = await startTestApp('warm-replica', env);
 });
 
@@ -60,6 +61,15 @@ describe('warm pool', () => {
     expect((await call(app, 'GET', `/api/v1/sandboxes?id=${id}`, { key })).body).toEqual([null]);
     const search = (await call(app, 'GET', '/api/v1/sandboxes/search', { key })).body;
     expect(search.items).toEqual([]);
+  });
+
+  it('runs a first command in each running warm sandbox once, before any user claims it', async () => {
+    const id = await warmSandbox();
+    const warmedUp = () => appLines.filter((l) => l.includes('"warmed up a warm sandbox"') && l.includes(id));
+    await eventually('the warm-up of the warm sandbox', async () => (warmedUp().length === 1 ? true : null));
+    await lifecyclePasses([app], 'warm-pool', 3);
+    expect(warmedUp()).toHaveLength(1);
+    expect(appLines.some((l) => l.includes('warming up a warm sandbox failed'))).toBe(false);
   });
 
   it('hands the warm sandbox to exactly one of two users starting at once on two replicas, and refills', async () => {

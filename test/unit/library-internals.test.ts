@@ -16,6 +16,7 @@ import {
   listKeysOf,
   procedureRecords,
   trpcErrorAnswer,
+  trpcWireOf,
   WRITTEN_AGAINST,
 } from '../../src/library-internals.js';
 import { testDatabaseUri, uniqueDbName } from '../helpers/app.js';
@@ -64,6 +65,31 @@ describe('library internals', () => {
     expect(answer.status).toBe(404);
     const body = JSON.parse(answer.body) as { error: { json: { message: string; code: number; data: { code: string } } } };
     expect(body.error.json).toMatchObject({ message: 'gone', code: -32004, data: { code: 'NOT_FOUND' } });
+  });
+
+  it("reads a router's wire rules: its transformer, path separator and formatted error shape", () => {
+    const formatted = initTRPC.create({
+      transformer: superjson,
+      isDev: false,
+      errorFormatter: ({ shape, path }) => ({ ...shape, data: { ...shape.data, seenPath: path ?? null } }),
+    });
+    const wire = trpcWireOf(formatted.router({ a: formatted.procedure.query(() => 1) }));
+    expect(wire.transformer.output).toBe(superjson);
+    expect(wire.transformer.input).toBe(superjson);
+    expect(wire.procedurePath('settings.get')).toBe('settings.get');
+    const shape = wire.errorShape(new TRPCError({ code: 'METHOD_NOT_SUPPORTED', message: 'no' }), {
+      type: 'query',
+      path: 'a',
+      input: undefined,
+      ctx: undefined,
+    });
+    expect(shape).toEqual({
+      message: 'no',
+      code: -32005,
+      data: { code: 'METHOD_NOT_SUPPORTED', httpStatus: 405, path: 'a', seenPath: 'a' },
+    });
+    const slashes = initTRPC.create({ pathSeparator: '/' } as never);
+    expect(trpcWireOf(slashes.router({})).procedurePath('settings/get')).toBe('settings.get');
   });
 
   it('sees every driver collection mongoose obtains, and finds a model’s', async () => {

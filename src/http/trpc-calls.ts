@@ -1,0 +1,279 @@
+// The lean path of /trpc: queries and mutations sent as JSON, one call or a batch, answered on
+// node:http directly. tRPC's node adapter turns every request into a Fetch Request and its
+// answer into a Response streamed back in chunks, and superjson copies every answer before it
+// is written; together they cost more CPU than the settings read itself (docs/performance.md).
+// This path keeps tRPC's HTTP rules, in our code over tRPC's API (src/library-internals.ts):
+// queries by GET and mutations by POST (else 405 with Allow), batches (?batch=1, each call its
+// own result, 207 when the statuses differ, TRPC_MAX_BATCH), no mixing of procedure types, the
+// inputs parsed once and deserialised by the router's transformer, the context created once,
+// errors in the router's shape with tRPC's status, and stream-like results refused (415).
+// Everything else goes to tRPC's own adapter (src/http/trpc.ts picks, with leanServes).
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { getTRPCErrorFromUnknown, TRPCError, type AnyRouter } from '@trpc/server';
+import { getHTTPStatusCode } from '@trpc/server/http';
+import { trpcWireOf, type ErrorSite, type ProcedureRecord } from '../library-internals.js';
+import { transformer as superjson } from '../transformer.js';
+
+export interface LeanCallsOptions {
+  router: AnyRouter;
+  procedures: ReadonlyMap<string, ProcedureRecord<unknown>>;
+  createContext(req: IncomingMessage, res: ServerResponse): Promise<unknown>;
+  maxBatchSize: number;
+  /** Headers an answer gets from its errors (Retry-After). */
+  errorHeaders(errors: TRPCError[]): Record<string, string>;
+}
+
+export interface LeanRequest {
+  req: IncomingMessage;
+  res: ServerResponse;
+  /** What follows /trpc/, still URL-encoded. */
+  urlPath: string;
+  query: URLSearchParams;
+  /** A POST's body text. */
+  body: string | undefined;
+}
+
+type Outcome = [error: TRPCError, data: undefined] | [error: undefined, data: unknown];
+type Item = { error: { data?: unknown } } | { result: { data: unknown } };
+
+const VARY = 'trpc-accept, accept';
+const METHOD_OF = { query: 'GET', mutation: 'POST' } as const;
+
+/** The bodies only tRPC's adapter reads (the router takes neither; its answers stay tRPC's). */
+const ADAPTER_MEDIA_TYPES = new Set(['multipart/form-data', 'application/octet-stream']);
+
+/**
+ * Whether the lean path serves a request as tRPC would: a GET or a POST (non-JSON POSTs are
+ * refused here, 415) but not of a form or binary body, no streamed answer asked for
+ * (trpc-accept, application/jsonl), no connectionParams, no subscription named in the path.
+ */
+export function leanServes(
+  req: IncomingMessage,
+  query: URLSearchParams,
+  procedureOf: (urlPath: string) => ProcedureRecord<unknown> | undefined,
+  urlPath: string,
+): boolean {
+  if ((req.method !== 'GET' && req.method !== 'POST') || ADAPTER_MEDIA_TYPES.has(mediaTypeOf(req) ?? '')) return false;
+  if (req.headers['trpc-accept'] !== undefined || req.headers.accept?.includes('application/jsonl')) return false;
+  if (query.has('connectionParams')) return false;
+  return urlPath.split(',').every((path) => procedureOf(path)?.type !== 'subscription');
+}
+
+const mediaTypeOf = (req: IncomingMessage) => req.headers['content-type']?.split(';', 1)[0]!.trim().toLowerCase();
+
+export function leanCalls(options: LeanCallsOptions) {
+  const wire = trpcWireOf(options.router);
+  const fastEnvelope = wire.transformer.output === superjson;
+  /** The transformer's envelope of a result; plain JSON (most answers) skips superjson's copying walk. */
+  const serialize = (data: unknown) =>
+    fastEnvelope && isPlainJson(data, new Set()) ? { json: data } : wire.transformer.output.serialize(data);
+
+  return async ({ req, res, urlPath, query, body }: LeanRequest): Promise<void> => {
+    const method = req.method as 'GET' | 'POST';
+    const batch = query.get('batch') === '1';
+    let calls: { path: string; procedure: ProcedureRecord<unknown> | undefined }[];
+    let type: ErrorSite['type'];
+    try {
+      const all = wire.procedurePath(decodePath(urlPath));
+      if (method === 'POST' && mediaTypeOf(req) !== 'application/json') throw unsupportedBody(req.headers['content-type']);
+      const paths = batch ? all.split(',') : [all];
+      if (batch && paths.length > options.maxBatchSize)
+        throw new TRPCError({ code: 'BAD_REQUEST', message: 'Batch call exceeds maximum size' });
+      calls = paths.map((path) => ({ path, procedure: options.procedures.get(path) }));
+      const types = [...new Set(calls.flatMap((call) => (call.procedure ? [call.procedure.type] : [])))];
+      if (types.length > 1)
+        throw new TRPCError({ code: 'BAD_REQUEST', message: `Cannot mix procedure types in call: ${types.join(', ')}` });
+      type = types[0] ?? 'unknown';
+    } catch (cause) {
+      // Refused before any call: one error, answered as a body without a media type.
+      return answerWhole(res, getTRPCErrorFromUnknown(cause), { type: 'unknown', path: undefined, input: undefined, ctx: undefined });
+    }
+
+    // The inputs, parsed and deserialised once for all calls, when the first call asks.
+    let inputs: Promise<Record<number, unknown>> | undefined;
+    let parsed: Record<number, unknown> | undefined;
+    const readInputs = () =>
+      (inputs ??= parseInputs(batch ? calls.length : 0, method === 'GET' ? query.get('input') : body).then((v) => (parsed = v)));
+
+    const [ctxError, ctx] = await options.createContext(req, res).then(
+      (value) => [undefined, value] as const,
+      (cause: unknown) => [getTRPCErrorFromUnknown(cause), undefined] as const,
+    );
+    const abort = new AbortController();
+    res.once('close', () => {
+      if (!res.writableEnded) abort.abort(); // the client left before its answer
+    });
+    let allow: string | undefined;
+
+    const outcomes = await Promise.all(
+      calls.map(async ({ path, procedure }, index): Promise<Outcome> => {
+        try {
+          if (!procedure) throw new TRPCError({ code: 'NOT_FOUND', message: `No procedure found on path "${path}"` });
+          const accepted = METHOD_OF[procedure.type as 'query' | 'mutation'];
+          if (method !== accepted) {
+            allow = accepted;
+            throw new TRPCError({
+              code: 'METHOD_NOT_SUPPORTED',
+              message: `Unsupported ${method}-request to ${procedure.type} procedure at path "${path}"`,
+            });
+          }
+          if (ctxError) throw ctxError;
+          const getRawInput = async () => (await readInputs())[index];
+          const data = await procedure.call({
+            path,
+            ctx,
+            type: procedure.type as 'query' | 'mutation',
+            getRawInput,
+            signal: abort.signal,
+            batchIndex: index,
+          });
+          if (streamsData(data)) {
+            const unsupported = new TRPCError({
+              code: 'UNSUPPORTED_MEDIA_TYPE',
+              message: 'Cannot use stream-like response in non-streaming request - use httpBatchStreamLink',
+            });
+            if (!batch) throw new WholeRequestError(unsupported);
+            return [unsupported, undefined];
+          }
+          return [undefined, data];
+        } catch (cause) {
+          if (cause instanceof WholeRequestError) throw cause;
+          return [getTRPCErrorFromUnknown(cause), undefined];
+        }
+      }),
+    ).catch((cause: unknown) => (cause instanceof WholeRequestError ? cause.error : Promise.reject(cause)));
+    if (outcomes instanceof TRPCError)
+      return answerWhole(res, outcomes, { type, path: undefined, input: undefined, ctx }, 'application/json');
+
+    const items: Item[] = outcomes.map(([error, data], index) => {
+      if (!error) return { result: { data } };
+      const site = {
+        type: batch ? (calls[index]!.procedure?.type ?? 'unknown') : type,
+        path: calls[index]!.path,
+        input: parsed?.[index],
+        ctx,
+      };
+      return { error: wire.errorShape(error, site) };
+    });
+    const errors = outcomes.flatMap(([error]) => (error ? [error] : []));
+    const wireItems = items.map((item) =>
+      'error' in item ? { error: wire.transformer.output.serialize(item.error) } : { result: { data: serialize(item.result.data) } },
+    );
+    writeAnswer(
+      res,
+      getHTTPStatusCode(
+        items as never,
+        outcomes.map(([error]) => error),
+      ),
+      JSON.stringify(batch ? wireItems : wireItems[0]),
+      {
+        'content-type': 'application/json',
+        ...(allow ? { allow } : {}),
+        ...options.errorHeaders(errors),
+      },
+    );
+  };
+
+  function answerWhole(res: ServerResponse, error: TRPCError, site: ErrorSite, contentType = 'text/plain;charset=UTF-8'): void {
+    const shape = wire.errorShape(error, site);
+    const body = JSON.stringify({ error: wire.transformer.output.serialize(shape) });
+    writeAnswer(res, getHTTPStatusCode({ error: shape } as never, [error]), body, {
+      'content-type': contentType,
+      ...options.errorHeaders([error]),
+    });
+  }
+
+  async function parseInputs(batchSize: number, text: string | null | undefined): Promise<Record<number, unknown>> {
+    try {
+      const sent: unknown = text ? JSON.parse(text) : undefined;
+      const inputs: Record<number, unknown> = Object.create(null);
+      if (sent === undefined) return inputs;
+      if (batchSize === 0) {
+        inputs[0] = wire.transformer.input.deserialize(sent);
+        return inputs;
+      }
+      if (typeof sent !== 'object' || sent === null || Array.isArray(sent))
+        throw new TRPCError({ code: 'BAD_REQUEST', message: '"input" needs to be an object when doing a batch call' });
+      for (let index = 0; index < batchSize; index++) {
+        const input = (sent as Record<number, unknown>)[index];
+        if (input !== undefined) inputs[index] = wire.transformer.input.deserialize(input);
+      }
+      return inputs;
+    } catch (cause) {
+      if (cause instanceof TRPCError) throw cause;
+      throw new TRPCError({ code: 'BAD_REQUEST', message: cause instanceof Error ? cause.message : 'Invalid input', cause });
+    }
+  }
+}
+
+/** A failure of the whole request found after the calls ran (a single call's stream-like result). */
+class WholeRequestError extends Error {
+  constructor(readonly error: TRPCError) {
+    super(error.message);
+  }
+}
+
+/** tRPC's words, its missing closing quote included. */
+const unsupportedBody = (contentType: string | undefined) =>
+  new TRPCError({
+    code: 'UNSUPPORTED_MEDIA_TYPE',
+    message: contentType === undefined ? 'Missing content-type header' : `Unsupported content-type "${contentType}`,
+  });
+
+function decodePath(path: string): string {
+  try {
+    return decodeURIComponent(path);
+  } catch (cause) {
+    throw new TRPCError({ code: 'BAD_REQUEST', message: `Invalid URL-encoding in path "${path}"`, cause });
+  }
+}
+
+function writeAnswer(res: ServerResponse, status: number, body: string, headers: Record<string, string>): void {
+  if (res.headersSent) return void res.destroy();
+  res.statusCode = status;
+  res.setHeader('vary', VARY);
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  res.setHeader('content-length', Buffer.byteLength(body));
+  res.end(body); // one write: headers and body together
+}
+
+/** A result tRPC would only stream: an async iterable, or an object holding promises or async iterables. */
+function streamsData(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const streams = (v: unknown) =>
+    typeof v === 'object' && v !== null && (Symbol.asyncIterator in v || typeof (v as { then?: unknown }).then === 'function');
+  return Symbol.asyncIterator in value || Object.values(value).some(streams);
+}
+
+/**
+ * Whether superjson would send a value as it is, with no meta: strings, booleans, finite
+ * numbers but -0, null, and plain objects and arrays of those, each object met once (superjson
+ * records shared references) and no key superjson refuses. Anything else goes through superjson.
+ */
+export function isPlainJson(value: unknown, seen: Set<object>): boolean {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(value) && !(value === 0 && 1 / value < 0);
+    case 'object': {
+      if (value === null) return true;
+      if (seen.has(value)) return false;
+      seen.add(value);
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length; i++) if (!(i in value) || !isPlainJson(value[i], seen)) return false;
+        return true;
+      }
+      const proto = Object.getPrototypeOf(value) as unknown;
+      if (proto !== Object.prototype && proto !== null) return false;
+      for (const key in value) {
+        if (key === '__proto__' || key === 'constructor' || key === 'prototype') return false;
+        if (!isPlainJson((value as Record<string, unknown>)[key], seen)) return false;
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
+}
