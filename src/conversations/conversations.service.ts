@@ -165,8 +165,16 @@ export function toConversationInfo(c: AppConversation): ConversationInfo {
     title: c.title ?? `Conversation ${c.id.slice(0, 5)}`,
     last_updated_at: c.updated_at,
     status,
+    // The reference leaves it null unless RUNNING; the d6 UI then falls back to its socket state
+    // and shows "Connecting…" for a start that failed. STATUS$ERROR makes it show the error.
     runtime_status:
-      status === 'RUNNING' ? (c.execution_status && ready.includes(c.execution_status) ? 'STATUS$READY' : 'STATUS$ERROR') : null,
+      status === 'RUNNING'
+        ? c.execution_status && ready.includes(c.execution_status)
+          ? 'STATUS$READY'
+          : 'STATUS$ERROR'
+        : status === 'ERROR'
+          ? 'STATUS$ERROR'
+          : null,
     selected_repository: c.selected_repository,
     selected_branch: c.selected_branch,
     git_provider: c.git_provider,
