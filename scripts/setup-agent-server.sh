@@ -17,6 +17,10 @@
 #
 # 1.58.0 is the newest release that resolves against PyPI as reachable here: 1.58.1 and 1.58.2
 # require certifi>=2026.10.19, which is not published there.
+#
+# An older version (1.1.0: the agent server the d6 web UI was built against) does not work with
+# today's releases of its dependencies; agent-server-constraints/<version>.txt then pins every
+# package as it was on that release's day, resolved on CPython 3.12, which that venv then uses.
 set -euo pipefail
 
 DEFAULT_VERSION=1.58.0
@@ -24,13 +28,20 @@ tool=setup-agent-server
 # shellcheck source=lib/cached-venv.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/cached-venv.sh"
 
-imports_agent_server() { "$1/bin/python" -c 'import openhands.agent_server'; }
+# The api module is what fails to import when a dependency is too new (see agent-server-constraints/).
+imports_agent_server() { "$1/bin/python" -c 'import openhands.agent_server.api'; }
 
 main() {
   local version=${AGENT_SERVER_VERSION:-$DEFAULT_VERSION}
-  provide_venv "agent-server-$version" 12 13 AGENT_SERVER_PYTHON \
+  local constraints max_minor=13 pins=()
+  constraints="$(dirname "${BASH_SOURCE[0]}")/agent-server-constraints/$version.txt"
+  if [[ -f $constraints ]]; then
+    max_minor=12
+    pins=(--constraint "$(realpath "$constraints")")
+  fi
+  provide_venv "agent-server-$version" 12 "$max_minor" AGENT_SERVER_PYTHON \
     "the OpenHands agent server (openhands-agent-server $version)" imports_agent_server bin/python \
-    "openhands-agent-server==$version" "openhands-sdk==$version" "openhands-tools==$version"
+    ${pins[@]+"${pins[@]}"} "openhands-agent-server==$version" "openhands-sdk==$version" "openhands-tools==$version"
 }
 
 # Everything runs from main, so bash has parsed the whole file before the long pip install

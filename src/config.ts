@@ -89,6 +89,7 @@ const EnvSchema = z
     SANDBOX_IMAGE: z.string().default('ghcr.io/openhands/agent-server:4e2ecd8-python'),
     AGENT_SERVER_VERSION: z.string().default('1.58.0'),
     AGENT_SERVER_PYTHON: optionalString,
+    SANDBOX_SPEC_2025: optionalString,
     SANDBOX_K8S_NAMESPACE: z
       .string()
       .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/)
@@ -222,6 +223,8 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
       image: e.SANDBOX_IMAGE,
       agentServerVersion: e.AGENT_SERVER_VERSION,
       agentServerPython: e.AGENT_SERVER_PYTHON,
+      // The spec of sandboxes started for the 2025 clients (services/sandbox-specs.service.ts).
+      spec2025: e.SANDBOX_SPEC_2025,
       kubernetes: {
         kubeconfig: e.SANDBOX_K8S_KUBECONFIG ? path.resolve(e.SANDBOX_K8S_KUBECONFIG) : undefined,
         inCluster: Boolean(e.KUBERNETES_SERVICE_HOST),

@@ -12,6 +12,7 @@ import type {
 } from '../../contract/app-conversations.schema.js';
 import { hexId, pageFromExtra, pageOffset, SECRET_MASK, UUID_PATTERN } from '../../contract/common.schema.js';
 import type { McpConfigInput } from '../../contract/mcp.schema.js';
+import type { ClientGeneration } from '../../contract/sandbox-specs.schema.js';
 import { AgentServerClient } from '../agent-server/client.js';
 import { AppError, isDuplicateKeyError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -53,6 +54,8 @@ export class AppConversationsService {
     userId: string,
     input: AppConversationStartRequest,
     mcpOverride: McpConfigInput | null = null,
+    /** Who starts it: a new sandbox runs the agent server that generation's clients read. */
+    generation: ClientGeneration = '2026',
   ): Promise<AppConversationStartTask> {
     const request = withSuggestedTask({ ...input });
     if (request.parent_conversation_id) {
@@ -83,7 +86,17 @@ export class AppConversationsService {
     let task: StartTask;
     try {
       task = await this.store.createTask(
-        { _id: randomHex(), userId, status: 'WORKING', request: stored, conversationId, createdAt: now, updatedAt: now, reservedSandboxId },
+        {
+          _id: randomHex(),
+          userId,
+          status: 'WORKING',
+          request: stored,
+          conversationId,
+          createdAt: now,
+          updatedAt: now,
+          reservedSandboxId,
+          sandboxSpecId: this.sandboxes.specs.specIdFor(generation),
+        },
         { mcpConfig: mcpOverride, requestSecrets: secrets ?? null },
         { tags },
       );

@@ -61,6 +61,7 @@ export class ConversationsService {
         ...(content.length || images.length ? { initial_message: { role: 'user', content: [...content, ...images], run: true } } : {}),
       },
       input.mcp_config ?? null,
+      '2025', // the V0 route: the d6 web UI's start
     );
     const conversationId = (await this.appConversations.conversationIdOfTask(userId, task.id))!;
     return { status: 'ok' as const, conversation_id: conversationId, message: null, conversation_status: 'STARTING' as const };

@@ -119,7 +119,11 @@ export class StartWorkflow {
       // With SANDBOX_AT_LIMIT=pause-oldest a start also waits for room (sandboxes started within the
       // last minute are not paused for it: their own start may be under way).
       const waitFor = this.deps.config.sandbox.atLimit === 'pause-oldest' ? WAITS_AT_LIMIT : WAITS;
-      const acquired = await whenCapacity(() => this.deps.sandboxes.acquire(task.userId, null, task.reservedSandboxId), deadline, waitFor);
+      const acquired = await whenCapacity(
+        () => this.deps.sandboxes.acquire(task.userId, task.sandboxSpecId, task.reservedSandboxId),
+        deadline,
+        waitFor,
+      );
       sandboxId = acquired.info.id;
       source = acquired.source;
     }
