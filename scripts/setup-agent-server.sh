@@ -31,16 +31,39 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/cached-venv.sh"
 # The api module is what fails to import when a dependency is too new (see agent-server-constraints/).
 imports_agent_server() { "$1/bin/python" -c 'import openhands.agent_server.api'; }
 
+# 1.1.0 renders its prompts through a jinja bytecode cache in its own package folders
+# (<prompts>/.jinja_cache, openhands/sdk/context/prompts/prompt.py), which an isolated sandbox
+# sees read-only: its first conversation failed with "Read-only file system". So the cache is
+# filled here, in the venv's final place (the cache keys hold the templates' paths), for every
+# template the SDK ships, readable by all; a sandbox then only reads it.
+imports_and_warms_prompt_cache() {
+  imports_agent_server "$1" || return 1
+  "$1/bin/python" - <<'PY'
+import pathlib
+import openhands.sdk
+from openhands.sdk.context.prompts.prompt import _get_env
+
+package = pathlib.Path(openhands.sdk.__file__).parent.parent
+for folder in sorted({template.parent for template in package.rglob("*.j2")}):
+    env = _get_env(str(folder))
+    for template in sorted(folder.glob("*.j2")):
+        env.get_template(template.name)
+    for cached in (folder / ".jinja_cache").iterdir():
+        cached.chmod(0o644)  # jinja writes them 0600; each sandbox runs as a uid of its own
+PY
+}
+
 main() {
   local version=${AGENT_SERVER_VERSION:-$DEFAULT_VERSION}
-  local constraints max_minor=13 pins=()
+  local constraints max_minor=13 pins=() verify=imports_agent_server
   constraints="$(dirname "${BASH_SOURCE[0]}")/agent-server-constraints/$version.txt"
   if [[ -f $constraints ]]; then
     max_minor=12
     pins=(--constraint "$(realpath "$constraints")")
+    verify=imports_and_warms_prompt_cache
   fi
   provide_venv "agent-server-$version" 12 "$max_minor" AGENT_SERVER_PYTHON \
-    "the OpenHands agent server (openhands-agent-server $version)" imports_agent_server bin/python \
+    "the OpenHands agent server (openhands-agent-server $version)" "$verify" bin/python \
     ${pins[@]+"${pins[@]}"} "openhands-agent-server==$version" "openhands-sdk==$version" "openhands-tools==$version"
 }
 
