@@ -58,7 +58,9 @@ export async function startToolCallLlm(opts: { command?: string; finalMessage?: 
       }
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
       const send = (delta: unknown, finish: string | null, extra = {}) =>
-        res.write(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`);
+        res.write(
+          `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`,
+        );
       send({ role: 'assistant', content: null, tool_calls: [{ index: 0, ...call }] }, null);
       send({}, 'tool_calls', { usage });
       res.end('data: [DONE]\n\n');
