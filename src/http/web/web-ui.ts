@@ -78,10 +78,10 @@ export function webUi(deps: Deps): Router {
       response.setHeader('cache-control', hashed ? `public, max-age=${YEAR_SECONDS}, immutable` : 'no-cache');
     },
   });
-  const indexHtml = path.join(root, 'index.html');
   const sendIndex = (res: Response) => {
     res.setHeader('cache-control', 'no-cache, no-store, must-revalidate');
-    res.sendFile(indexHtml, { etag: false, lastModified: false });
+    // Relative to root: send refuses a path with a dot-folder in it (a build under ~/.cache).
+    res.sendFile('index.html', { root, etag: false, lastModified: false });
   };
   ui.use((req, res, next) => {
     const normal = normalisedPath(req.path);
