@@ -22,10 +22,16 @@ let llm: ToolCallLlm;
 let uiDir: string;
 
 beforeAll(async () => {
-  llm = await startToolCallLlm();
+  llm = await startToolCallLlm({ command: 'echo hello | tee hello.txt' });
   uiDir = writeFixtureUi();
   // The first use installs agent server 1.1.0 into the cache (minutes on a busy machine).
-  app = await startTestApp('d6-agent-server', { WEB_UI_DIR: uiDir, SANDBOX_STARTUP_TIMEOUT_MS: '180000', START_TASK_POLL_MS: '200' });
+  app = await startTestApp('d6-agent-server', {
+    WEB_UI_DIR: uiDir,
+    // Isolated, a sandbox sees its workspace at /workspace as well, the path the d6 UI asks about.
+    SANDBOX_ISOLATION: 'bubblewrap',
+    SANDBOX_STARTUP_TIMEOUT_MS: '180000',
+    START_TASK_POLL_MS: '200',
+  });
 });
 afterAll(async () => {
   await app?.stop();
@@ -96,10 +102,10 @@ describe('a d6 UI conversation on the real agent server 1.1.0', () => {
       5 * 60_000,
     );
     const ran = events.find((e) => e.action?.kind === 'ExecuteBashAction');
-    expect(ran).toMatchObject({ source: 'agent', tool_name: 'terminal', action: { command: 'echo hello' } });
+    expect(ran).toMatchObject({ source: 'agent', tool_name: 'terminal', action: { command: llm.command } });
     expect(ran.tool_call_id).toEqual(expect.any(String));
     const output = events.find((e) => e.observation?.kind === 'ExecuteBashObservation');
-    expect(output).toMatchObject({ source: 'environment', action_id: ran.id, observation: { command: 'echo hello' } });
+    expect(output).toMatchObject({ source: 'environment', action_id: ran.id, observation: { command: llm.command } });
     expect(JSON.stringify(output.observation.content)).toContain('hello');
     const finish = events.find((e) => e.action?.kind === 'FinishAction');
     expect(finish.action.message).toBe(llm.finalMessage);
@@ -116,10 +122,9 @@ describe('a d6 UI conversation on the real agent server 1.1.0', () => {
       120_000,
     );
 
-    // The Changes tab's route, as the UI builds it (the path URI-encoded in the path).
-    const workspace = app.server.deps.runtime.workingDir(conversation.sandbox_id, app.server.deps.services.sandboxSpecs.find(SPEC_2025)!);
-    const changes = await fetch(`${agentBase}/api/git/changes/${encodeURIComponent(workspace)}`, { headers });
+    // The Changes tab's route, as the UI builds it: /workspace/project, the path URI-encoded.
+    const changes = await fetch(`${agentBase}/api/git/changes/${encodeURIComponent('/workspace/project')}`, { headers });
     expect(changes.status).toBe(200);
-    expect(Array.isArray(await changes.json())).toBe(true);
+    expect(await changes.json()).toContainEqual({ status: 'ADDED', path: 'hello.txt' });
   });
 });
