@@ -21,8 +21,14 @@ let key: string;
 
 describe.runIf(present)('the real d6 web UI, signed in, on agent server 1.1.0', () => {
   beforeAll(async () => {
-    llm = await startToolCallLlm();
-    app = await startTestApp('d6-ui-real', { WEB_UI_DIR: D6_UI_DIR!, SANDBOX_STARTUP_TIMEOUT_MS: '180000', START_TASK_POLL_MS: '200' });
+    llm = await startToolCallLlm({ command: 'echo hello | tee hello.txt' });
+    app = await startTestApp('d6-ui-real', {
+      WEB_UI_DIR: D6_UI_DIR!,
+      // Isolated, a sandbox also sees its workspace at /workspace/project, where the UI's Changes tab looks.
+      SANDBOX_ISOLATION: 'bubblewrap',
+      SANDBOX_STARTUP_TIMEOUT_MS: '180000',
+      START_TASK_POLL_MS: '200',
+    });
     key = await app.keyFor('d6-browser');
     await call(app, 'POST', '/api/settings', {
       key,
@@ -77,7 +83,9 @@ describe.runIf(present)('the real d6 web UI, signed in, on agent server 1.1.0', 
           .waitFor({ timeout: 4 * 60_000 }),
       );
       await step('ran', () => page.getByText('Ran').first().waitFor({ timeout: 30_000 }));
-      expect(await page.locator('body').innerText()).toContain('echo hello');
+      expect(await page.locator('body').innerText()).toContain(llm.command);
+      // The Changes tab (open beside the chat) lists the file the command wrote.
+      await step('changes', () => page.getByText('hello.txt').first().waitFor({ timeout: 60_000 }));
       await browser.screenshot(page, '3-ran-and-finished');
 
       // The UI's Logout (OSS mode: POST /api/unset-provider-tokens, then a reload) signs out.
