@@ -19,3 +19,7 @@ export const BatchGetSandboxSpecsInputSchema = z.object({ id: idListSchema() });
 export const SandboxSpecPageSchema = z
   .object({ items: z.array(SandboxSpecInfoSchema), next_page_id: z.string().nullable() })
   .meta({ id: 'SandboxSpecInfoPage' });
+
+/** Which client generation started a conversation (docs/clients.md): its sandbox runs the agent server those clients read. */
+export const ClientGenerationSchema = z.enum(['2025', '2026']);
+export type ClientGeneration = z.infer<typeof ClientGenerationSchema>;

@@ -19,6 +19,8 @@ export const StartTaskSchema = new Schema(
     requestSecrets: { type: String, default: null },
     // A running slot claimed at the request (SANDBOX_AT_LIMIT=refuse), under the id a new sandbox gets.
     reservedSandboxId: { type: String, default: null },
+    // The spec a new sandbox gets: the one for the client generation that started it (null: the default).
+    sandboxSpecId: { type: String, default: null },
     // Chosen up front so creating the agent-server conversation is idempotent on retry.
     conversationId: { type: String, required: true },
     // When the task first entered each status ({WORKING: date, WAITING_FOR_SANDBOX: date, …}).

@@ -15,10 +15,20 @@ import {
   StartTaskPageSchema,
   WatchStartTaskInputSchema,
 } from '../contract/app-conversations.schema.js';
+import type { ClientGeneration } from '../contract/sandbox-specs.schema.js';
+import type { Context } from '../src/context.js';
 
 const tags = ['app-conversations'];
 /** What a start request can be refused with (its work's own failures end the task in ERROR). */
 const START_FAILURES = ['parent_conversation_not_found', 'conversation_exists', 'start_request_refused', 'sandbox_limit_reached'] as const;
+
+/**
+ * The d6 web UI served here (WEB_UI_DIR), with its V1 switch on, starts over REST signed in by
+ * cookie; its conversations get the agent server it reads. Every other start is today's clients'.
+ */
+function startingGeneration(ctx: Context): ClientGeneration {
+  return ctx.authVia === 'cookie' && ctx.transport === 'rest' && ctx.deps.config.webUi.dir ? '2025' : '2026';
+}
 
 export const appConversationsRouter = router({
   search: authedProcedure
@@ -70,7 +80,7 @@ export const appConversationsRouter = router({
     })
     .input(AppConversationStartRequestSchema.prefault({}))
     .output(AppConversationStartTaskSchema)
-    .mutation(({ ctx, input }) => ctx.services.appConversations.start(ctx.user.id, input)),
+    .mutation(({ ctx, input }) => ctx.services.appConversations.start(ctx.user.id, input, null, startingGeneration(ctx))),
 
   // REST streams the snapshots as they happen (src/http/rest/routes.ts); tRPC returns them all.
   streamStart: authedProcedure

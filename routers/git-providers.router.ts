@@ -23,12 +23,24 @@ export const gitProvidersRouter = router({
 
   unset: authedProcedure
     .meta({
-      openapi: { method: 'POST', path: '/api/unset-provider-tokens', tags: ['git-providers'], summary: 'Remove all git provider tokens' },
+      openapi: {
+        method: 'POST',
+        path: '/api/unset-provider-tokens',
+        tags: ['git-providers'],
+        summary: 'Remove all git provider tokens; signed in by cookie, also sign out',
+      },
     })
     .input(NoInputSchema)
     .output(MessageResponseSchema)
     .mutation(async ({ ctx }) => {
       await ctx.services.gitProviders.unsetAll(ctx.user.id);
+      // The d6 web UI's Logout (OSS mode) is this call, followed by a reload: a browser signed
+      // in by cookie is signed out too, so the reload lands on the sign-in page. Key callers keep
+      // their key; the UI's "Disconnect tokens" makes the same call and so signs out as well.
+      if (ctx.session) {
+        await ctx.services.sessions.close(ctx.session.id);
+        ctx.browser?.clearSessionCookie();
+      }
       return { message: 'Unset Git provider tokens' };
     }),
 });

@@ -70,7 +70,7 @@ const EnvSchema = z
     // WEB_UI_DIR, or none (the small home page). Unset: d6 when WEB_UI_DIR is set, else canvas.
     WEB_UI: z.enum(['canvas', 'd6', 'none']).optional(),
     WEB_UI_DIR: optionalString,
-    AGENT_CANVAS_DIR: optionalString,
+    AGENT_CANVAS_DIR: optionalString, // a Canvas build served as it is; unset: fetched into the cache (scripts/setup-agent-canvas.sh)
     AGENT_CANVAS_VERSION: shaped(/^[0-9A-Za-z.+-]+$/, '1.20.0', 'a version such as 1.20.0'),
     POSTHOG_CLIENT_KEY: z.string().trim().default(''),
     GITHUB_APP_CLIENT_ID: z.string().trim().default(''),
@@ -98,6 +98,7 @@ const EnvSchema = z
     SANDBOX_IMAGE: z.string().default('ghcr.io/openhands/agent-server:4e2ecd8-python'),
     AGENT_SERVER_VERSION: z.string().default('1.58.0'),
     AGENT_SERVER_PYTHON: optionalString,
+    SANDBOX_SPEC_2025: optionalString, // the spec of sandboxes the 2025 clients start (services/sandbox-specs.service.ts)
     SANDBOX_K8S_NAMESPACE: shaped(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'agent-sandboxes'),
     SANDBOX_K8S_KUBECONFIG: optionalString,
     SANDBOX_K8S_CPU_REQUEST: z.string().default('1'),
@@ -208,7 +209,6 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
     webUi: {
       kind: (e.WEB_UI ?? (e.WEB_UI_DIR ? 'd6' : 'canvas')) as WebUiKind,
       dir: e.WEB_UI_DIR ? path.resolve(e.WEB_UI_DIR) : undefined,
-      /** A Canvas build to serve as it is; unset: fetched into the cache (scripts/setup-agent-canvas.sh). */
       canvasDir: e.AGENT_CANVAS_DIR ? path.resolve(e.AGENT_CANVAS_DIR) : undefined,
       canvasVersion: e.AGENT_CANVAS_VERSION,
       posthogClientKey: e.POSTHOG_CLIENT_KEY,
@@ -239,6 +239,7 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
       image: e.SANDBOX_IMAGE,
       agentServerVersion: e.AGENT_SERVER_VERSION,
       agentServerPython: e.AGENT_SERVER_PYTHON,
+      spec2025: e.SANDBOX_SPEC_2025,
       kubernetes: {
         kubeconfig: e.SANDBOX_K8S_KUBECONFIG ? path.resolve(e.SANDBOX_K8S_KUBECONFIG) : undefined,
         inCluster: Boolean(e.KUBERNETES_SERVICE_HOST),

@@ -12,6 +12,7 @@ import type {
 } from '../../contract/app-conversations.schema.js';
 import { hexId, pageFromExtra, pageOffset, SECRET_MASK, UUID_PATTERN } from '../../contract/common.schema.js';
 import type { McpConfigInput } from '../../contract/mcp.schema.js';
+import type { ClientGeneration } from '../../contract/sandbox-specs.schema.js';
 import { AgentServerClient } from '../agent-server/client.js';
 import { AppError, isDuplicateKeyError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -19,7 +20,7 @@ import type { SandboxesService } from '../services/sandboxes.service.js';
 import type { BudgetsService } from './budgets.service.js';
 import type { ConversationEvents } from './lifecycle-events.js';
 import { LiveStatus } from './live-status.js';
-import { NO_AGENT_PROFILES, PROFILE_TAGS, type AgentProfiles } from './profiles.js';
+import { NO_AGENT_PROFILES, profileTags, type AgentProfiles } from './profiles.js';
 import { refused, withSuggestedTask } from './start-request.js';
 import { TERMINAL, type ConversationSearch, type ConversationStore, type StartTask, type TaskSortOrder } from './store.js';
 
@@ -58,6 +59,8 @@ export class AppConversationsService {
     userId: string,
     input: AppConversationStartRequest,
     mcpOverride: McpConfigInput | null = null,
+    /** Who starts it: a new sandbox runs the agent server that generation's clients read. */
+    generation: ClientGeneration = '2026',
   ): Promise<AppConversationStartTask> {
     const request = withSuggestedTask({ ...input });
     if (request.parent_conversation_id) {
@@ -80,15 +83,23 @@ export class AppConversationsService {
     // The secrets' values are sealed with the task; the request keeps their names only.
     const { secrets, ...rest } = request;
     const stored = { ...rest, agent_profile_id: profile?.id ?? null, ...(secrets ? { secrets: masked(secrets) } : {}) };
-    const tags: Record<string, string> = profile
-      ? { [PROFILE_TAGS.id]: profile.id, [PROFILE_TAGS.revision]: String(profile.revision) }
-      : {};
+    const tags = profileTags(profile);
     const reservedSandboxId = await this.sandboxes.slots.reserve(userId, request.sandbox_id ?? null);
     const now = new Date();
     let task: StartTask;
     try {
       task = await this.store.createTask(
-        { _id: randomHex(), userId, status: 'WORKING', request: stored, conversationId, createdAt: now, updatedAt: now, reservedSandboxId },
+        {
+          _id: randomHex(),
+          userId,
+          status: 'WORKING',
+          request: stored,
+          conversationId,
+          createdAt: now,
+          updatedAt: now,
+          reservedSandboxId,
+          sandboxSpecId: this.sandboxes.specs.specIdFor(generation),
+        },
         { mcpConfig: mcpOverride, requestSecrets: secrets ?? null },
         { tags },
       );

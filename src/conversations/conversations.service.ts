@@ -61,6 +61,7 @@ export class ConversationsService {
         ...(content.length || images.length ? { initial_message: { role: 'user', content: [...content, ...images], run: true } } : {}),
       },
       input.mcp_config ?? null,
+      '2025', // the V0 route: the d6 web UI's start
     );
     const conversationId = (await this.appConversations.conversationIdOfTask(userId, task.id))!;
     return { status: 'ok' as const, conversation_id: conversationId, message: null, conversation_status: 'STARTING' as const };
@@ -167,8 +168,16 @@ export function toConversationInfo(c: AppConversation): ConversationInfo {
     title: c.title ?? `Conversation ${c.id.slice(0, 5)}`,
     last_updated_at: c.updated_at,
     status,
+    // The reference leaves it null unless RUNNING; the d6 UI then falls back to its socket state
+    // and shows "Connecting…" for a start that failed. STATUS$ERROR makes it show the error.
     runtime_status:
-      status === 'RUNNING' ? (c.execution_status && ready.includes(c.execution_status) ? 'STATUS$READY' : 'STATUS$ERROR') : null,
+      status === 'RUNNING'
+        ? c.execution_status && ready.includes(c.execution_status)
+          ? 'STATUS$READY'
+          : 'STATUS$ERROR'
+        : status === 'ERROR'
+          ? 'STATUS$ERROR'
+          : null,
     selected_repository: c.selected_repository,
     selected_branch: c.selected_branch,
     git_provider: c.git_provider,

@@ -53,6 +53,9 @@ export function withProfile<T extends ResolvedSettings>(settings: T, profile: Ag
 
 /** Tags that record the profile a conversation was launched from (the reference's tag names). */
 export const PROFILE_TAGS = { id: 'agentprofileid', revision: 'agentprofilerevision' } as const;
+/** The tags a conversation launched from a profile carries. */
+export const profileTags = (profile: { id: string; revision: number } | null): Record<string, string> =>
+  profile ? { [PROFILE_TAGS.id]: profile.id, [PROFILE_TAGS.revision]: String(profile.revision) } : {};
 
 /** What the settings side's profile services give the seams above (src/services/agent-profiles.service.ts, llm-profiles.service.ts). */
 interface SettingsSideProfiles {

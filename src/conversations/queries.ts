@@ -121,6 +121,7 @@ export function newConversation(
 export function newStartTask(task: NewStartTask, sealed: Pick<StartTask, 'mcpConfig' | 'requestSecrets'>): StartTask {
   return {
     reservedSandboxId: null,
+    sandboxSpecId: null,
     ...task,
     ...sealed,
     detail: null,

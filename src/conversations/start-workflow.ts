@@ -137,7 +137,7 @@ export class StartWorkflow {
       // last minute are not paused for it: their own start may be under way).
       const waitFor = this.deps.config.sandbox.atLimit === 'pause-oldest' ? WAITS_AT_LIMIT : WAITS;
       const acquired = await timings.time('sandbox claim', () =>
-        whenCapacity(() => this.deps.sandboxes.acquire(task.userId, null, task.reservedSandboxId), deadline, waitFor),
+        whenCapacity(() => this.deps.sandboxes.acquire(task.userId, task.sandboxSpecId, task.reservedSandboxId), deadline, waitFor),
       );
       sandboxId = acquired.info.id;
       source = acquired.source;

@@ -38,7 +38,7 @@ export { sealContext } from './queries.js';
 
 export type StartTask = Omit<StartTaskRecord, 'status' | 'request'> & { status: StartTaskStatus; request: AppConversationStartRequest };
 export type NewStartTask = Pick<StartTask, '_id' | 'userId' | 'status' | 'request' | 'conversationId' | 'createdAt' | 'updatedAt'> &
-  Partial<Pick<StartTask, 'reservedSandboxId'>>;
+  Partial<Pick<StartTask, 'reservedSandboxId' | 'sandboxSpecId'>>;
 export type StartTaskUpdate = Partial<
   Pick<StartTask, 'status' | 'detail' | 'app_conversation_id' | 'sandbox_id' | 'agent_server_url' | 'sandbox_source'>
 > & {

@@ -179,6 +179,11 @@ export function wrapCommand(
     '/etc/group',
     ...mounts.readOnly(view.readOnlyPaths),
     ...mounts.writable(view.dir),
+    // The d6 web UI asks the agent server about /workspace/project (a container's path); here
+    // that is the built-in specs' working folder, <sandbox dir>/workspace/project.
+    '--symlink',
+    path.join(view.dir, 'workspace'),
+    '/workspace',
     '--chdir',
     view.dir,
     '--',

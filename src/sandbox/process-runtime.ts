@@ -52,11 +52,18 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
   private readonly handles = new Map<string, Handle>();
   /** Per-sandbox operation queue: a resume racing a delete must not bring a process back. */
   private readonly locks = new KeyedQueue();
-  private readonly agentServer: AgentServerInstall;
+  /** One install per agent-server version (a spec may name its own: agent_server_version). */
+  private readonly agentServers = new Map<string, AgentServerInstall>();
 
   constructor(private readonly options: ProcessRuntimeOptions) {
     this.folders = new SandboxFolders(options.rootDir, options.isolation, options.log);
-    this.agentServer = new AgentServerInstall(options);
+  }
+
+  private agentServerFor(spec: SandboxSpec): AgentServerInstall {
+    const version = spec.agent_server_version ?? this.options.agentServerVersion;
+    let install = this.agentServers.get(version);
+    if (!install) this.agentServers.set(version, (install = new AgentServerInstall({ ...this.options, agentServerVersion: version })));
+    return install;
   }
 
   private readonly folders: SandboxFolders;
@@ -165,8 +172,9 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
       s.includes('{agent_server_python}'),
     );
     if (!needsPython) return this.spawn(launch, {});
-    const install = this.agentServer.ensure();
-    const python = await this.agentServer.within(install, FIRST_USE_WAIT_MS);
+    const agentServer = this.agentServerFor(launch.spec);
+    const install = agentServer.ensure();
+    const python = await agentServer.within(install, FIRST_USE_WAIT_MS);
     if (python !== null) return this.spawn(launch, { agent_server_python: python });
 
     const pending: Handle = {

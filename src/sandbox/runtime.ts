@@ -10,6 +10,8 @@ export interface SandboxSpec {
   working_dir: string;
   /** Host paths an isolated process sandbox sees read-only at the same path (what its command needs beyond /usr and /etc). */
   read_only_paths?: string[];
+  /** The agent-server version whose cached venv fills {agent_server_python} (process runtime); else AGENT_SERVER_VERSION. */
+  agent_server_version?: string;
 }
 
 export type SandboxStatus = 'STARTING' | 'RUNNING' | 'PAUSED' | 'ERROR' | 'MISSING';

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { pageOf, pageOffset } from '../../contract/common.schema.js';
-import type { SandboxSpecInfo } from '../../contract/sandbox-specs.schema.js';
+import type { ClientGeneration, SandboxSpecInfo } from '../../contract/sandbox-specs.schema.js';
 import type { Config } from '../config.js';
 import type { SandboxSpec } from '../sandbox/runtime.js';
 
@@ -19,16 +19,25 @@ const SandboxSpecsFileSchema = z.preprocess(
         initial_env: z.record(z.string(), z.string()).default({}),
         working_dir: z.string().default('/workspace/project'),
         read_only_paths: z.array(z.string().startsWith('/', 'an absolute path')).optional(),
+        agent_server_version: z.string().min(1).optional(),
       }),
     )
     .min(1, 'at least one sandbox spec is required'),
 );
 
 /**
+ * The agent server the 2025 clients (the d6 web UI) were built against: they read its event
+ * kinds (ExecuteBashAction…) and routes (GET /api/git/changes/{path}), which 1.58 renamed or
+ * moved. Installed with its own pinned dependencies (scripts/agent-server-constraints/).
+ */
+export const AGENT_SERVER_VERSION_2025 = '1.1.0';
+
+/**
  * Built-in specs. Placeholders in command, env and working_dir are filled per sandbox by the
  * process runtime: {port} (free loopback port), {sandbox_dir} (the sandbox's own directory
  * under DATA_DIR) and {agent_server_python} (the cached agent-server venv, installed on
- * first use by scripts/setup-agent-server.sh).
+ * first use by scripts/setup-agent-server.sh). The process runtime has a second one, the
+ * agent server of the 2025 clients.
  */
 export function defaultSpecs(sandbox: Config['sandbox']): SandboxSpec[] {
   if (sandbox.runtime === 'kubernetes') {
@@ -47,35 +56,56 @@ export function defaultSpecs(sandbox: Config['sandbox']): SandboxSpec[] {
       },
     ];
   }
-  return [
-    {
-      id: `local/openhands-agent-server:${sandbox.agentServerVersion}`,
-      command: ['{agent_server_python}', '-m', 'openhands.agent_server', '--host', '127.0.0.1', '--port', '{port}'],
-      initial_env: {
-        OH_ENABLE_VSCODE: 'false',
-        // Tools are imported per conversation (tool_module_qualnames), which keeps start-up short.
-        OH_PRELOAD_TOOLS: 'false',
-        DO_NOT_TRACK: '1',
-        // Without it LiteLLM fetches its model-cost map from the internet at import.
-        LITELLM_LOCAL_MODEL_COST_MAP: 'True',
-        OH_CONVERSATIONS_PATH: '{sandbox_dir}/conversations',
-        OH_BASH_EVENTS_DIR: '{sandbox_dir}/bash_events',
-        // Event webhooks are batched; the agent server's default waits up to 30 s.
-        OH_WEBHOOKS_0_FLUSH_DELAY: '2',
-        // Event timestamps are local time without a zone; make that UTC.
-        TZ: 'UTC',
-      },
-      working_dir: '{sandbox_dir}/workspace/project',
+  const processSpec = (version: string, extra: Partial<SandboxSpec>): SandboxSpec => ({
+    id: `local/openhands-agent-server:${version}`,
+    command: ['{agent_server_python}', '-m', 'openhands.agent_server', '--host', '127.0.0.1', '--port', '{port}'],
+    initial_env: {
+      OH_ENABLE_VSCODE: 'false',
+      // Tools are imported per conversation (tool_module_qualnames), which keeps start-up short.
+      OH_PRELOAD_TOOLS: 'false',
+      DO_NOT_TRACK: '1',
+      // Without it LiteLLM fetches its model-cost map from the internet at import.
+      LITELLM_LOCAL_MODEL_COST_MAP: 'True',
+      OH_CONVERSATIONS_PATH: '{sandbox_dir}/conversations',
+      OH_BASH_EVENTS_DIR: '{sandbox_dir}/bash_events',
+      // Event webhooks are batched; the agent server's default waits up to 30 s.
+      OH_WEBHOOKS_0_FLUSH_DELAY: '2',
+      // Event timestamps are local time without a zone; make that UTC.
+      TZ: 'UTC',
     },
-  ];
+    working_dir: '{sandbox_dir}/workspace/project',
+    ...extra,
+  });
+  const specs = [processSpec(sandbox.agentServerVersion, {})];
+  if (sandbox.agentServerVersion !== AGENT_SERVER_VERSION_2025)
+    specs.push(processSpec(AGENT_SERVER_VERSION_2025, { agent_server_version: AGENT_SERVER_VERSION_2025 }));
+  return specs;
 }
 
 export class SandboxSpecsService {
   private readonly specs: SandboxSpec[];
   private readonly createdAt = new Date().toISOString();
+  private readonly spec2025: SandboxSpec | undefined;
 
   constructor(sandbox: Config['sandbox']) {
     this.specs = sandbox.specsFile ? loadSpecsFile(sandbox.specsFile) : defaultSpecs(sandbox);
+    this.spec2025 = this.chooseSpec2025(sandbox.spec2025);
+  }
+
+  /** The spec of a new sandbox for a conversation this client generation starts; null: the default. */
+  specIdFor(generation: ClientGeneration): string | null {
+    return generation === '2025' ? (this.spec2025?.id ?? null) : null;
+  }
+
+  /** SANDBOX_SPEC_2025 names a spec ("default": none); unset, the built-in 2025 spec if there is one. */
+  private chooseSpec2025(configured: string | undefined): SandboxSpec | undefined {
+    if (configured === 'default') return undefined;
+    if (configured) {
+      const spec = this.find(configured);
+      if (!spec) throw new Error(`SANDBOX_SPEC_2025=${configured} names no sandbox spec (ids: ${this.specs.map((s) => s.id).join(', ')})`);
+      return spec;
+    }
+    return this.specs.find((s) => s.agent_server_version === AGENT_SERVER_VERSION_2025 && s !== this.default);
   }
 
   get default(): SandboxSpec {

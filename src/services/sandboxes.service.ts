@@ -33,7 +33,7 @@ export class SandboxesService {
   constructor(
     private readonly models: Models,
     private readonly box: SecretBox,
-    private readonly specs: SandboxSpecsService,
+    readonly specs: SandboxSpecsService,
     private readonly runtime: SandboxRuntime,
     settings: Config['sandbox'],
     /** Base URL the agent server calls back (…/api/v1/webhooks/<id>); known once listening. */

@@ -583,6 +583,21 @@ describe('V0 conversation endpoints', () => {
     expect(sent.initial_message.content).toEqual([{ type: 'text', text: 'hi' }]);
   });
 
+  it('reads a failed start as ERROR with the error runtime status (the d6 UI shows an error, not "Connecting…")', async () => {
+    const { key } = await userWithSettings();
+    const sandbox = (await call(app, 'POST', '/api/v1/sandboxes?sandbox_spec_id=never-healthy', { key })).body;
+    const res = await call(app, 'POST', '/api/v1/app-conversations', { key, body: { sandbox_id: sandbox.id } });
+    expect((await waitForTask(key, res.body.id)).status).toBe('ERROR');
+    const listed = (await call(app, 'GET', '/api/conversations?limit=100', { key })).body.results as any[];
+    const failed = listed.find((c) => c.status === 'ERROR');
+    expect(failed).toMatchObject({ status: 'ERROR', runtime_status: 'STATUS$ERROR', url: null });
+    expect((await call(app, 'GET', `/api/conversations/${failed.conversation_id}`, { key })).body).toMatchObject({
+      conversation_id: failed.conversation_id,
+      status: 'ERROR',
+      runtime_status: 'STATUS$ERROR',
+    });
+  });
+
   it('answers the reference errors: settings, LLM key, repository access, bad ids, unknown keys', async () => {
     const nobody = await app.keyFor('v0-nobody');
     expect(await call(app, 'POST', '/api/conversations', { key: nobody, body: {} })).toMatchObject({

@@ -235,6 +235,29 @@ describe('ending a session', () => {
     });
   });
 
+  it("ends with the d6 UI's Logout (POST /api/unset-provider-tokens by cookie); a key caller keeps its key", async () => {
+    const { cookie, sessionId } = await signIn(app, aliceKey);
+    const other = await signIn(app, aliceKey); // another browser of the same user stays signed in
+    const out = await call(app, 'POST', '/api/unset-provider-tokens', { headers: withCookie(cookie, { origin: ownOrigin }) });
+    expect(out).toMatchObject({ status: 200, body: { message: 'Unset Git provider tokens' } });
+    expect(out.headers.getSetCookie()).toEqual(['acp_session=; Max-Age=0; Path=/; HttpOnly; SameSite=Strict']);
+    const hash = crypto.createHash('sha256').update(sessionId).digest('hex');
+    expect(await app.rawCollection('sessions').findOne({ _id: hash as never })).toBeNull();
+    expect((await call(app, 'GET', '/api/settings', { headers: withCookie(cookie) })).status).toBe(401);
+    expect((await call(app, 'GET', '/api/auth/session', { headers: withCookie(other.cookie) })).status).toBe(200);
+    // From another site it changes nothing: the session stays.
+    const foreign = await call(app, 'POST', '/api/unset-provider-tokens', {
+      headers: withCookie(other.cookie, { origin: 'https://evil.example' }),
+    });
+    expect(foreign.status).toBe(403);
+    expect((await call(app, 'GET', '/api/auth/session', { headers: withCookie(other.cookie) })).status).toBe(200);
+    // With the key header there is no browser session to end and no cookie is touched.
+    const byKey = await call(app, 'POST', '/api/unset-provider-tokens', { key: aliceKey });
+    expect(byKey.status).toBe(200);
+    expect(byKey.headers.getSetCookie()).toEqual([]);
+    expect((await call(app, 'GET', '/api/settings', { key: aliceKey })).status).not.toBe(401);
+  });
+
   it('ends at its expiry', async () => {
     const { cookie, sessionId } = await signIn(app, aliceKey);
     const hash = crypto.createHash('sha256').update(sessionId).digest('hex');

@@ -98,6 +98,26 @@ describe('WEB_UI_DIR layouts', () => {
     }
   });
 
+  it('serves a build inside a dot-folder (~/.cache/…), pages and assets alike', async () => {
+    const built = writeFixtureUi();
+    const home = fs.mkdtempSync(path.join(path.dirname(built), 'acp-home-'));
+    const hidden = path.join(home, '.cache', 'build');
+    fs.mkdirSync(path.dirname(hidden), { recursive: true });
+    fs.renameSync(built, hidden);
+    const other = await startTestApp('web-ui-hidden', { WEB_UI_DIR: hidden });
+    try {
+      const { cookie: c } = await signIn(other, await other.keyFor('viewer'));
+      for (const page of ['/', '/conversations/abc', '/index.html']) {
+        const res = await fetch(`${other.url}${page}`, { headers: { cookie: c, accept: 'text/html' } });
+        expect(res.status, page).toBe(200);
+        expect(await res.text()).toContain(ENTRY_SCRIPT);
+      }
+    } finally {
+      await other.stop();
+      fs.rmSync(home, { recursive: true, force: true });
+    }
+  });
+
   it('refuses to start on a folder without a build', async () => {
     const empty = fs.mkdtempSync(path.join(path.dirname(uiDir), 'acp-empty-ui-'));
     await expect(startTestApp('web-ui-empty', { WEB_UI_DIR: empty })).rejects.toThrow(/holds no index\.html/);

@@ -73,12 +73,12 @@ export function webUi(deps: Deps, served: ServedUi): Router {
       response.setHeader('cache-control', hashed ? `public, max-age=${YEAR_SECONDS}, immutable` : 'no-cache');
     },
   });
-  const indexHtml = path.join(root, 'index.html');
   const canvas = served.kind === 'canvas' ? loadCanvasIndex(root) : null;
   const publicOrigin = deps.config.publicUrl ? new URL(deps.config.publicUrl).origin : null;
   const sendIndex = (req: Request, res: Response) => {
     res.setHeader('cache-control', 'no-cache, no-store, must-revalidate');
-    if (!canvas) return res.sendFile(indexHtml, { etag: false, lastModified: false });
+    // Relative to root: send refuses a path with a dot-folder in it (a build under ~/.cache).
+    if (!canvas) return res.sendFile('index.html', { root, etag: false, lastModified: false });
     // Locked to the address people open: PUBLIC_URL, else the one this request reached.
     const origin = publicOrigin ?? requestOrigin(factsOf(req).protocol, req.headers.host);
     if (!origin) return writeRestError(res, { status: 400, body: { detail: 'Bad Request' } });

@@ -1,0 +1,98 @@
+// The real d6 web UI build (OpenHands frontend 0.62, commit d6fab190) in headless chromium,
+// served by the service with its sign-in, its conversation on the real agent server 1.1.0 with a
+// loopback LLM that runs `echo hello` and finishes. No registry carries that build
+// (docs/openhands-ui-notes.md): this file runs where D6_UI_DIR names one (its build/ folder)
+// and says so loudly where it does not. What it checks without the build runs in CI in
+// test/e2e/d6-agent-server.test.ts and test/rest/sessions.test.ts.
+import fs from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, startTestApp, type TestApp } from '../helpers/app.js';
+import { launchBrowser, type TestBrowser } from '../helpers/browser.js';
+import { startToolCallLlm, type ToolCallLlm } from '../helpers/tool-call-llm.js';
+
+const D6_UI_DIR = process.env.D6_UI_DIR;
+const present = Boolean(D6_UI_DIR && fs.existsSync(D6_UI_DIR));
+if (!present) console.warn(`\n${'!'.repeat(78)}\n!! THE REAL d6 UI NOT EXERCISED: set D6_UI_DIR to its build folder\n${'!'.repeat(78)}\n`);
+
+let app: TestApp;
+let llm: ToolCallLlm;
+let browser: TestBrowser;
+let key: string;
+
+describe.runIf(present)('the real d6 web UI, signed in, on agent server 1.1.0', () => {
+  beforeAll(async () => {
+    llm = await startToolCallLlm({ command: 'echo hello | tee hello.txt' });
+    app = await startTestApp('d6-ui-real', {
+      WEB_UI_DIR: D6_UI_DIR!,
+      // Isolated, a sandbox also sees its workspace at /workspace/project, where the UI's Changes tab looks.
+      SANDBOX_ISOLATION: 'bubblewrap',
+      SANDBOX_STARTUP_TIMEOUT_MS: '180000',
+      START_TASK_POLL_MS: '200',
+    });
+    key = await app.keyFor('d6-browser');
+    await call(app, 'POST', '/api/settings', {
+      key,
+      body: { llm_model: 'openai/stub', llm_base_url: llm.url, llm_api_key: 'sk-d6', user_consents_to_analytics: false },
+    });
+    browser = await launchBrowser('d6-ui-real');
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await app?.stop();
+    await llm?.close();
+  });
+
+  it(
+    'starts a conversation, shows "Ran echo hello" with its output and the final message, and Logout signs out',
+    { timeout: 12 * 60_000 },
+    async () => {
+      const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+      const step = async <T>(name: string, work: () => Promise<T>): Promise<T> => {
+        try {
+          return await work();
+        } catch (error) {
+          await browser.screenshot(page, `failed-${name}`);
+          throw error;
+        }
+      };
+      await page.goto(`${app.url}/`);
+      await page.fill('#api-key', key);
+      await Promise.all([page.waitForURL(`${app.url}/`), page.click('button[type=submit]')]);
+      await step('home', () => page.waitForSelector('[data-testid="launch-new-conversation-button"]', { timeout: 60_000 }));
+      await browser.screenshot(page, '1-home');
+
+      await page.click('[data-testid="launch-new-conversation-button"]');
+      await page.waitForURL(/\/conversations\/[0-9a-f]{32}$/, { timeout: 60_000 });
+      const input = page.locator('[data-testid="chat-input"]');
+      // The chat box takes input once the agent server's socket is open (the sandbox runs).
+      await step('ready', () =>
+        page
+          .getByText('Waiting for task')
+          .first()
+          .waitFor({ timeout: 8 * 60_000 }),
+      );
+      await browser.screenshot(page, '2-conversation-ready');
+      await input.click();
+      await page.keyboard.type('Run echo hello, then finish.');
+      await page.click('[data-testid="submit-button"]');
+
+      await step('finished', () =>
+        page
+          .getByText(llm.finalMessage)
+          .first()
+          .waitFor({ timeout: 4 * 60_000 }),
+      );
+      await step('ran', () => page.getByText('Ran').first().waitFor({ timeout: 30_000 }));
+      expect(await page.locator('body').innerText()).toContain(llm.command);
+      // The Changes tab (open beside the chat) lists the file the command wrote.
+      await step('changes', () => page.getByText('hello.txt').first().waitFor({ timeout: 60_000 }));
+      await browser.screenshot(page, '3-ran-and-finished');
+
+      // The UI's Logout (OSS mode: POST /api/unset-provider-tokens, then a reload) signs out.
+      const logout = await page.evaluate(async () => (await fetch('/api/unset-provider-tokens', { method: 'POST' })).status);
+      expect(logout).toBe(200);
+      await page.reload();
+      expect(new URL(page.url()).pathname).toBe('/signin');
+    },
+  );
+});

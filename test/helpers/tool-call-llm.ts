@@ -1,0 +1,80 @@
+// A scripted OpenAI-compatible LLM on 127.0.0.1 that drives an agent through one command: its
+// first answer calls the terminal tool with `echo hello`, and once the request carries that
+// tool's result it calls finish with a final message. Stateless (it reads the conversation sent),
+// so retries and several conversations at once get the same script. JSON or server-sent chunks.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface ToolCallLlm {
+  /** OpenAI-style base URL including /v1. */
+  url: string;
+  readonly command: string;
+  readonly finalMessage: string;
+  /** How many completions were answered. */
+  calls(): number;
+  close(): Promise<void>;
+}
+
+interface ChatRequest {
+  model?: string;
+  stream?: boolean;
+  messages?: { role?: string }[];
+}
+
+export async function startToolCallLlm(opts: { command?: string; finalMessage?: string } = {}): Promise<ToolCallLlm> {
+  const command = opts.command ?? 'echo hello';
+  const finalMessage = opts.finalMessage ?? 'The command printed hello. Done.';
+  let answered = 0;
+
+  const toolCall = (request: ChatRequest) => {
+    const ranCommand = (request.messages ?? []).some((m) => m.role === 'tool');
+    const id = `call_${ranCommand ? 'finish' : 'terminal'}_${answered}`;
+    return ranCommand
+      ? { id, type: 'function', function: { name: 'finish', arguments: JSON.stringify({ message: finalMessage }) } }
+      : { id, type: 'function', function: { name: 'terminal', arguments: JSON.stringify({ command, is_input: false }) } };
+  };
+
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      let request: ChatRequest;
+      try {
+        request = JSON.parse(Buffer.concat(chunks).toString()) as ChatRequest;
+      } catch {
+        return res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":{"message":"not JSON"}}');
+      }
+      if (req.method !== 'POST' || !req.url?.startsWith('/v1/chat/completions')) {
+        return res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"unknown route"}}');
+      }
+      const call = toolCall(request);
+      answered += 1;
+      const base = { id: `chatcmpl-${answered}`, created: Math.floor(Date.now() / 1000), model: request.model ?? 'stub' };
+      const usage = { prompt_tokens: 20, completion_tokens: 8, total_tokens: 28 };
+      if (request.stream !== true) {
+        const message = { role: 'assistant', content: null, tool_calls: [call] };
+        const body = { ...base, object: 'chat.completion', choices: [{ index: 0, finish_reason: 'tool_calls', message }], usage };
+        return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      }
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      const send = (delta: unknown, finish: string | null, extra = {}) =>
+        res.write(
+          `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`,
+        );
+      send({ role: 'assistant', content: null, tool_calls: [{ index: 0, ...call }] }, null);
+      send({}, 'tool_calls', { usage });
+      res.end('data: [DONE]\n\n');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    command,
+    finalMessage,
+    calls: () => answered,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
