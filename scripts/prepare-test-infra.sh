@@ -15,6 +15,8 @@ optional() {
   if [ "$status" -ne 0 ] && [ "$status" -ne 3 ]; then exit "$status"; fi
 }
 optional setup-agent-server.sh
+# The agent server the d6 web UI's conversations run on (test/e2e/d6-agent-server.test.ts).
+AGENT_SERVER_VERSION=1.1.0 optional setup-agent-server.sh
 optional setup-browser.sh
 optional setup-schemathesis.sh
 optional setup-bubblewrap.sh
