@@ -111,7 +111,9 @@ export class BudgetsService {
    * Reaching the monthly cap stops the owner's other running conversations too.
    */
   async budgetReached(record: SpendRecord, stop: BudgetStop, status: string | null): Promise<void> {
-    const first = await this.records.markStopped(record._id, stop);
+    const mark = await this.records.markStopped(record._id, stop, record.max_budget_per_task);
+    if (mark === 'stale') return; // its budget changed since it was read: that change decides
+    const first = mark === 'first';
     if (first || status === 'running') await this.pauseAgent(record);
     if (!first) return;
     this.log.info(

@@ -99,13 +99,19 @@ export class SpendRecords {
     return monthTotal(doc?.conversations);
   }
 
-  /** Marks the conversation stopped; true when it was not stopped before (the moment it is). */
-  async markStopped(id: string, stop: BudgetStop): Promise<boolean> {
-    const first = await this.models.AppConversation.updateOne({ _id: id, budget_stop: null }, { $set: { budget_stop: stop } });
-    if (first.matchedCount > 0) return true;
+  /** Marks the conversation stopped: 'first' when it was not (the moment it is), 'held' when it is, 'stale' when its budget changed since read. */
+  async markStopped(id: string, stop: BudgetStop, budgetRead: number | null): Promise<'first' | 'held' | 'stale'> {
+    // Only while the budget is the one the decision was made on: a raise in between decides anew.
+    const unchanged = { _id: id, max_budget_per_task: budgetRead ?? null };
+    const first = await this.models.AppConversation.updateOne({ ...unchanged, budget_stop: null }, { $set: { budget_stop: stop } });
+    if (first.matchedCount > 0) return 'first';
     // Already stopped: a different limit now holds it (e.g. the monthly cap after a raised budget).
-    await this.models.AppConversation.updateOne({ _id: id, 'budget_stop.reason': { $ne: stop.reason } }, { $set: { budget_stop: stop } });
-    return false;
+    const stopped = { ...unchanged, budget_stop: { $ne: null } };
+    await this.models.AppConversation.updateOne(
+      { ...stopped, 'budget_stop.reason': { $ne: stop.reason } },
+      { $set: { budget_stop: stop } },
+    );
+    return (await this.models.AppConversation.exists(stopped)) ? 'held' : 'stale';
   }
 
   /** Clears the stop read (not one set since); true when it cleared it. */

@@ -41,8 +41,8 @@ describe('CloudClient 1.39.0 against the service', () => {
     expect(await client.getOrganizationMe('canvas-user')).toMatchObject({ orgId: 'canvas-user', userId: 'canvas-user', role: 'owner' });
   });
 
-  it('getSettings throws the HttpError 404 before the first save; saveSettings then getSettingsWithDerivedFields', async () => {
-    await expect(client.getSettings()).rejects.toMatchObject({ status: 404 });
+  it('getSettings reads the defaults before the first save (as Cloud answers); saveSettings then getSettingsWithDerivedFields', async () => {
+    expect(await client.getSettings()).toMatchObject({ agent_settings: { llm: { model: null, api_key: null } }, llm_api_key_set: false });
     await client.saveSettings({
       agent_settings_diff: { llm: { model: 'anthropic/claude-sonnet-4-5', api_key: 'sk-canvas-1' }, agent_context: null },
       conversation_settings_diff: { max_iterations: 50 },
