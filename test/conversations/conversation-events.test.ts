@@ -60,7 +60,11 @@ describe('a conversation from its first moment', () => {
     const key = await app.keyFor('no-settings-user');
     const started = await call(app, 'POST', '/api/v1/app-conversations', { key, body: {} });
     await waitForTask(app, key, started.body.id);
-    const [failed] = (await call(app, 'GET', '/api/conversations', { key })).body.results;
+    // The conversation is marked failed just after its task's ERROR is written.
+    const failed = await eventually('the conversation to read ERROR', async () => {
+      const [listed] = (await call(app, 'GET', '/api/conversations', { key })).body.results;
+      return listed?.status === 'ERROR' ? listed : null;
+    });
     expect(failed).toMatchObject({ status: 'ERROR', conversation_version: 'V1' });
     expect((await call(app, 'DELETE', `/api/conversations/${failed.conversation_id}`, { key })).body).toBe(true);
     expect((await call(app, 'GET', '/api/conversations', { key })).body.results).toEqual([]);
