@@ -588,8 +588,10 @@ describe('V0 conversation endpoints', () => {
     const sandbox = (await call(app, 'POST', '/api/v1/sandboxes?sandbox_spec_id=never-healthy', { key })).body;
     const res = await call(app, 'POST', '/api/v1/app-conversations', { key, body: { sandbox_id: sandbox.id } });
     expect((await waitForTask(key, res.body.id)).status).toBe('ERROR');
-    const listed = (await call(app, 'GET', '/api/conversations?limit=100', { key })).body.results as any[];
-    const failed = listed.find((c) => c.status === 'ERROR');
+    // The conversation is marked failed just after its task's ERROR is written.
+    const failed = await eventually('the conversation to read ERROR', async () =>
+      ((await call(app, 'GET', '/api/conversations?limit=100', { key })).body.results as any[]).find((c) => c.status === 'ERROR'),
+    );
     expect(failed).toMatchObject({ status: 'ERROR', runtime_status: 'STATUS$ERROR', url: null });
     expect((await call(app, 'GET', `/api/conversations/${failed.conversation_id}`, { key })).body).toMatchObject({
       conversation_id: failed.conversation_id,
