@@ -29,7 +29,10 @@ beforeAll(async () => {
     .split('\n')
     .pop()!;
   // Conversations the CLI starts run on the fake agent server (the start path is what is tested here).
-  app = await startTestApp('cli-login', { DEVICE_CODE_INTERVAL_SECONDS: '1', SANDBOX_SPECS_FILE: writeSpecsFile(tmp, [{ ...FAKE_AGENT_SPEC, initial_env: { FAKE_WEBHOOKS: '1' } }]) });
+  app = await startTestApp('cli-login', {
+    DEVICE_CODE_INTERVAL_SECONDS: '1',
+    SANDBOX_SPECS_FILE: writeSpecsFile(tmp, [{ ...FAKE_AGENT_SPEC, initial_env: { FAKE_WEBHOOKS: '1' } }]),
+  });
   erin = await app.keyFor('erin');
   await call(app, 'POST', '/api/v1/secrets', { key: erin, body: { name: 'ERIN_SECRET', value: 'erin-value' } });
   await call(app, 'POST', '/api/settings', { key: erin, body: { llm_model: 'openai/cli-model', llm_api_key: 'sk-cli' } });
