@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKeyText } from '../../src/crypto.js';
 import { freePort } from '../../src/processes.js';
 import { call, startTestApp, testDatabaseUri, uniqueDbName, type TestApp } from '../helpers/app.js';
+import { waitForTask } from '../helpers/conversation-app.js';
 import { eventually } from '../helpers/eventually.js';
 import { startStubLlm, type StubLlm } from '../helpers/stub-llm.js';
 
@@ -57,19 +58,12 @@ async function thinkingConversation(key: string, extra: Record<string, unknown> 
   const body = { initial_message: { content: [{ type: 'text', text: 'Think until you are stopped' }], run: true }, ...extra };
   const started = await call(app, 'POST', '/api/v1/app-conversations', { key, body });
   expect(started.status).toBe(200);
-  const task = await eventually(
-    'the start task to finish',
-    async () => {
-      const t = (await call(app, 'GET', `/api/v1/app-conversations/start-tasks?ids=${started.body.id}`, { key })).body[0];
-      return t.status === 'READY' || t.status === 'ERROR' ? t : null;
-    },
-    5 * 60_000,
-  );
-  if (task.status === 'ERROR' && /Python >= 3\.12/.test(task.detail)) {
+  const task = await waitForTask(app, key, started.body.id, 5 * 60_000);
+  if (task.status === 'ERROR' && /Python >= 3\.12/.test(task.detail ?? '')) {
     console.warn(`\n${'!'.repeat(78)}\n!! BUDGETS ON THE REAL AGENT SERVER NOT EXERCISED: ${task.detail}\n${'!'.repeat(78)}\n`);
     return null;
   }
-  expect(task, task.detail).toMatchObject({ status: 'READY' });
+  expect(task, task.detail ?? undefined).toMatchObject({ status: 'READY' });
   return { id: task.app_conversation_id as string, sandboxId: task.sandbox_id as string };
 }
 

@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApp, type TestApp } from '../helpers/app.js';
+import { waitForTask } from '../helpers/conversation-app.js';
 import { eventually } from '../helpers/eventually.js';
 import { startFakeGitHost, type FakeGitHost } from '../helpers/fake-git-host.js';
 import { startStubLlm, type StubLlm } from '../helpers/stub-llm.js';
@@ -73,19 +74,12 @@ describe('a conversation on the real agent server', () => {
         },
       });
       expect(started.status).toBe(200);
-      const task = await eventually(
-        'the start task to finish',
-        async () => {
-          const t = (await call(app, 'GET', `/api/v1/app-conversations/start-tasks?ids=${started.body.id}`, { key })).body[0];
-          return t.status === 'READY' || t.status === 'ERROR' ? t : null;
-        },
-        5 * 60_000,
-      );
-      if (task.status === 'ERROR' && /Python >= 3\.12/.test(task.detail)) {
+      const task = await waitForTask(app, key, started.body.id, 5 * 60_000);
+      if (task.status === 'ERROR' && /Python >= 3\.12/.test(task.detail ?? '')) {
         console.warn(`\n${'!'.repeat(78)}\n!! REAL AGENT SERVER NOT EXERCISED: ${task.detail}\n${'!'.repeat(78)}\n`);
         return;
       }
-      expect(task, task.detail).toMatchObject({ status: 'READY' });
+      expect(task, task.detail ?? undefined).toMatchObject({ status: 'READY' });
       const id = task.app_conversation_id as string;
 
       // The repository: right branch, setup script run, hook installed, no token anywhere in .git.

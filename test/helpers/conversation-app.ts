@@ -68,14 +68,15 @@ export async function startConversationApp(
   });
 }
 
-export function waitForTask(app: TestApp, key: string, taskId: string): Promise<StartedTask> {
+/** The start task once READY or ERROR (a real agent server's first start may take minutes: timeoutMs). */
+export function waitForTask(app: TestApp, key: string, taskId: string, timeoutMs = 30_000): Promise<StartedTask> {
   return eventually(
     'the start task to finish',
     async () => {
       const task = (await call(app, 'GET', `/api/v1/app-conversations/start-tasks?ids=${taskId}`, { key })).body[0];
       return task?.status === 'READY' || task?.status === 'ERROR' ? (task as StartedTask) : null;
     },
-    30_000,
+    timeoutMs,
   );
 }
 
