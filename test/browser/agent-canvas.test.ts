@@ -93,7 +93,10 @@ async function runConversation(page: Page, run: string): Promise<string> {
     .first()
     .waitFor({ timeout: 3 * 60_000 });
   const ran = page.getByTestId('generic-event-message-title').filter({ hasText: 'Ran echo hello' });
-  await ran.getByRole('button', { name: 'Expand' }).click();
+  // Canvas sometimes renders the command's card already open (a "Collapse" button): open it if not.
+  await ran.getByRole('button', { name: /^(Expand|Collapse)$/ }).waitFor();
+  const expand = ran.getByRole('button', { name: 'Expand', exact: true });
+  if ((await expand.count()) > 0) await expand.click();
   const transcript = String(await page.evaluate('document.body.innerText'));
   // The user's message, then the command, its output, the final message, in this order.
   expect(transcript).toMatch(/Please run echo hello[\s\S]*Ran echo hello\s+echo hello\s+hello\s+Done: the command printed hello\./);
