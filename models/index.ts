@@ -9,6 +9,7 @@ import { eventBucketModel, eventLogModel, eventRecentModel } from './conversatio
 import { feedbackModel } from './feedback.model.js';
 import { claimModel } from './claim.model.js';
 import { pendingMessageModel } from './pending-message.model.js';
+import { recordListModel } from './record-list.model.js';
 import { sandboxModel } from './sandbox.model.js';
 import { sandboxSlotModel } from './sandbox-slot.model.js';
 import { sessionModel } from './session.model.js';
@@ -25,6 +26,7 @@ export * from './conversation-event.model.js';
 export * from './feedback.model.js';
 export * from './claim.model.js';
 export * from './pending-message.model.js';
+export * from './record-list.model.js';
 export * from './sandbox.model.js';
 export * from './sandbox-slot.model.js';
 export * from './session.model.js';
@@ -51,6 +53,7 @@ export function createModels(conn: Connection) {
     PendingMessage: pendingMessageModel(conn),
     Claim: claimModel(conn),
     WriteLock: writeLockModel(conn),
+    RecordList: recordListModel(conn),
   };
 }
 

@@ -67,7 +67,7 @@ export function taskQuery(userId: string, f: StartTaskFilters): Record<string, u
   return query;
 }
 
-function escapeRegex(text: string): string {
+export function escapeRegex(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 

@@ -140,8 +140,9 @@ describe('layout', () => {
 
   it('lets only the conversation store read or write StartTask and AppConversation records', () => {
     const touching = FILES.filter((f) => f.startsWith('src/') && /\.(StartTask|AppConversation)\s*\./.test(text(f)));
-    // The store, and its lease side (the claims the start-task queue makes), kept in a file of its own.
-    expect(touching).toEqual(['src/conversations/store.ts', 'src/conversations/task-leases.ts']);
+    // The store, its searches (the indexed ones; the embedded ones read the record tables) and its
+    // lease side (the claims the start-task queue makes), kept in files of their own.
+    expect(touching).toEqual(['src/conversations/searches.ts', 'src/conversations/store.ts', 'src/conversations/task-leases.ts']);
   });
 
   it('leaves REST statuses, bodies and headers to the REST edge', () => {
