@@ -208,7 +208,7 @@ async function main() {
         have = size;
         process.stderr.write(`seeded ${size} conversations in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
         await buildLists(`${size} conversations`, 'conversations');
-        const scenarios = historyScenarios(size, historyKey, taskKey);
+        const scenarios = historyScenarios(size, historyKey, taskKey, size === Math.min(...historySizes) ? largest : null);
         await measure(scenarios, false);
         const slowest = Math.max(...scenarios.map((scenario) => results.medianP50(scenario.name, 'service') ?? 0));
         if (slowest > HISTORY_CAP_MS) {
