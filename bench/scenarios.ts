@@ -107,23 +107,30 @@ export function hotPathScenarios(keys: Keys): Scenario[] {
   ];
 }
 
-/** Conversation search (V1) and the V0 list, first page, for a user with `size` conversations. */
-export function historyScenarios(size: number, key: string): Scenario[] {
-  const headers = { 'x-session-api-key': key };
-  const label = size >= 1000 ? `${size / 1000}k` : String(size);
+/** The conversation lists at `size` conversations; with `tasks`, also the start-task searches over that many tasks (measured once). */
+export function historyScenarios(size: number, key: string, taskKey: string, tasks: number | null): Scenario[] {
+  const label = (n: number) => (n >= 1000 ? `${n / 1000}k` : String(n));
+  const get = (name: string, path: string, as = key): Scenario => ({
+    name: `${name}, ${as === key ? `${label(size)} conversations` : `${label(tasks ?? 0)} start tasks`}, 4 connections`,
+    connections: 4,
+    ratios: false,
+    requests: { service: { method: 'GET', path, headers: { 'x-session-api-key': as }, expectStatus: 200 } },
+  });
+  // The start-task search the d6 UI polls: the last 20 minutes (the newest seeded tasks are that recent).
+  const recent = new Date(Date.now() - 20 * 60_000).toISOString();
+  const taskSearches = [
+    get(
+      'V1 start-task search (d6 UI)',
+      `/api/v1/app-conversations/start-tasks/search?limit=10&created_at__gte=${encodeURIComponent(recent)}`,
+      taskKey,
+    ),
+    get('V1 start-task search, newest', '/api/v1/app-conversations/start-tasks/search?limit=20', taskKey),
+  ];
   return [
-    {
-      name: `V1 conversation search, ${label} conversations, 4 connections`,
-      connections: 4,
-      ratios: false,
-      requests: { service: { method: 'GET', path: '/api/v1/app-conversations/search?limit=20', headers, expectStatus: 200 } },
-    },
-    {
-      name: `V0 conversation list, ${label} conversations, 4 connections`,
-      connections: 4,
-      ratios: false,
-      requests: { service: { method: 'GET', path: '/api/conversations?limit=20', headers, expectStatus: 200 } },
-    },
+    get('V1 conversation search', '/api/v1/app-conversations/search?limit=20'),
+    get('Agent Canvas home (V1 search by update)', '/api/v1/app-conversations/search?limit=20&sort_order=UPDATED_AT_DESC'),
+    get('V0 conversation list (d6 UI)', '/api/conversations?limit=10'),
+    ...(tasks === null ? [] : taskSearches),
   ];
 }
 

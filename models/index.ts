@@ -10,6 +10,7 @@ import { feedbackModel } from './feedback.model.js';
 import { monthlySpendModel } from './monthly-spend.model.js';
 import { claimModel } from './claim.model.js';
 import { pendingMessageModel } from './pending-message.model.js';
+import { recordListModel } from './record-list.model.js';
 import { sandboxModel } from './sandbox.model.js';
 import { sandboxSlotModel } from './sandbox-slot.model.js';
 import { sessionModel } from './session.model.js';
@@ -30,6 +31,7 @@ export * from './feedback.model.js';
 export * from './monthly-spend.model.js';
 export * from './claim.model.js';
 export * from './pending-message.model.js';
+export * from './record-list.model.js';
 export * from './sandbox.model.js';
 export * from './sandbox-slot.model.js';
 export * from './session.model.js';
@@ -63,6 +65,7 @@ export function createModels(conn: Connection) {
     WebhookDelivery: webhookDeliveryModel(conn),
     WebhookLane: webhookLaneModel(conn),
     WriteLock: writeLockModel(conn),
+    RecordList: recordListModel(conn),
   };
 }
 

@@ -27,7 +27,7 @@ export type ConversationUpdate = Partial<
 >;
 
 /** A title the agent reported (it may predate a rename) never replaces the user's; one from the first message only fills none. */
-export function reportedTitleCondition(title: string, derived: boolean): object {
+export function reportedTitleCondition(title: string, derived: boolean): Record<string, unknown> {
   return derived ? { title: null } : { titleByUser: { $ne: true }, title: { $ne: title } };
 }
 
@@ -80,7 +80,7 @@ export function taskQuery(userId: string, f: StartTaskFilters): Record<string, u
   return query;
 }
 
-function escapeRegex(text: string): string {
+export function escapeRegex(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 

@@ -1,6 +1,8 @@
-// The only code that reads and writes StartTask and AppConversation records. Records are
-// typed from the models; the two fields the models keep loose (a task's status and its
-// request) get their contract types here, once.
+// The only code that reads and writes StartTask and AppConversation records, through their
+// record tables (src/db/record-table.ts: by id, one record at a time, with the embedded
+// FerretDB's lists kept alongside) and their searches (searches.ts). Records are typed from
+// the models; the two fields the models keep loose (a task's status and its request) get
+// their contract types here, once.
 import { EventEmitter } from 'node:events';
 import type { AppConversationRecord, Models, StartTaskRecord } from '../../models/index.js';
 import type {
@@ -12,21 +14,20 @@ import type {
 import type { SecretBox } from '../crypto.js';
 import { isDuplicateKeyError } from '../errors.js';
 import { DecisionClaims } from '../db/claims.js';
+import { tablesFor, type RecordTables } from '../db/record-tables.js';
+import type { Where } from '../db/record-table.js';
+import { searchesFor, type Searches } from './searches.js';
 import type { LeaseStore } from './lease-queue.js';
 import { startTaskLeases } from './task-leases.js';
 import { TaskQueue } from './task-queue.js';
 import {
-  CONVERSATION_SORT,
   conversationFields,
-  conversationQuery,
   newConversation,
   newStartTask,
   reportedConversationDefaults,
   SEALED,
   sealContext,
   type Sealed,
-  TASK_SORT,
-  taskQuery,
   TERMINAL,
   type ConversationSearch,
   type ConversationUpdate,
@@ -53,6 +54,8 @@ const asTask = (record: StartTaskRecord) => record as StartTask;
 export class ConversationStore {
   private readonly taskChanges = new EventEmitter().setMaxListeners(0);
   private readonly queue: TaskQueue;
+  private readonly tables: RecordTables;
+  private readonly searches: Searches;
 
   constructor(
     private readonly models: Models,
@@ -60,7 +63,9 @@ export class ConversationStore {
     claims = new DecisionClaims(models),
   ) {
     this.queue = new TaskQueue(models.StartTaskQueue);
-    this.taskLeases = startTaskLeases(models, this.queue, claims);
+    this.tables = tablesFor(models);
+    this.searches = searchesFor(models);
+    this.taskLeases = startTaskLeases(models, this.tables.tasks, this.queue, claims);
   }
 
   // ---- start tasks ----
@@ -78,13 +83,13 @@ export class ConversationStore {
     // The queue entry first: a crash in between leaves an entry without a task (claims drop it),
     // never a task no worker will find.
     await this.queue.enqueue(record._id, record.createdAt);
-    await this.models.StartTask.create(record);
+    await this.tables.tasks.insert(record);
     try {
       // No sandbox yet: the start sets it once it has the (checked) sandbox.
       const fields = { sandboxId: null, llm_model: task.request.llm_model ?? null, startState: 'starting', updatedAt: task.updatedAt };
-      await this.models.AppConversation.create(newConversation(record, { ...fields, tags: conversation.tags }));
+      await this.tables.conversations.insert(newConversation(record, { ...fields, tags: conversation.tags }));
     } catch (error) {
-      await this.models.StartTask.deleteOne({ _id: task._id }); // nothing half-written
+      await this.tables.tasks.remove(task._id); // nothing half-written
       throw error;
     }
     return record;
@@ -101,8 +106,7 @@ export class ConversationStore {
       for (const field of SEALED) {
         const value = rewrap(task[field], sealContext(task._id, field));
         // A sealed field is written once, at creation: a miss means the task is gone.
-        if (value !== task[field])
-          await this.models.StartTask.updateOne({ _id: task._id, [field]: task[field] }, { $set: { [field]: value } });
+        if (value !== task[field]) await this.tables.tasks.update(task._id, { [field]: task[field] }, { $set: { [field]: value } });
       }
       documents++;
     }
@@ -116,12 +120,12 @@ export class ConversationStore {
   }
 
   async task(userId: string, taskId: string): Promise<StartTask | null> {
-    const record = await this.models.StartTask.findOne({ _id: taskId, userId }).lean();
+    const record = await this.tables.tasks.get(taskId, { userId });
     return record ? asTask(record) : null;
   }
 
   async tasksByIds(userId: string, ids: string[]): Promise<StartTask[]> {
-    return (await this.models.StartTask.find({ userId, _id: { $in: ids } }).lean()).map(asTask);
+    return (await this.tables.tasks.getMany(ids, { userId })).map(asTask);
   }
 
   /** Up to limit + 1 tasks from offset in the given order. */
@@ -132,27 +136,26 @@ export class ConversationStore {
     offset: number,
     limit: number,
   ): Promise<StartTask[]> {
-    // One query: limit + 1 records tell whether another page exists (no count).
-    const records = await this.models.StartTask.find(taskQuery(userId, filters))
-      .sort(TASK_SORT[sortOrder])
-      .skip(offset)
-      .limit(limit + 1)
-      .lean();
-    return records.map(asTask);
+    // One search: limit + 1 records tell whether another page exists (no count).
+    return (await this.searches.tasks(userId, filters, sortOrder, offset, limit + 1)).map(asTask);
   }
 
   countTasks(userId: string, filters: StartTaskFilters): Promise<number> {
-    return this.models.StartTask.countDocuments(taskQuery(userId, filters));
+    return this.searches.countTasks(userId, filters);
   }
 
   /** The newest task that will create (or created) this conversation id. */
   async latestTaskOf(userId: string, conversationId: string): Promise<StartTask | null> {
-    const record = await this.models.StartTask.findOne({ userId, conversationId }).sort({ createdAt: -1 }).lean();
+    const [record] = await this.searches.tasksOf(userId, conversationId);
     return record ? asTask(record) : null;
   }
 
   async deleteTasksOf(userId: string, conversationId: string): Promise<number> {
-    return (await this.models.StartTask.deleteMany({ userId, conversationId })).deletedCount;
+    let deleted = 0;
+    for (const task of await this.searches.tasksOf(userId, conversationId)) {
+      if (await this.tables.tasks.remove(task._id, { userId })) deleted++;
+    }
+    return deleted;
   }
 
   // ---- start-task leases (task-leases.ts) ----
@@ -162,11 +165,11 @@ export class ConversationStore {
   /** Updates a task only while `owner` holds its lease: the task as updated, or null when the lease was lost. A status's first entry time is kept. */
   async updateLeasedTask(taskId: string, owner: string, update: StartTaskUpdate): Promise<StartTask | null> {
     const now = new Date();
-    const record = await this.models.StartTask.findOneAndUpdate(
-      { _id: taskId, leaseOwner: owner },
+    const record = await this.tables.tasks.update(
+      taskId,
+      { leaseOwner: owner },
       { $set: { updatedAt: now, ...update }, ...(update.status ? { $min: { [`phase_times.${update.status}`]: now } } : {}) },
-      { new: true },
-    ).lean();
+    );
     if (!record) return null;
     // A finished task leaves the queue (a crash before this is settled by the next claim).
     if (update.status && TERMINAL.includes(update.status)) await this.queue.remove(taskId);
@@ -183,16 +186,16 @@ export class ConversationStore {
   // ---- app conversations ----
 
   async conversation(userId: string, id: string): Promise<AppConversationRecord | null> {
-    return this.models.AppConversation.findOne({ _id: id, userId }).lean();
+    return this.tables.conversations.get(id, { userId });
   }
 
   /** Whoever owns it (webhooks check the owner themselves). */
   async conversationById(id: string): Promise<AppConversationRecord | null> {
-    return this.models.AppConversation.findOne({ _id: id }).lean();
+    return this.tables.conversations.get(id);
   }
 
   async conversationsByIds(userId: string, ids: string[]): Promise<AppConversationRecord[]> {
-    return this.models.AppConversation.find({ userId, _id: { $in: ids } }).lean();
+    return this.tables.conversations.getMany(ids, { userId });
   }
 
   /** Up to limit + 1 conversations from offset, in the given order (newest first by default). */
@@ -203,35 +206,25 @@ export class ConversationStore {
     limit: number,
     order: ConversationSortOrder = 'CREATED_AT_DESC',
   ): Promise<AppConversationRecord[]> {
-    // One query: limit + 1 records tell whether another page exists (no count).
-    return this.models.AppConversation.find(conversationQuery(userId, search))
-      .sort(CONVERSATION_SORT[order])
-      .skip(offset)
-      .limit(limit + 1)
-      .lean();
+    // One search: limit + 1 records tell whether another page exists (no count).
+    return this.searches.conversations(userId, search, offset, limit + 1, order);
   }
 
   countConversations(userId: string, search: ConversationSearch): Promise<number> {
-    return this.models.AppConversation.countDocuments(conversationQuery(userId, search));
+    return this.searches.countConversations(userId, search);
   }
 
   async subConversationsOf(userId: string, parentIds: string[]): Promise<{ _id: string; parent_conversation_id?: string | null }[]> {
-    return this.models.AppConversation.find(
-      { userId, parent_conversation_id: { $in: parentIds } },
-      { _id: 1, parent_conversation_id: 1 },
-    ).lean();
+    return this.searches.subConversationsOf(userId, parentIds);
   }
 
   async countConversationsInSandbox(userId: string, sandboxId: string): Promise<number> {
-    return this.models.AppConversation.countDocuments({ userId, sandboxId });
+    return (await this.searches.inSandbox(userId, sandboxId)).length;
   }
 
   /** The sandbox a task's conversation runs in, once the task knows it. */
   async setConversationSandbox(task: StartTask, sandboxId: string): Promise<void> {
-    await this.models.AppConversation.updateOne(
-      { _id: task.conversationId, userId: task.userId },
-      { $set: { sandboxId, updatedAt: new Date() } },
-    );
+    await this.tables.conversations.update(task.conversationId, { userId: task.userId }, { $set: { sandboxId, updatedAt: new Date() } });
   }
 
   /**
@@ -240,24 +233,26 @@ export class ConversationStore {
    */
   async saveStartedConversation(task: StartTask, sandboxId: string, model: string): Promise<boolean> {
     const set = { ...conversationFields(task), sandboxId, llm_model: model, startState: 'ready', updatedAt: new Date() };
-    const update = () => this.models.AppConversation.updateOne({ _id: task.conversationId, userId: task.userId }, { $set: set });
-    if ((await update()).matchedCount > 0) return true;
+    const update = async () =>
+      (await this.tables.conversations.update(task.conversationId, { userId: task.userId }, { $set: set })) !== null;
+    if (await update()) return true;
     // A task from before records were made at task creation has none yet; a deleted task's conversation stays deleted.
-    if (!(await this.models.StartTask.exists({ _id: task._id }))) return false;
+    if (!(await this.tables.tasks.get(task._id))) return false;
     try {
-      await this.models.AppConversation.create(newConversation(task, set));
+      await this.tables.conversations.insert(newConversation(task, set));
       return true;
     } catch (error) {
       // Its agent server reported the conversation first: the record exists now.
-      if (isDuplicateKeyError(error)) return (await update()).matchedCount > 0;
+      if (isDuplicateKeyError(error)) return update();
       throw error;
     }
   }
 
   /** A start that ended in ERROR leaves its conversation failed (listed, deletable). */
   async markStartFailed(task: StartTask): Promise<void> {
-    await this.models.AppConversation.updateOne(
-      { _id: task.conversationId, userId: task.userId, startState: 'starting' },
+    await this.tables.conversations.update(
+      task.conversationId,
+      { userId: task.userId, startState: 'starting' },
       { $set: { startState: 'failed', updatedAt: new Date() } },
     );
   }
@@ -275,8 +270,9 @@ export class ConversationStore {
   ): Promise<boolean> {
     try {
       // The filter names owner and sandbox: a record of anyone else makes the upsert collide on _id.
-      await this.models.AppConversation.updateOne(
-        { _id: id, userId: owner.userId, sandboxId: owner.sandboxId },
+      await this.tables.conversations.update(
+        id,
+        { userId: owner.userId, sandboxId: owner.sandboxId },
         {
           $set: { updatedAt: new Date(), ...set },
           $setOnInsert: reportedConversationDefaults(set, llmModel),
@@ -290,18 +286,19 @@ export class ConversationStore {
     }
   }
 
-  /** Updates a user's conversation, if it also matches `unless`'s condition; false when none matched. */
-  async updateConversation(userId: string, id: string, set: ConversationUpdate, unless: object = {}): Promise<boolean> {
-    const result = await this.models.AppConversation.updateOne({ _id: id, userId, ...unless }, { $set: { ...set, updatedAt: new Date() } });
-    return result.matchedCount > 0;
+  /** Updates a user's conversation, if it also meets `unless` (a condition on its own fields); false when it did not. */
+  async updateConversation(userId: string, id: string, set: ConversationUpdate, unless: Where = {}): Promise<boolean> {
+    return (await this.tables.conversations.update(id, { userId, ...unless }, { $set: { ...set, updatedAt: new Date() } })) !== null;
   }
 
   /** Tells the conversations of a sandbox a lifecycle policy removed why their workspace is gone. */
   async markSandboxGone(sandboxId: string, reason: string): Promise<void> {
-    await this.models.AppConversation.updateMany({ sandboxId }, { $set: { sandbox_gone_reason: reason } });
+    for (const conversation of await this.searches.inSandbox(null, sandboxId)) {
+      await this.tables.conversations.update(conversation._id, {}, { $set: { sandbox_gone_reason: reason } });
+    }
   }
 
   async deleteConversation(userId: string, id: string): Promise<void> {
-    await this.models.AppConversation.deleteOne({ _id: id, userId });
+    await this.tables.conversations.remove(id, { userId });
   }
 }

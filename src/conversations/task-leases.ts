@@ -4,6 +4,8 @@
 // the workflow's writes check it (store.ts, updateLeasedTask); the entry's dueAt only says
 // when to look again.
 import type { Models } from '../../models/index.js';
+import type { RecordTable } from '../db/record-table.js';
+import type { TaskRow } from '../db/record-tables.js';
 import type { StartTaskStatus } from '../../contract/app-conversations.schema.js';
 import type { DecisionClaims } from '../db/claims.js';
 import type { LeaseStore } from './lease-queue.js';
@@ -11,7 +13,12 @@ import { TERMINAL } from './queries.js';
 import type { StartTask } from './store.js';
 import type { TaskQueue } from './task-queue.js';
 
-export function startTaskLeases(models: Models, queue: TaskQueue, claims: DecisionClaims): LeaseStore<StartTask> {
+export function startTaskLeases(
+  models: Models,
+  tasks: RecordTable<TaskRow>,
+  queue: TaskQueue,
+  claims: DecisionClaims,
+): LeaseStore<StartTask> {
   const asTask = (record: unknown) => record as StartTask;
   return {
     /**
@@ -29,11 +36,7 @@ export function startTaskLeases(models: Models, queue: TaskQueue, claims: Decisi
         }
         if (!(await claims.claim(`start-task:${entry._id}:${task.attempts ?? 0}`))) continue;
         const leaseEnd = new Date(now.getTime() + leaseMs);
-        const record = await models.StartTask.findOneAndUpdate(
-          { _id: entry._id },
-          { $set: { leaseOwner: owner, leaseExpiresAt: leaseEnd }, $inc: { attempts: 1 } },
-          { new: true },
-        ).lean();
+        const record = await tasks.update(entry._id, {}, { $set: { leaseOwner: owner, leaseExpiresAt: leaseEnd }, $inc: { attempts: 1 } });
         if (record) {
           await queue.dueAt(entry._id, leaseEnd);
           return asTask(record);
@@ -43,17 +46,13 @@ export function startTaskLeases(models: Models, queue: TaskQueue, claims: Decisi
     },
     renew: async (taskId, owner, leaseMs) => {
       const leaseEnd = new Date(Date.now() + leaseMs);
-      const renewed = await models.StartTask.updateOne({ _id: taskId, leaseOwner: owner }, { $set: { leaseExpiresAt: leaseEnd } });
-      if (renewed.matchedCount > 0) await queue.dueAt(taskId, leaseEnd);
+      if (await tasks.update(taskId, { leaseOwner: owner }, { $set: { leaseExpiresAt: leaseEnd } })) await queue.dueAt(taskId, leaseEnd);
     },
     release: async (taskIds, owner) => {
-      // One task at a time: an _id equality is the one lookup the embedded FerretDB narrows in SQLite.
+      // One task at a time, by id (on the embedded FerretDB the owner is checked on the record read).
       for (const taskId of taskIds) {
-        const released = await models.StartTask.updateOne(
-          { _id: taskId, leaseOwner: owner },
-          { $set: { leaseOwner: null, leaseExpiresAt: null } },
-        );
-        if (released.matchedCount > 0) await queue.dueAt(taskId, new Date());
+        if (await tasks.update(taskId, { leaseOwner: owner }, { $set: { leaseOwner: null, leaseExpiresAt: null } }))
+          await queue.dueAt(taskId, new Date());
       }
     },
   };

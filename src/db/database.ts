@@ -15,9 +15,10 @@
 // which makes single-document updates atomic as they are on MongoDB.
 import type { CommandStartedEvent } from 'mongodb';
 import mongoose from 'mongoose';
-import { createModels, WriteLockSchema, type Models } from '../../models/index.js';
+import { createModels, RecordListSchema, WriteLockSchema, type Models } from '../../models/index.js';
 import { assertGated, installWriteGate } from './gated-collections.js';
 import { migrate } from './migrations.js';
+import { registerGate } from './record-tables.js';
 import { mapUnavailableErrors } from './unavailable.js';
 import { WriteGate, type WriteLockDoc } from './write-gate.js';
 
@@ -69,16 +70,19 @@ export async function connectDatabase(uri: string, options: DatabaseOptions): Pr
   // FerretDB answers buildInfo with its own version; MongoDB has no such field.
   const ferretDb = 'ferretdbVersion' in (await connection.db!.admin().command({ buildInfo: 1 }));
   const lockCollection = WriteLockSchema.get('collection') as string;
+  // The lists are written only inside exclusive sections of their records' lanes (record-lists.ts).
+  const ungated = [lockCollection, RecordListSchema.get('collection') as string];
   let writeGate: WriteGate | null = null;
   if (ferretDb) {
     const locks = connection.db!.collection<WriteLockDoc>(lockCollection);
     writeGate = new WriteGate(locks, { operationTimeoutMs: bound });
-    installWriteGate(connection, writeGate, [lockCollection]);
+    installWriteGate(connection, writeGate, ungated);
   }
+  registerGate(connection, writeGate);
   const models = createModels(connection);
-  if (writeGate) assertGated(models, [lockCollection]);
+  if (writeGate) assertGated(models, ungated);
   await Promise.all(Object.values(models).map((m) => m.createIndexes()));
-  await migrate(connection, models);
+  await migrate(connection, models, writeGate);
   return {
     connection,
     models,

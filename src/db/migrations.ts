@@ -3,6 +3,8 @@
 import type { Connection } from 'mongoose';
 import type { Models } from '../../models/index.js';
 import { isDuplicateKeyError } from '../errors.js';
+import { buildListsOnce } from './list-rebuild.js';
+import type { WriteGate } from './write-gate.js';
 
 /**
  * Git provider tokens used to live in a collection of their own (one document per user); they
@@ -46,7 +48,9 @@ async function enqueueUnfinishedStartTasks(connection: Connection): Promise<void
   await markers.updateOne({ _id: 'start-task-queue' }, { $set: { at: now } }, { upsert: true, comment });
 }
 
-export async function migrate(connection: Connection, models: Models): Promise<void> {
+export async function migrate(connection: Connection, models: Models, gate: WriteGate | null): Promise<void> {
   await moveProviderTokensIntoSettings(connection, models);
   await enqueueUnfinishedStartTasks(connection);
+  // On the embedded FerretDB: conversations, start tasks and sandboxes of an earlier version get their lists.
+  await buildListsOnce(models, gate);
 }

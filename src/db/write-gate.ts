@@ -14,6 +14,11 @@
 //   of another process has asked for it: one insert and one delete per burst.
 // A write that cannot start within the operation bound fails as "database unavailable" (503).
 // On MongoDB there is no gate: single-document updates are atomic there.
+//
+// An exclusive section (exclusive()) is a turn of the lane that runs several operations: the
+// gated writes it sends to its own collection run at once, inside the turn, so a read by _id
+// and the writes computed from it are atomic together (record-table.ts keeps its lists so).
+import { AsyncLocalStorage } from 'node:async_hooks';
 import crypto from 'node:crypto';
 import os from 'node:os';
 import { MongoServerError, type Collection } from 'mongodb';
@@ -44,6 +49,8 @@ export class WriteGate {
   readonly stats: WriteGateStats = { writes: 0, locksTaken: 0, waits: 0, takeovers: 0 };
   private readonly lanes = new Map<string, Lane>();
   private readonly locks: LockTable;
+  /** The collection whose turn the current async context runs in (an exclusive section). */
+  private readonly turn = new AsyncLocalStorage<string>();
 
   constructor(
     locks: Collection<WriteLockDoc>,
@@ -58,10 +65,8 @@ export class WriteGate {
    * breaks a unique index (an internal error) becomes the duplicate key error MongoDB gives.
    */
   run<T>(collection: string, write: () => Promise<T>, upsert: boolean): Promise<T> {
-    let lane = this.lanes.get(collection);
-    if (!lane) this.lanes.set(collection, (lane = new Lane(collection, this.locks, this.options.operationTimeoutMs)));
     this.stats.writes++;
-    return lane.enqueue(async () => {
+    const once = async () => {
       try {
         return await write();
       } catch (error) {
@@ -69,7 +74,28 @@ export class WriteGate {
         if (!upsert || !isDuplicateKeyError(mapped)) throw mapped;
         return write().catch((again: unknown) => Promise.reject(asDuplicateKeyError(again)));
       }
-    });
+    };
+    // Inside an exclusive section of this collection: the section's turn is this write's.
+    if (this.turn.getStore() === collection) return once();
+    return this.lane(collection).enqueue(once);
+  }
+
+  /**
+   * Runs `section` as one turn of `collection`'s lane: no other write of the collection, in
+   * this process or another, runs meanwhile, and the section's own gated writes to it run at
+   * once. `epoch` changes whenever the lane took the cross-process lock anew, so a section can
+   * tell whether another process may have written since its previous one. Sections must not
+   * nest, nor write other gated collections (their lanes could wait for each other).
+   */
+  exclusive<T>(collection: string, section: (epoch: number) => Promise<T>): Promise<T> {
+    const lane = this.lane(collection);
+    return lane.enqueue(() => this.turn.run(collection, () => section(lane.epoch)));
+  }
+
+  private lane(collection: string): Lane {
+    let lane = this.lanes.get(collection);
+    if (!lane) this.lanes.set(collection, (lane = new Lane(collection, this.locks, this.options.operationTimeoutMs)));
+    return lane;
   }
 
   /** Waits for the queued writes and the last lock's release (before the connection closes, so no lock is left behind). */
@@ -89,6 +115,8 @@ class Lane {
   private draining: Promise<void> | null = null;
   /** The last release, still under way (a new lock is taken only after it). */
   private released: Promise<void> = Promise.resolve();
+  /** Counts the lock's takings (exclusive sections see it). */
+  epoch = 0;
 
   constructor(
     private readonly name: string,
@@ -137,7 +165,9 @@ class Lane {
           for (const pending of this.queue.splice(0)) pending.fail(unavailable);
           continue;
         }
-        if (lock) await this.holdWhileQueued(lock);
+        if (!lock) continue;
+        this.epoch++;
+        await this.holdWhileQueued(lock);
       }
     } finally {
       this.draining = null;

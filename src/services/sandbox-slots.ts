@@ -13,6 +13,7 @@
 import type { Models, SandboxRecord, SandboxSlotRecord } from '../../models/index.js';
 import { AppError, isDuplicateKeyError } from '../errors.js';
 import { newSandboxId } from './sandbox-records.js';
+import { tablesFor } from '../db/record-tables.js';
 
 /** A slot younger than this holds even without a running sandbox: its start or resume is under way. */
 export const SLOT_START_GRACE_MS = 60_000;
@@ -64,7 +65,7 @@ export class SandboxSlots {
   async reserve(userId: string, sandboxId: string | null): Promise<string | null> {
     if (this.makeRoom) return null;
     if (sandboxId) {
-      const record = await this.models.Sandbox.findOne({ _id: sandboxId, userId }).lean();
+      const record = await tablesFor(this.models).sandboxes.get(sandboxId, { userId });
       if (!record || (await this.runningAmong(userId, [sandboxId])).has(sandboxId)) return null;
     }
     const reserved = sandboxId ?? newSandboxId();
@@ -88,7 +89,7 @@ export class SandboxSlots {
 
   /** Of the user's sandboxes with these ids, those running or starting. */
   private async runningAmong(userId: string, sandboxIds: string[]): Promise<Set<string>> {
-    const records = await this.models.Sandbox.find({ _id: { $in: sandboxIds }, userId }).lean();
+    const records = await tablesFor(this.models).sandboxes.getMany(sandboxIds, { userId });
     const states = await Promise.all(records.map(async (r) => [r._id, (await this.stateOf(r)).status] as const));
     return new Set(states.filter(([, status]) => status === 'RUNNING' || status === 'STARTING').map(([id]) => id));
   }

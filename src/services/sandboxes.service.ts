@@ -18,6 +18,8 @@ import { pauseLeastRecentlyUsed } from './sandbox-room.js';
 import { SandboxSlots } from './sandbox-slots.js';
 import { withVscodeToken } from './sandbox-urls.js';
 import type { SandboxSpecsService } from './sandbox-specs.service.js';
+import { tablesFor, type RecordTables } from '../db/record-tables.js';
+import { sandboxPage } from './sandbox-search.js';
 
 /** What the service reads of a sandbox record (updatedAt is the database's own). */
 export type SandboxFields = Omit<SandboxRecord, 'updatedAt'>;
@@ -52,7 +54,11 @@ export class SandboxesService {
     );
     const room = settings.atLimit === 'pause-oldest' ? pauseLeastRecentlyUsed(models, runtime, metrics, undefined, this.events) : null;
     this.slots = new SandboxSlots(models, settings.maxRunningPerUser, (record) => this.stateOf(record), room);
+    this.records = tablesFor(models).sandboxes;
   }
+
+  /** The sandbox records, read and written by id (src/db/record-table.ts); on the embedded FerretDB with their owners' lists. */
+  private readonly records: RecordTables['sandboxes'];
 
   readonly slots: SandboxSlots; // the per-user running limit (sandbox-slots.ts)
   readonly events = new SandboxEvents(); // paused, resumed, deleted: to the lifecycle webhooks
@@ -130,7 +136,7 @@ export class SandboxesService {
       removalReason: null,
       createdAt: now,
     };
-    await this.models.Sandbox.create(record);
+    await this.records.insert(record);
     return record;
   }
 
@@ -139,25 +145,20 @@ export class SandboxesService {
     try {
       await this.runtime.start(this.launch(record, this.box.decrypt(record.sessionApiKey, keyContext(record._id))));
     } catch (error) {
-      await this.models.Sandbox.deleteOne({ _id: record._id });
+      await this.records.remove(record._id);
       throw error;
     }
   }
 
   async search(userId: string, pageId: string | null | undefined, limit: number) {
     const offset = pageOffset(pageId);
-    // One query: limit + 1 records tell whether another page exists (no count).
-    const records = await this.models.Sandbox.find({ userId })
-      .sort({ createdAt: -1, _id: -1 })
-      .skip(offset)
-      .limit(limit + 1)
-      .lean();
-    const { page, next_page_id } = pageFromExtra(records, offset, limit);
+    // One search: limit + 1 records tell whether another page exists (no count).
+    const { page, next_page_id } = pageFromExtra(await sandboxPage(this.models, userId, offset, limit + 1), offset, limit);
     return { items: await Promise.all(page.map((r) => this.withState(r))), next_page_id };
   }
 
   async batchGet(userId: string, ids: string[]): Promise<(SandboxInfo | null)[]> {
-    const records = await this.models.Sandbox.find({ userId, _id: { $in: ids } }).lean();
+    const records = await this.records.getMany(ids, { userId });
     const byId = new Map(records.map((r) => [r._id, r]));
     return Promise.all(ids.map((id) => (byId.has(id) ? this.withState(byId.get(id)!) : null)));
   }
@@ -170,10 +171,7 @@ export class SandboxesService {
   async pause(userId: string, sandboxId: string): Promise<void> {
     const record = notBeingDeleted(await this.record(userId, sandboxId));
     await this.runtime.pause(sandboxId);
-    await this.models.Sandbox.updateOne(
-      { _id: sandboxId, userId, desired: { $ne: 'deleting' } },
-      { $set: desiredChange('paused', { pausedBy: 'user' }) },
-    );
+    await this.records.update(sandboxId, { userId, desired: { $ne: 'deleting' } }, { $set: desiredChange('paused', { pausedBy: 'user' }) });
     await this.slots.release(sandboxId);
     await this.events.paused({ ...record, pausedBy: 'user' });
   }
@@ -195,8 +193,9 @@ export class SandboxesService {
       await this.slots.release(sandboxId);
       throw error;
     }
-    await this.models.Sandbox.updateOne(
-      { _id: sandboxId, userId, desired: { $ne: 'deleting' } },
+    await this.records.update(
+      sandboxId,
+      { userId, desired: { $ne: 'deleting' } },
       { $set: desiredChange('running', { pausedBy: null, lastUsedAt: now }, now) },
     );
     await this.events.resumed(record, await this.stateOf({ ...record, desired: 'running' }));
@@ -205,14 +204,14 @@ export class SandboxesService {
   async delete(userId: string, sandboxId: string): Promise<void> {
     const record = await this.record(userId, sandboxId);
     await this.runtime.remove(sandboxId);
-    await this.models.Sandbox.deleteOne({ _id: sandboxId, userId });
+    await this.records.remove(sandboxId, { userId });
     await this.slots.release(sandboxId);
     await this.events.deleted(record, null);
   }
 
   /** Owner and session key of a sandbox, whoever owns it (webhook authentication); none for an unclaimed warm one. */
   async credentials(sandboxId: string): Promise<{ userId: string; sessionKey: string } | null> {
-    const record = await this.models.Sandbox.findOne({ _id: sandboxId }).lean();
+    const record = await this.records.get(sandboxId);
     if (!record || record.userId === WARM_POOL_OWNER) return null;
     return { userId: record.userId, sessionKey: this.box.decrypt(record.sessionApiKey, keyContext(sandboxId)) };
   }
@@ -235,7 +234,7 @@ export class SandboxesService {
 
   /** Live status of several sandboxes of a user (absent for unknown ids); VSCODE carries its token. */
   async statuses(userId: string, sandboxIds: string[]): Promise<Map<string, SandboxState & { sessionKey: string | null }>> {
-    const records = await this.models.Sandbox.find({ userId, _id: { $in: [...new Set(sandboxIds)] } }).lean();
+    const records = await this.records.getMany([...new Set(sandboxIds)], { userId });
     const result = new Map<string, SandboxState & { sessionKey: string | null }>();
     await Promise.all(
       records.map(async (r) => {
@@ -253,7 +252,7 @@ export class SandboxesService {
   }
 
   private async record(userId: string, sandboxId: string): Promise<SandboxRecord> {
-    const record = await this.models.Sandbox.findOne({ _id: sandboxId, userId }).lean();
+    const record = await this.records.get(sandboxId, { userId });
     if (!record) throw new AppError('NOT_FOUND', 'Sandbox not found', { reason: 'sandbox_not_found' });
     return record;
   }

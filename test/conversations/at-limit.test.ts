@@ -114,7 +114,9 @@ describe('SANDBOX_AT_LIMIT=refuse (the default)', () => {
       expect(started.status).toBe(200);
       expect((await waitForTask(app, key, started.body.id)).detail).toMatch(/^Settings not found/);
     }
-    expect(await app.rawCollection('sandbox_slots').countDocuments({ userId: { $regex: '^no-settings' } })).toBe(0);
+    // The slot goes back right after the task's ERROR is written (the failed start's last steps).
+    const slots = () => app.rawCollection('sandbox_slots').countDocuments({ userId: { $regex: '^no-settings' } });
+    await eventually('the failed starts to give their slots back', async () => (await slots()) === 0);
   });
 
   it('admits exactly the limit of concurrent starts split across two replicas', async () => {

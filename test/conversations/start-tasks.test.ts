@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StartTaskStatusSchema } from '../../contract/app-conversations.schema.js';
 import type { AppRouter } from '../../routers/index.js';
 import { generateKeyText } from '../../src/crypto.js';
+import { tablesFor } from '../../src/db/record-tables.js';
 import { transformer } from '../../src/transformer.js';
 import { call, startTestApp, testDatabaseUri, uniqueDbName, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/eventually.js';
@@ -452,17 +453,19 @@ describe('isolation and paging', () => {
           .padEnd(8, 'a')
           .slice(0, 8)}${String(i).padStart(24, '0')}`,
     );
-    await app.rawCollection('app_conversations').insertMany(
-      ids.map((id, i) => ({
-        _id: id as never,
+    // Through the record tables, as the store writes: on the embedded FerretDB they keep the lists the searches read.
+    const conversations = tablesFor(app.server.deps.db.models).conversations;
+    for (const [i, id] of ids.entries()) {
+      await conversations.insert({
+        _id: id,
         userId,
         sandboxId: 'gone',
         title: `Paged ${i}`,
         pr_number: [],
         createdAt: new Date(Date.now() - i * 1000),
         updatedAt: new Date(),
-      })),
-    );
+      });
+    }
     const collect = async (first: string, next: (page: any) => string | null, items: (page: any) => any[], idOf: (item: any) => string) => {
       const seen: string[] = [];
       let url: string | null = first;

@@ -140,9 +140,15 @@ describe('layout', () => {
 
   it('lets only the conversation store read or write StartTask and AppConversation records', () => {
     const touching = FILES.filter((f) => f.startsWith('src/') && /\.(StartTask|AppConversation)\s*\./.test(text(f)));
-    // The store, its spend side (budgets' fields and ledger) and its lease side (the claims the
-    // start-task queue makes), each kept in a file of its own.
-    expect(touching).toEqual(['src/conversations/spend-records.ts', 'src/conversations/store.ts', 'src/conversations/task-leases.ts']);
+    // The store, its searches (the indexed ones; the embedded ones read the record tables), its
+    // spend side (budgets' fields and ledger) and its lease side (the claims the start-task queue
+    // makes), each kept in a file of its own.
+    expect(touching).toEqual([
+      'src/conversations/searches.ts',
+      'src/conversations/spend-records.ts',
+      'src/conversations/store.ts',
+      'src/conversations/task-leases.ts',
+    ]);
   });
 
   it('leaves REST statuses, bodies and headers to the REST edge', () => {

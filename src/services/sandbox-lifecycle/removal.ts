@@ -8,6 +8,7 @@ import type { SandboxRuntime } from '../../sandbox/runtime.js';
 import { releaseSandboxSlot } from '../sandbox-slots.js';
 import { desiredChange } from '../sandbox-records.js';
 import type { DecisionClaims } from '../../db/claims.js';
+import { tablesFor } from '../../db/record-tables.js';
 
 /** Marks the conversations of a removed sandbox with the reason (the conversation store does it). */
 export type SandboxGoneListener = (sandboxId: string, reason: string) => Promise<void>;
@@ -49,6 +50,6 @@ export async function removeSandbox(
 export async function finishRemoval(deps: RemovalDeps, sandboxId: string, reason: string): Promise<void> {
   await deps.onGone(sandboxId, reason);
   await deps.runtime.remove(sandboxId);
-  await deps.models.Sandbox.deleteOne({ _id: sandboxId, desired: 'deleting' });
+  await tablesFor(deps.models).sandboxes.remove(sandboxId, { desired: 'deleting' });
   await releaseSandboxSlot(deps.models, sandboxId);
 }

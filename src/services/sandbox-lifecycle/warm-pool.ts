@@ -18,6 +18,7 @@ import type { SandboxRuntime } from '../../sandbox/runtime.js';
 import type { SandboxSpecsService } from '../sandbox-specs.service.js';
 import type { SandboxesService, SandboxFields, WarmSandboxes } from '../sandboxes.service.js';
 import type { DecisionClaims } from '../../db/claims.js';
+import { tablesFor } from '../../db/record-tables.js';
 
 export interface WarmPoolDeps {
   models: Models;
@@ -60,11 +61,12 @@ export class WarmPool implements WarmSandboxes {
     for (const { id } of order) {
       if (!(await this.deps.claims.claim(`warm:${id}`))) continue; // another start took it
       const now = new Date((this.deps.now ?? Date.now)());
-      const claimed = await models.Sandbox.findOneAndUpdate(
-        { _id: id, userId: WARM_POOL_OWNER },
+      // Through the record table: the sandbox moves from the pool's list to the user's.
+      const claimed = await tablesFor(models).sandboxes.update(
+        id,
+        { userId: WARM_POOL_OWNER },
         { $set: { userId, lastUsedAt: now, desiredSince: now, updatedAt: now } },
-        { new: true },
-      ).lean();
+      );
       if (!claimed) continue; // discarded meanwhile
       this.deps.metrics.lifecycleActions.inc({ action: 'warm_claimed' });
       this.onClaimed();
@@ -137,8 +139,7 @@ export class WarmPool implements WarmSandboxes {
   /** Removes an unclaimed warm sandbox; false when a start claimed it first. */
   private async discard(sandboxId: string): Promise<boolean> {
     if (!(await this.deps.claims.claim(`warm:${sandboxId}`))) return false;
-    const { deletedCount } = await this.deps.models.Sandbox.deleteOne({ _id: sandboxId, userId: WARM_POOL_OWNER });
-    if (deletedCount === 0) return false;
+    if (!(await tablesFor(this.deps.models).sandboxes.remove(sandboxId, { userId: WARM_POOL_OWNER }))) return false;
     await this.deps.runtime.remove(sandboxId);
     this.deps.metrics.lifecycleActions.inc({ action: 'warm_discarded' });
     return true;
