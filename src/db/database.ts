@@ -6,7 +6,9 @@
 // (the client retries after Retry-After), so a stalled server answers within the bound;
 // nothing is buffered behind a dead
 // connection (bufferCommands off), and the failure is one domain error
-// (src/db/unavailable.ts). The driver reconnects by itself when the server is back.
+// (src/db/unavailable.ts). The driver reconnects by itself when the server is back. One case
+// escapes those bounds (a call on a connection whose server just died), so every call also
+// has a deadline of its own (deadlines.ts).
 // Not the driver's timeoutMS (one deadline for the whole operation): it sends maxTimeMS with
 // every command and arms timers per operation, which cost a quarter of a settings read's CPU
 // in the service and in FerretDB (docs/performance.md).
@@ -16,6 +18,8 @@
 import type { CommandStartedEvent } from 'mongodb';
 import mongoose from 'mongoose';
 import { createModels, RecordListSchema, WriteLockSchema, type Models } from '../../models/index.js';
+import { interceptCollections } from '../library-internals.js';
+import { boundCollection } from './deadlines.js';
 import { assertGated, installWriteGate } from './gated-collections.js';
 import { migrate } from './migrations.js';
 import { registerGate } from './record-tables.js';
@@ -24,6 +28,8 @@ import { WriteGate, type WriteLockDoc } from './write-gate.js';
 
 export const DEFAULT_DB_NAME = 'agent_control_plane';
 const READY_PING_TIMEOUT_MS = 2_000;
+/** What a call may take beyond the driver's per-step bound before its deadline fails it (deadlines.ts). */
+const DEADLINE_MARGIN_MS = 1_000;
 
 // Otherwise mongoose formats a stack trace (`new Error().stack`) for every query it runs, only
 // to attach it to a "query was already executed" error we never cause.
@@ -67,6 +73,8 @@ export async function connectDatabase(uri: string, options: DatabaseOptions): Pr
   connection.plugin(mapUnavailableErrors);
   if (onCommand) connection.getClient().on('commandStarted', onCommand);
   await connection.asPromise();
+  // Before the write gate's: a gated write waits for its turn (bounded there), then its call is bounded here.
+  interceptCollections(connection, (collection) => boundCollection(collection, bound + DEADLINE_MARGIN_MS));
   // FerretDB answers buildInfo with its own version; MongoDB has no such field.
   const ferretDb = 'ferretdbVersion' in (await connection.db!.admin().command({ buildInfo: 1 }));
   const lockCollection = WriteLockSchema.get('collection') as string;

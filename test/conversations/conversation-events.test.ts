@@ -2,6 +2,7 @@
 // sandbox may report what: over real HTTP with the fake agent server in process sandboxes
 // (it "runs" a new conversation and sends its webhooks like the real one).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tablesFor } from '../../src/db/record-tables.js';
 import { call } from '../helpers/app.js';
 import { startConversationApp, v0, waitForTask, type ConversationApp, type StartedTask } from '../helpers/conversation-app.js';
 import { eventually } from '../helpers/eventually.js';
@@ -261,15 +262,17 @@ describe('microagent management', () => {
       updatedAt: new Date(),
       ...fields,
     });
-    await app
-      .rawCollection('app_conversations')
-      .insertMany([
-        record('c'.repeat(31) + '1', {}),
-        record('c'.repeat(31) + '2', { pr_number: [7] }),
-        record('c'.repeat(31) + '3', { pr_number: [8] }),
-        record('c'.repeat(31) + '4', { trigger: 'gui' }),
-        record('c'.repeat(31) + '5', { selected_repository: 'acme/other' }),
-      ] as never[]);
+    // Through the service's own record table, so that the embedded default's lists hold them too.
+    const conversations = tablesFor(app.server.deps.db.models).conversations;
+    for (const r of [
+      record('c'.repeat(31) + '1', {}),
+      record('c'.repeat(31) + '2', { pr_number: [7] }),
+      record('c'.repeat(31) + '3', { pr_number: [8] }),
+      record('c'.repeat(31) + '4', { trigger: 'gui' }),
+      record('c'.repeat(31) + '5', { selected_repository: 'acme/other' }),
+    ]) {
+      await conversations.insert(r as never);
+    }
     const listed = await call(app, 'GET', '/api/microagent-management/conversations?selected_repository=acme/widgets&limit=100', { key });
     expect(listed.status).toBe(200);
     expect(listed.body.results.map((c: { conversation_id: string }) => c.conversation_id)).toEqual([

@@ -1,0 +1,71 @@
+// Every driver call of a connection settles within a deadline, whatever happens to the server.
+// The driver bounds each step of an operation by DB_OPERATION_TIMEOUT_MS (server selection,
+// checkout, socket read: database.ts), but an operation sent on a pooled connection whose server
+// has just died can wait for ever: mongodb 6.20 and 6.22, a FerretDB killed (SIGKILL) while
+// reads were being checked out, hung those reads in 8 of 20 rounds, past every one of those
+// bounds (the driver's timeoutMS bounds them, at a cost on every command: database.ts). So each
+// call races one timer here; a call still pending at its deadline fails as the driver's own
+// operation timeout, which the outage mapping turns into a 503 (unavailable.ts).
+import { MongoOperationTimeoutError, type Collection } from 'mongodb';
+
+/** Collection methods that return one promise. */
+const CALLS = [
+  'insertOne',
+  'insertMany',
+  'bulkWrite',
+  'updateOne',
+  'updateMany',
+  'replaceOne',
+  'deleteOne',
+  'deleteMany',
+  'findOne',
+  'findOneAndUpdate',
+  'findOneAndReplace',
+  'findOneAndDelete',
+  'countDocuments',
+  'estimatedDocumentCount',
+  'distinct',
+] as const;
+/** Methods that return a cursor, and the cursor methods that read from the server. */
+const CURSORS = ['find', 'aggregate'] as const;
+const CURSOR_READS = ['toArray', 'next', 'tryNext', 'hasNext'] as const;
+
+const BOUNDED = Symbol('calls bounded by a deadline');
+
+type Method = (...args: unknown[]) => unknown;
+
+/** Races `pending` against a timer of `ms`; the timer is gone once either settles. */
+export function withDeadline<T>(pending: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new MongoOperationTimeoutError(`${what} did not settle within ${ms} ms`)), ms);
+  });
+  return Promise.race([pending, expired]).finally(() => clearTimeout(timer));
+}
+
+/** Wraps the collection's server calls (and its cursors' reads) so that each settles within `ms`. */
+export function boundCollection<T extends Collection>(collection: T, ms: number): T {
+  const methods = collection as unknown as Record<string | symbol, unknown>;
+  if (methods[BOUNDED]) return collection;
+  const name = collection.collectionName;
+  for (const method of CALLS) {
+    if (typeof methods[method] !== 'function') continue;
+    const call = (methods[method] as Method).bind(collection);
+    methods[method] = (...args: unknown[]) => withDeadline(call(...args) as Promise<unknown>, ms, `${method} on ${name}`);
+  }
+  for (const method of CURSORS) {
+    if (typeof methods[method] !== 'function') continue;
+    const open = (methods[method] as Method).bind(collection);
+    methods[method] = (...args: unknown[]) => boundCursor(open(...args) as Record<string, unknown>, ms, `${method} on ${name}`);
+  }
+  methods[BOUNDED] = true;
+  return collection;
+}
+
+function boundCursor<C extends Record<string, unknown>>(cursor: C, ms: number, what: string): C {
+  for (const read of CURSOR_READS) {
+    const call = (cursor[read] as Method).bind(cursor);
+    (cursor as Record<string, unknown>)[read] = (...args: unknown[]) => withDeadline(call(...args) as Promise<unknown>, ms, what);
+  }
+  return cursor;
+}
