@@ -143,6 +143,11 @@ export const AppConversationStartTaskSchema = z
   .meta({ id: 'AppConversationStartTask' });
 export type AppConversationStartTask = z.infer<typeof AppConversationStartTaskSchema>;
 
+/** Whether a task snapshot moves a stream on from the last one sent: never back in time, never the same twice. */
+export function isLaterSnapshot(snapshot: AppConversationStartTask, last: AppConversationStartTask): boolean {
+  return snapshot.updated_at >= last.updated_at && JSON.stringify(snapshot) !== JSON.stringify(last);
+}
+
 export const AppConversationSchema = z
   .object({
     id: z.string(),

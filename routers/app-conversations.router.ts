@@ -10,6 +10,7 @@ import {
   BatchGetStartTasksInputSchema,
   CountAppConversationsInputSchema,
   CountStartTasksInputSchema,
+  isLaterSnapshot,
   SearchAppConversationsInputSchema,
   SearchStartTasksInputSchema,
   StartTaskPageSchema,
@@ -97,8 +98,11 @@ export const appConversationsRouter = router({
     .output(z.array(AppConversationStartTaskSchema))
     .mutation(async ({ ctx, input, signal }) => {
       const task = await ctx.services.appConversations.start(ctx.user.id, input);
-      const snapshots = [];
-      for await (const snapshot of ctx.services.appConversations.watchTask(ctx.user.id, task.id, signal)) snapshots.push(snapshot);
+      // The task as started comes first: the runner may have moved it on before the watch began.
+      const snapshots = [task];
+      for await (const snapshot of ctx.services.appConversations.watchTask(ctx.user.id, task.id, signal)) {
+        if (isLaterSnapshot(snapshot, snapshots.at(-1)!)) snapshots.push(snapshot);
+      }
       return snapshots;
     }),
 

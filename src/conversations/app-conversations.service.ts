@@ -2,13 +2,14 @@
 // and conversations with live sandbox and execution status. The work itself is done by the
 // start workflow (start-workflow.ts) through the lease queue.
 import crypto from 'node:crypto';
-import type {
-  AppConversation,
-  AppConversationStartRequest,
-  AppConversationStartTask,
-  ConversationFilters,
-  ConversationSortOrder,
-  StartTaskFilters,
+import {
+  isLaterSnapshot,
+  type AppConversation,
+  type AppConversationStartRequest,
+  type AppConversationStartTask,
+  type ConversationFilters,
+  type ConversationSortOrder,
+  type StartTaskFilters,
 } from '../../contract/app-conversations.schema.js';
 import { hexId, pageFromExtra, pageOffset, SECRET_MASK, UUID_PATTERN } from '../../contract/common.schema.js';
 import type { McpConfigInput } from '../../contract/mcp.schema.js';
@@ -165,9 +166,8 @@ export class AppConversationsService {
   }
 
   /**
-   * Snapshots of a task until it is READY or ERROR (stream-start and the tRPC subscription).
-   * Every step this process records is delivered, however fast the steps follow each other
-   * (they arrive with the change); steps made by other replicas are polled every 500 ms.
+   * Snapshots of a task until READY or ERROR (stream-start, the tRPC subscription): every step this process
+   * records, however fast they follow each other (they arrive with the change); other replicas' every 500 ms.
    */
   async *watchTask(userId: string, taskId: string, signal?: AbortSignal): AsyncGenerator<AppConversationStartTask> {
     const changes: StartTask[] = [];
@@ -185,7 +185,7 @@ export class AppConversationsService {
         for (const task of changes.length > 0 ? changes.splice(0) : [latest]) {
           const snapshot = toTask(task);
           // Never back in time (a change queued before the first read), never the same twice.
-          if (last && (snapshot.updated_at < last.updated_at || JSON.stringify(snapshot) === JSON.stringify(last))) continue;
+          if (last && !isLaterSnapshot(snapshot, last)) continue;
           last = snapshot;
           yield snapshot;
           if (TERMINAL.includes(snapshot.status)) return;

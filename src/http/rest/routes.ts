@@ -15,6 +15,7 @@
 //     as text), and …/download: the zip's bytes as application/zip;
 //   - routes of other services that clients call here, answered "not available" (notAvailableRoutes).
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isLaterSnapshot } from '../../../contract/app-conversations.schema.js';
 import { createCaller } from '../../../routers/index.js';
 import type { Deps } from '../../context.js';
 import type { RequestContext } from '../context.js';
@@ -69,12 +70,14 @@ export function handlerRoutes(deps: Deps): HandlerRoute[] {
         const { res } = call;
         res.statusCode = 200;
         res.setHeader('Content-Type', JSON_UTF8);
-        res.write('[');
-        let first = true;
+        // The task as started comes first: the runner may have moved it on before the watch began.
+        let last = task;
+        res.write(`[${JSON.stringify(task)}`);
         try {
           for await (const snapshot of snapshots) {
-            res.write((first ? '' : ',') + JSON.stringify(snapshot));
-            first = false;
+            if (!isLaterSnapshot(snapshot, last)) continue;
+            res.write(`,${JSON.stringify(snapshot)}`);
+            last = snapshot;
           }
         } finally {
           res.end(']'); // a failure after the first bytes ends the array where it is
