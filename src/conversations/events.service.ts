@@ -64,6 +64,8 @@ export class EventsService {
     if (!log || seq < log.first || seq >= log.next) return null;
     const start = Math.max(log.first, seq - before);
     const page = await this.store.page(log, start, false, {}, seq - start + 1 + after);
+    // A batch claims its positions before it writes its events: one claimed but not yet written is not found yet.
+    if (!page.events.some((e) => e.seq === seq)) return null;
     return page.events.map((e) => ({ seq: e.seq, event: parse(e) }));
   }
 

@@ -169,9 +169,11 @@ describe('a running conversation', () => {
       'MessageEvent',
       'ConversationStateUpdateEvent',
     ]);
+    // The events stored, not only counted: a batch claims its positions before it writes them.
     await eventually(
       'the events webhook',
-      async () => (await call(app, 'GET', `/api/v1/events/count?conversation_id__eq=${id}`, { key: alice })).body === 4,
+      async () =>
+        (await call(app, 'GET', `/api/v1/events/search?conversation_id__eq=${id}&limit=100`, { key: alice })).body.items?.length === 4,
     );
     expect(await call(app, 'GET', `${page('remember-prompt')}?event_id=2`, { key: alice })).toMatchObject({
       status: 200,
