@@ -4,33 +4,22 @@
 // no HTTP. The query is measured only while one takes under QUERY_CAP_MS.
 //
 //   npm run bench:list-searches [-- --sizes 1000,10000,100000 --pages 20]
-import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { IndexedSearches, searchesFor, type Searches } from '../src/conversations/searches.js';
-import { loadConfig } from '../src/config.js';
-import { connectDatabase } from '../src/db/database.js';
-import { ensureFerretDbBinary, startFerretDb } from '../src/db/embedded-mongo.js';
 import { rebuildLists } from '../src/db/list-rebuild.js';
-import { createLogger } from '../src/logger.js';
-import { stopChild } from '../src/processes.js';
+import { withOwnDatabase } from './own-database.js';
 import { seedConversations } from './seed.js';
 
 const { values } = parseArgs({
   options: { sizes: { type: 'string', default: '1000,10000,100000' }, pages: { type: 'string', default: '20' } },
 });
 const QUERY_CAP_MS = 5_000;
-const log = createLogger('warn', process.stderr);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function main() {
-  const binary = await ensureFerretDbBinary(loadConfig(process.env).cacheDir, log);
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-bench-list-searches-'));
-  const ferret = await startFerretDb({ binary, dbDir: path.join(tmp, 'db'), stateDir: tmp, log });
-  const db = await connectDatabase(`${ferret.uri}lists`, { operationTimeoutMs: 120_000 });
   const rows = ['| conversations | lists p50 (ms) | query p50 (ms) | lists built in (s) |', '| ---: | ---: | ---: | ---: |'];
-  try {
+  await withOwnDatabase('list-searches', { operationTimeoutMs: 120_000 }, async (db) => {
     const listed = searchesFor(db.models);
     const indexed = new IndexedSearches(db.models);
     let have = 0;
@@ -63,11 +52,7 @@ async function main() {
     process.stdout.write(
       `${rows.join('\n')}\n\nOne process, sequential pages (newest by creation and by update, 21 records); load average ${os.loadavg()[0]!.toFixed(2)} at the end.\n`,
     );
-  } finally {
-    await db.close();
-    await stopChild(ferret.child);
-    fs.rmSync(tmp, { recursive: true, force: true });
-  }
+  });
 }
 
 main().catch((error: unknown) => {

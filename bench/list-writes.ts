@@ -3,26 +3,15 @@
 // write without lists (the record table MongoDB uses, here on FerretDB), on one process and
 // its own FerretDB in a temporary folder that is removed.
 import crypto from 'node:crypto';
-import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
-import { loadConfig } from '../src/config.js';
-import { connectDatabase } from '../src/db/database.js';
-import { ensureFerretDbBinary, startFerretDb } from '../src/db/embedded-mongo.js';
 import { IndexedTable } from '../src/db/record-table.js';
 import { tablesFor, type ConversationRow } from '../src/db/record-tables.js';
-import { createLogger } from '../src/logger.js';
-import { stopChild } from '../src/processes.js';
+import { withOwnDatabase } from './own-database.js';
 
 const WRITES = 200;
-const log = createLogger('warn', process.stderr);
 
 async function main() {
-  const binary = await ensureFerretDbBinary(loadConfig(process.env).cacheDir, log);
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-bench-lists-'));
-  const ferret = await startFerretDb({ binary, dbDir: path.join(tmp, 'db'), stateDir: tmp, log });
-  const db = await connectDatabase(`${ferret.uri}lists`, { operationTimeoutMs: 30_000, onCommand: () => {} });
-  try {
+  await withOwnDatabase('lists', { operationTimeoutMs: 30_000, onCommand: () => {} }, async (db) => {
     const starts = new Map<number, number>();
     let commands = 0;
     db.connection.getClient().on('commandStarted', (e) => starts.set(e.requestId, performance.now()));
@@ -64,11 +53,7 @@ async function main() {
     process.stdout.write(
       `${rows.join('\n')}\n\n${WRITES} writes each, one after the other; load average ${os.loadavg()[0]!.toFixed(2)}.\n`,
     );
-  } finally {
-    await db.close();
-    await stopChild(ferret.child);
-    fs.rmSync(tmp, { recursive: true, force: true });
-  }
+  });
 }
 
 main().catch((error: unknown) => {
