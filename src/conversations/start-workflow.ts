@@ -127,9 +127,7 @@ export class StartWorkflow {
     let sandboxId = task.sandbox_id ?? request.sandbox_id ?? null;
     let source: SandboxSource = task.sandbox_source ?? 'existing';
     if (!sandboxId && task.reservedSandboxId && task.attempts > 1) {
-      // An earlier attempt created the reserved sandbox and stopped (a restart) before recording it here.
-      const [earlier] = await this.deps.sandboxes.batchGet(task.userId, [task.reservedSandboxId]);
-      if (earlier) [sandboxId, source] = [earlier.id, 'cold_start'];
+      if (await this.startedEarlier(task.userId, task.reservedSandboxId)) [sandboxId, source] = [task.reservedSandboxId, 'cold_start'];
     }
     if (!sandboxId) {
       const deadline = task.createdAt.getTime() + this.deps.config.conversations.deadlineMs;
@@ -187,6 +185,24 @@ export class StartWorkflow {
       });
     } finally {
       release();
+    }
+  }
+
+  /**
+   * Whether an earlier attempt created the reserved sandbox and stopped (a restart) before
+   * recording it here. One whose workspace was never made (the restart came between its record
+   * and its start) held nothing: it is dropped, and this attempt launches it anew.
+   */
+  private async startedEarlier(userId: string, reservedId: string): Promise<boolean> {
+    const [earlier] = await this.deps.sandboxes.batchGet(userId, [reservedId]);
+    if (!earlier) return false;
+    try {
+      await this.deps.lifecycle.ensureRunning(userId, reservedId);
+      return true;
+    } catch (error) {
+      if (!(error instanceof AppError && error.reason === 'sandbox_workspace_gone')) throw error;
+      await this.deps.sandboxes.delete(userId, reservedId);
+      return false;
     }
   }
 

@@ -313,6 +313,17 @@ describe('durability', () => {
     expect(await waitForTask(key, id)).toMatchObject({ status: 'READY' });
   });
 
+  it('launches the reserved sandbox anew when the restart came between its record and its start', async () => {
+    const { userId, key } = await userWithSettings();
+    // The earlier attempt recorded the sandbox its request reserved, and died before starting it.
+    const { sandboxes, sandboxSpecs } = app.server.deps.services;
+    const reserved = await sandboxes.insertRecord(userId, sandboxSpecs.default);
+    const id = await insertTask(userId, { reservedSandboxId: reserved._id });
+    expect(await waitForTask(key, id)).toMatchObject({ status: 'READY', sandbox_id: reserved._id, detail: null });
+    const [sandbox] = (await call(app, 'GET', `/api/v1/sandboxes?id=${reserved._id}`, { key })).body;
+    expect(sandbox).toMatchObject({ id: reserved._id, status: 'RUNNING' });
+  });
+
   it('gives up, with a reason, on a task interrupted too often or too old', async () => {
     const { userId, key } = await userWithSettings();
     const tooOften = await insertTask(userId, { attempts: 3 });
@@ -364,6 +375,7 @@ describe('durability', () => {
         return t && !['WORKING', 'READY', 'ERROR'].includes(t.status) ? t : null;
       });
       await service.kill();
+      const killedLog = service.stdout();
       const interrupted = await mongo.db().collection('start_tasks').findOne({ _id: started.body.id });
       expect(['READY', 'ERROR']).not.toContain(interrupted?.status);
 
@@ -380,7 +392,12 @@ describe('durability', () => {
           `${error.message}\ntask: ${JSON.stringify(task)}\nqueue entry: ${JSON.stringify(entry)}\n${service.stdout().slice(-4000)}`,
         );
       });
-      expect(done).toMatchObject({ status: 'READY' });
+      // The detail and the restarted service's last lines say why, if it ended otherwise.
+      expect({ status: done.status, detail: done.detail, log: done.status === 'READY' ? '' : `${killedLog.slice(-3000)}\n---\n${service.stdout().slice(-3000)}` }).toEqual({
+        status: 'READY',
+        detail: null,
+        log: '',
+      });
       expect((await mongo.db().collection('start_tasks').findOne({ _id: started.body.id }))?.attempts).toBe(2);
     } finally {
       for (const s of await mongo.db().collection('sandboxes').find({}).toArray()) {
