@@ -27,6 +27,8 @@ import { TERMINAL, type ConversationSearch, type ConversationStore, type StartTa
 
 /** Ids are 32 lowercase hex digits here; clients may send UUIDs dashed (the reference accepts both). */
 const idKey = (id: string) => (UUID_PATTERN.test(id) ? hexId(id) : id);
+/** How long a new task waits for its creation event before any worker may claim it anyway (a crash in between). */
+const CREATION_EVENT_HOLD_MS = 5_000;
 const randomHex = () => crypto.randomBytes(16).toString('hex');
 const masked = (secrets: Record<string, string>) => Object.fromEntries(Object.keys(secrets).map((name) => [name, SECRET_MASK]));
 const idTaken = (id: string) =>
@@ -103,12 +105,17 @@ export class AppConversationsService {
         },
         { mcpConfig: mcpOverride, requestSecrets: secrets ?? null },
         { tags },
+        this.events ? CREATION_EVENT_HOLD_MS : 0,
       );
     } catch (error) {
       if (reservedSandboxId) await this.sandboxes.slots.dropReservation(userId, reservedSandboxId);
       throw isDuplicateKeyError(error) ? idTaken(conversationId) : error;
     }
-    await this.events?.taskChanged(task);
+    if (this.events) {
+      // Its WORKING event is told before any worker (another replica's too) can tell a later status.
+      await this.events.taskChanged(task);
+      await this.store.releaseTask(task._id);
+    }
     this.kick();
     return toTask(task);
   }

@@ -16,9 +16,12 @@ export interface QueueEntry {
 export class TaskQueue {
   constructor(private readonly entries: StartTaskQueueModel) {}
 
-  /** Written before the task: a crash in between leaves an entry without a task (dropped later), never a task no worker finds. */
-  async enqueue(taskId: string, createdAt: Date): Promise<void> {
-    await this.entries.create({ _id: taskId, dueAt: createdAt, createdAt });
+  /**
+   * Written before the task: a crash in between leaves an entry without a task (dropped later),
+   * never a task no worker finds. Due at `dueAt` (its creation unless held back).
+   */
+  async enqueue(taskId: string, createdAt: Date, dueAt = createdAt): Promise<void> {
+    await this.entries.create({ _id: taskId, dueAt, createdAt });
   }
 
   /** The first few entries due now, oldest due first. */
