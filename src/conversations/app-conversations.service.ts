@@ -22,7 +22,7 @@ import type { BudgetsService } from './budgets.service.js';
 import type { ConversationEvents } from './lifecycle-events.js';
 import { LiveStatus } from './live-status.js';
 import { NO_AGENT_PROFILES, profileTags, type AgentProfiles } from './profiles.js';
-import { refused, withSuggestedTask } from './start-request.js';
+import { inheritFromParent, refused, withSuggestedTask } from './start-request.js';
 import { TERMINAL, type ConversationSearch, type ConversationStore, type StartTask, type TaskSortOrder } from './store.js';
 
 /** Ids are 32 lowercase hex digits here; clients may send UUIDs dashed (the reference accepts both). */
@@ -67,17 +67,10 @@ export class AppConversationsService {
   ): Promise<AppConversationStartTask> {
     const request = withSuggestedTask({ ...input });
     if (request.parent_conversation_id) {
-      // Sub-conversation: inherit what the request leaves out from the parent (reference).
       const parent = await this.store.conversation(userId, request.parent_conversation_id);
-      if (!parent) {
-        const message = `Parent conversation not found: ${request.parent_conversation_id}`;
-        throw new AppError('NOT_FOUND', message, { reason: 'parent_conversation_not_found' });
-      }
-      request.sandbox_id ??= parent.sandboxId;
-      request.selected_repository ??= parent.selected_repository;
-      request.selected_branch ??= parent.selected_branch;
-      request.git_provider ??= parent.git_provider as AppConversationStartRequest['git_provider'];
-      request.llm_model ??= parent.llm_model;
+      const message = `Parent conversation not found: ${request.parent_conversation_id}`;
+      if (!parent) throw new AppError('NOT_FOUND', message, { reason: 'parent_conversation_not_found' });
+      inheritFromParent(request, parent);
     }
     const conversationId = request.conversation_id ? hexId(request.conversation_id) : randomHex();
     if (request.conversation_id && (await this.store.conversationById(conversationId))) throw idTaken(conversationId);
@@ -111,8 +104,8 @@ export class AppConversationsService {
       if (reservedSandboxId) await this.sandboxes.slots.dropReservation(userId, reservedSandboxId);
       throw isDuplicateKeyError(error) ? idTaken(conversationId) : error;
     }
+    // Its WORKING event goes out before any worker (another replica's too) can tell a later status.
     if (this.events) {
-      // Its WORKING event is told before any worker (another replica's too) can tell a later status.
       await this.events.taskChanged(task);
       await this.store.releaseTask(task._id);
     }

@@ -4,6 +4,7 @@
 // the field, never dropped.
 import type { AppConversationStartRequest, SendMessageRequest } from '../../contract/app-conversations.schema.js';
 import type { SuggestedTask } from '../../contract/conversations.schema.js';
+import type { AppConversationRecord } from '../../models/index.js';
 import { AppError } from '../errors.js';
 
 /** A start-request field the service cannot honour: 422 on that field. */
@@ -21,6 +22,15 @@ export function suggestedTaskPrompt(task: SuggestedTask): string {
     OPEN_PR: `Continue the work in pull request #${task.issue_number}`,
   }[task.task_type];
   return `${what} of ${task.repo}: "${task.title}".`;
+}
+
+/** A sub-conversation inherits what its request leaves out from its parent (reference). */
+export function inheritFromParent(request: AppConversationStartRequest, parent: AppConversationRecord): void {
+  request.sandbox_id ??= parent.sandboxId;
+  request.selected_repository ??= parent.selected_repository;
+  request.selected_branch ??= parent.selected_branch;
+  request.git_provider ??= parent.git_provider as AppConversationStartRequest['git_provider'];
+  request.llm_model ??= parent.llm_model;
 }
 
 /** A suggested task as the request's first message, repository and trigger (the reference's rules). */

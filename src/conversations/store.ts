@@ -76,21 +76,12 @@ export class ConversationStore {
    * What holds credentials is stored encrypted (SEALED): a per-conversation MCP override, the
    * request's secrets.
    */
-  /**
-   * The task, its conversation record and its queue entry. `holdMs`: no worker claims the task
-   * for that long unless `releaseTask` is called (the creation's own event goes out first).
-   */
-  async createTask(
-    task: NewStartTask,
-    sealed: Sealed,
-    conversation: { tags: Record<string, string> },
-    holdMs = 0,
-  ): Promise<StartTask> {
+  /** The task, its conversation and queue entry; no worker claims it for `holdMs` unless released (releaseTask). */
+  async createTask(task: NewStartTask, sealed: Sealed, conversation: { tags: Record<string, string> }, holdMs = 0): Promise<StartTask> {
     const seal = (field: keyof Sealed) =>
       sealed[field] ? this.box.encrypt(JSON.stringify(sealed[field]), sealContext(task._id, field)) : null;
     const record = newStartTask(task, { mcpConfig: seal('mcpConfig'), requestSecrets: seal('requestSecrets') });
-    // The queue entry first: a crash in between leaves an entry without a task (claims drop it),
-    // never a task no worker will find.
+    // The queue entry first: a crash in between leaves an entry without a task (dropped), never a task no worker finds.
     await this.queue.enqueue(record._id, record.createdAt, new Date(record.createdAt.getTime() + holdMs));
     await this.tables.tasks.insert(record);
     try {

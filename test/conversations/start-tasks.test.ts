@@ -393,7 +393,11 @@ describe('durability', () => {
         );
       });
       // The detail and the restarted service's last lines say why, if it ended otherwise.
-      expect({ status: done.status, detail: done.detail, log: done.status === 'READY' ? '' : `${killedLog.slice(-3000)}\n---\n${service.stdout().slice(-3000)}` }).toEqual({
+      expect({
+        status: done.status,
+        detail: done.detail,
+        log: done.status === 'READY' ? '' : `${killedLog.slice(-3000)}\n---\n${service.stdout().slice(-3000)}`,
+      }).toEqual({
         status: 'READY',
         detail: null,
         log: '',

@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { PACKAGE_ROOT } from '../../src/processes.js';
-import { buildOnce, hashInputs, run } from './build-cache.js';
+import { buildOnce, hashInputs, run, sharedBuild } from './build-cache.js';
 
 export const CLIENT_DIR = path.join(PACKAGE_ROOT, 'client');
 /** Stamps and locks of the tests' builds: per checkout, git-ignored, gone with `npm ci`. */
@@ -14,16 +14,24 @@ const CLIENT_INPUTS = ['client/src', 'client/scripts', 'client/package.json', 'c
 const SERVER_TYPE_INPUTS = ['contract', 'routers', 'src', 'models'];
 
 /** Builds client/dist unless it is current; returns how long it took and whether it was reused. */
-export async function ensureClientBuilt(): Promise<{ outcome: 'reused' | 'built'; ms: number }> {
+export async function ensureClientBuilt(): Promise<{ outcome: 'reused' | 'restored' | 'built'; ms: number }> {
   const started = Date.now();
+  const key = hashInputs(PACKAGE_ROOT, [...CLIENT_INPUTS, ...SERVER_TYPE_INPUTS]);
   const outcome = await buildOnce({
     lockDir: path.join(TEST_BUILD_STATE, 'client.lock'),
     stampFile: path.join(TEST_BUILD_STATE, 'client.key'),
-    key: hashInputs(PACKAGE_ROOT, [...CLIENT_INPUTS, ...SERVER_TYPE_INPUTS]),
+    key,
     output: path.join(CLIENT_DIR, 'dist', 'index.d.ts'),
-    build: async () => {
-      await run(process.execPath, [path.join(CLIENT_DIR, 'scripts/build.mjs')], { cwd: PACKAGE_ROOT });
-    },
+    build: () =>
+      sharedBuild({
+        name: 'client-dist',
+        key,
+        root: CLIENT_DIR,
+        entries: ['dist'],
+        build: async () => {
+          await run(process.execPath, [path.join(CLIENT_DIR, 'scripts/build.mjs')], { cwd: PACKAGE_ROOT });
+        },
+      }),
   });
   return { outcome, ms: Date.now() - started };
 }

@@ -1,21 +1,24 @@
 // The example Next.js app (examples/nextjs) for browser tests: installed and built in its own
 // folder, each step redone only when its inputs changed (`next build` takes about half a
-// minute on two busy cores), then run with `next start` against a test service.
+// minute on two busy cores) and copied in from the shared build cache when another checkout
+// made it from the same inputs, then run with `next start` against a test service.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { freePort, PACKAGE_ROOT } from '../../src/processes.js';
-import { buildOnce, hashInputs, run } from './build-cache.js';
+import { buildOnce, hashInputs, run, sharedBuild } from './build-cache.js';
 import { clientBuildKey, ensureClientBuilt, TEST_BUILD_STATE } from './client-package.js';
 
 export const EXAMPLE_DIR = path.join(PACKAGE_ROOT, 'examples', 'nextjs');
 const NEXT_BIN = path.join(EXAMPLE_DIR, 'node_modules', 'next', 'dist', 'bin', 'next');
 const ENV = { ...process.env, NEXT_TELEMETRY_DISABLED: '1' };
 
+type Outcome = 'reused' | 'restored' | 'built';
+
 export interface ExampleBuild {
-  client: 'reused' | 'built';
-  install: 'reused' | 'built';
-  build: 'reused' | 'built';
+  client: Outcome;
+  install: Outcome;
+  build: Outcome;
   /** Milliseconds each step took (a reused step costs a hash of its inputs). */
   ms: { client: number; install: number; build: number };
 }
@@ -31,22 +34,38 @@ export async function ensureExampleBuilt(): Promise<ExampleBuild> {
     stampFile: path.join(TEST_BUILD_STATE, 'nextjs-example-install.key'),
     key: installKey,
     output: NEXT_BIN,
-    build: async () => {
-      await run('npm', ['ci', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: EXAMPLE_DIR, env: ENV });
-    },
+    build: () =>
+      sharedBuild({
+        name: 'nextjs-example-modules',
+        key: installKey,
+        root: EXAMPLE_DIR,
+        entries: ['node_modules'],
+        readOnly: ['node_modules'],
+        build: async () => {
+          await run('npm', ['ci', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: EXAMPLE_DIR, env: ENV });
+        },
+      }),
   });
   const installMs = Date.now() - started;
   started = Date.now();
   const buildIdFile = path.join(EXAMPLE_DIR, '.next', 'BUILD_ID');
+  const buildKey = `${installKey}-${hashInputs(EXAMPLE_DIR, sourceEntries())}`;
   const build = await buildOnce({
     lockDir: path.join(TEST_BUILD_STATE, 'nextjs-example-build.lock'),
     stampFile: path.join(TEST_BUILD_STATE, 'nextjs-example-build.key'),
-    key: `${installKey}-${hashInputs(EXAMPLE_DIR, sourceEntries())}`,
+    key: buildKey,
     output: buildIdFile,
     fingerprint: () => (fs.existsSync(buildIdFile) ? fs.readFileSync(buildIdFile, 'utf8') : ''),
-    build: async () => {
-      await run(process.execPath, [NEXT_BIN, 'build'], { cwd: EXAMPLE_DIR, env: ENV });
-    },
+    build: () =>
+      sharedBuild({
+        name: 'nextjs-example-build',
+        key: buildKey,
+        root: EXAMPLE_DIR,
+        entries: ['.next'],
+        build: async () => {
+          await run(process.execPath, [NEXT_BIN, 'build'], { cwd: EXAMPLE_DIR, env: ENV });
+        },
+      }),
   });
   return { client: client.outcome, install, build, ms: { client: client.ms, install: installMs, build: Date.now() - started } };
 }

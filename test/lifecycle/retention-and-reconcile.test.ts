@@ -61,6 +61,8 @@ describe('retention', () => {
 
       await eventually('the paused sandbox to be deleted', async () => (await sandbox(app, key, paused.sandbox_id)) === null);
       expect(fs.existsSync(sandboxDir(paused.sandbox_id))).toBe(false);
+      // Counted once the removal returns (after the record goes): by one replica only.
+      await eventually('the deletion to be counted', async () => (await count()) > before);
       expect((await count()) - before).toBe(1);
       // Running sandboxes are not the policy's business.
       expect((await sandbox(app, key, kept.sandbox_id)).status).toBe('RUNNING');
