@@ -15,6 +15,7 @@ const serialFiles = [
 export default defineConfig({
   test: {
     globalSetup: ['test/helpers/global-setup.ts'],
+    setupFiles: ['test/helpers/leak-check.ts'],
     testTimeout: 30_000,
     hookTimeout: 240_000, // the first run builds FerretDB from the Go module proxy
     pool: 'forks',

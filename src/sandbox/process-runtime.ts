@@ -50,6 +50,8 @@ const FIRST_USE_WAIT_MS = 2_000;
 export class ProcessSandboxRuntime implements SandboxRuntime {
   readonly kind = 'process' as const;
   private readonly handles = new Map<string, Handle>();
+  /** Closed: the service is stopping, and nothing is watched any more. */
+  private closed = false;
   /** Per-sandbox operation queue: a resume racing a delete must not bring a process back. */
   private readonly locks = new KeyedQueue();
   /** One install per agent-server version (a spec may name its own: agent_server_version). */
@@ -157,7 +159,9 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
   }
 
   async close(): Promise<void> {
-    // Sandboxes keep running across service restarts; only stop watching them.
+    // Sandboxes keep running across service restarts; only stop watching them (a start still
+    // under way included: it finds the runtime closed).
+    this.closed = true;
     for (const handle of this.handles.values()) clearTimeout(handle.healthTimer);
     this.handles.clear();
   }
@@ -243,7 +247,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
   /** sessionKey: to ask the agent server whether VS Code runs (unknown for an adopted process that is still starting). */
   private watchHealth(sandboxId: string, handle: Handle, deadline: number, sessionKey?: string): void {
     const check = async () => {
-      if (this.handles.get(sandboxId) !== handle || handle.phase !== 'STARTING') return;
+      if (this.closed || this.handles.get(sandboxId) !== handle || handle.phase !== 'STARTING') return;
       if (await isHealthy(handle.ports.agentServer)) {
         if (handle.ports.vscode !== null && sessionKey) {
           handle.vscode = await vscodeRunning(handle.ports.agentServer, sessionKey);
@@ -260,9 +264,13 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
         await stopProcessGroup(handle.pid);
         return;
       }
-      handle.healthTimer = setTimeout(check, HEALTH_INTERVAL_MS);
+      handle.healthTimer = setTimeout(watched, HEALTH_INTERVAL_MS);
     };
-    handle.healthTimer = setTimeout(check, 0);
+    // A timer's callback must not reject (the process would end): a failed check, e.g. its state
+    // folder removed by another replica meanwhile, ends the watch and is logged.
+    const watched = () =>
+      void check().catch((error: unknown) => this.options.log.warn({ sandboxId, err: error }, 'sandbox health check failed'));
+    handle.healthTimer = setTimeout(watched, 0);
   }
 
   /**

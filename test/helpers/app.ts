@@ -40,6 +40,9 @@ export function uniqueDbName(label: string): string {
  * service sends is recorded; stop() fails when a query is not served by a declared index
  * (helpers/query-indexes.ts), so each test checks the queries of the routes it exercises.
  */
+/** Test apps started and not stopped yet, by label (test/helpers/leak-check.ts fails a file that leaves one). */
+export const liveTestApps = new Map<object, string>();
+
 export async function startTestApp(
   label: string,
   env: Record<string, string> = {},
@@ -67,6 +70,8 @@ export async function startTestApp(
       serverOptions.onCommand?.(event);
     },
   });
+  const token = {};
+  liveTestApps.set(token, label);
   let raw: MongoClient | undefined;
   const rawCollection = (name: string) => {
     raw ??= new MongoClient(config.mongo.uri!);
@@ -80,6 +85,7 @@ export async function startTestApp(
     keyFor: async (userId) => (await server.deps.services.apiKeys.create(userId)).key,
     rawCollection,
     stop: async (opts = {}) => {
+      liveTestApps.delete(token);
       // No warm-pool refill may start a sandbox after the list below is taken.
       await server.deps.services.sandboxLifecycle.stop();
       if (!opts.keepSandboxes) {
