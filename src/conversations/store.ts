@@ -74,9 +74,8 @@ export class ConversationStore {
    * Creates the task and, with it, its conversation's record (startState "starting"), so the
    * conversation is visible, and its id taken, from the first moment (a taken id: duplicate key).
    * What holds credentials is stored encrypted (SEALED): a per-conversation MCP override, the
-   * request's secrets.
+   * request's secrets. No worker claims it for `holdMs` unless it is released (releaseTask).
    */
-  /** The task, its conversation and queue entry; no worker claims it for `holdMs` unless released (releaseTask). */
   async createTask(task: NewStartTask, sealed: Sealed, conversation: { tags: Record<string, string> }, holdMs = 0): Promise<StartTask> {
     const seal = (field: keyof Sealed) =>
       sealed[field] ? this.box.encrypt(JSON.stringify(sealed[field]), sealContext(task._id, field)) : null;
