@@ -7,12 +7,10 @@ import { defineConfig } from 'vitest/config';
 // a real agent server and a browser (agent server 1.1.0 loses terminal output on a loaded
 // machine). Beside the busy first group they failed in 2 of 4 fresh-clone runs; two of them
 // together leave half the machine idle: docs/testing.md.
-const serialFiles = [
-  'test/reliability/database-outage.test.ts',
-  'test/conversations/start-tasks.test.ts',
-  'test/e2e/**/*.test.ts',
-  'test/browser/agent-canvas.test.ts',
-];
+const serialFiles = ['test/reliability/database-outage.test.ts', 'test/conversations/start-tasks.test.ts', 'test/e2e/**/*.test.ts'];
+// Agent Canvas in chromium against the real agent server, last and alone: its live view sometimes
+// misses the command's result (once beside another real-timing file in 4 runs; alone, once in ~10).
+const aloneFiles = ['test/browser/agent-canvas.test.ts'];
 
 export default defineConfig({
   // Vitest's results (each file's last duration: the longest files start first) are kept outside
@@ -37,7 +35,7 @@ export default defineConfig({
           // own services), and no file of this group mocks a module or leaves fake timers behind.
           isolate: false,
           include: ['test/**/*.test.ts'],
-          exclude: serialFiles,
+          exclude: [...serialFiles, ...aloneFiles],
           maxWorkers: 3,
           sequence: { groupOrder: 0 },
         },
@@ -45,6 +43,10 @@ export default defineConfig({
       {
         extends: true,
         test: { name: 'serial', include: serialFiles, maxWorkers: 2, sequence: { groupOrder: 1 } },
+      },
+      {
+        extends: true,
+        test: { name: 'alone', include: aloneFiles, maxWorkers: 1, sequence: { groupOrder: 2 } },
       },
     ],
   },

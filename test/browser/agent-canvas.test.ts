@@ -94,7 +94,15 @@ async function runConversation(page: Page, run: string): Promise<string> {
     .waitFor({ timeout: 3 * 60_000 });
   const ran = page.getByTestId('generic-event-message-title').filter({ hasText: 'Ran echo hello' });
   // Canvas sometimes renders the command's card already open (a "Collapse" button): open it if not.
-  await ran.getByRole('button', { name: /^(Expand|Collapse)$/ }).waitFor();
+  await ran
+    .getByRole('button', { name: /^(Expand|Collapse)$/ })
+    .waitFor()
+    .catch(async (error: Error) => {
+      // What Canvas shows instead (e.g. "Running echo hello": the result never reached its view).
+      await shot(page, `${run}-4-no-result`);
+      const titles = await page.getByTestId('generic-event-message-title').allInnerTexts();
+      throw new Error(`${error.message}\nevent titles shown: ${JSON.stringify(titles)}`);
+    });
   const expand = ran.getByRole('button', { name: 'Expand', exact: true });
   if ((await expand.count()) > 0) await expand.click();
   const transcript = String(await page.evaluate('document.body.innerText'));
