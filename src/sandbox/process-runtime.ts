@@ -50,7 +50,7 @@ const FIRST_USE_WAIT_MS = 2_000;
 export class ProcessSandboxRuntime implements SandboxRuntime {
   readonly kind = 'process' as const;
   private readonly handles = new Map<string, Handle>();
-  /** Closed: the service is stopping, and nothing is watched any more. */
+  /** The service is stopping: nothing is started or watched any more. */
   private closed = false;
   /** Per-sandbox operation queue: a resume racing a delete must not bring a process back. */
   private readonly locks = new KeyedQueue();
@@ -159,8 +159,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
   }
 
   async close(): Promise<void> {
-    // Sandboxes keep running across service restarts; only stop watching them (a start still
-    // under way included: it finds the runtime closed).
+    // Sandboxes keep running across service restarts; only stop watching them.
     this.closed = true;
     for (const handle of this.handles.values()) clearTimeout(handle.healthTimer);
     this.handles.clear();
@@ -212,6 +211,8 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
     const stateDir = this.stateDir(launch.sandboxId);
     const run = await prepareCommand(launch, extra, { dir, stateDir, uid: this.folders.uidOf(launch.sandboxId) }, this.options.isolation);
     const { env, ports } = run;
+    // A stopping service starts nothing: the sandbox would be watched by nothing, and no shutdown would list it.
+    if (this.closed) throw new AppError('SERVICE_UNAVAILABLE', 'The service is shutting down', { retryAfterSeconds: 5 });
     const logFile = fs.openSync(path.join(stateDir, 'sandbox.log'), 'a', 0o600);
     let child: ChildProcess;
     try {
@@ -266,8 +267,8 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
       }
       handle.healthTimer = setTimeout(watched, HEALTH_INTERVAL_MS);
     };
-    // A timer's callback must not reject (the process would end): a failed check, e.g. its state
-    // folder removed by another replica meanwhile, ends the watch and is logged.
+    // A timer's callback must not reject (the process would end): a failed check (its state folder
+    // removed by another replica meanwhile) ends the watch, logged.
     const watched = () =>
       void check().catch((error: unknown) => this.options.log.warn({ sandboxId, err: error }, 'sandbox health check failed'));
     handle.healthTimer = setTimeout(watched, 0);

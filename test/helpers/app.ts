@@ -88,15 +88,19 @@ export async function startTestApp(
       liveTestApps.delete(token);
       // No warm-pool refill may start a sandbox after the list below is taken.
       await server.deps.services.sandboxLifecycle.stop();
-      if (!opts.keepSandboxes) {
-        // Sandbox processes outlive the service by design; tests must not leave any behind.
+      // Sandbox processes outlive the service by design; tests must not leave any behind.
+      const removeSandboxes = async () => {
         const sandboxes = await rawCollection('sandboxes')
           .find({})
           .toArray()
           .catch(() => []);
         for (const s of sandboxes) await server.deps.runtime.remove(String(s._id)).catch(() => {});
-      }
+      };
+      if (!opts.keepSandboxes) await removeSandboxes();
       await server.stop();
+      // Again once it has stopped (its runtime starts nothing more): a start under way may have
+      // launched a sandbox after the first list.
+      if (!opts.keepSandboxes) await removeSandboxes();
       await raw?.close();
       fs.rmSync(dataDir, { recursive: true, force: true });
       const unserved = unservedQueries(commands, declaredIndexes(server.deps.db.models));

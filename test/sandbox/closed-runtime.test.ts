@@ -1,0 +1,34 @@
+// A stopping service starts no sandbox: its process runtime, once closed (the last step of a
+// shutdown), refuses a start that comes late (a start task still under way), so no process is
+// left that nothing watches and no shutdown lists.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { call, startTestApp, type TestApp } from '../helpers/app.js';
+import { FAKE_AGENT_SPEC, writeSpecsFile } from '../helpers/specs.js';
+
+const specsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-closed-specs-'));
+let app: TestApp;
+
+beforeAll(async () => {
+  app = await startTestApp('closed-runtime', { SANDBOX_SPECS_FILE: writeSpecsFile(specsDir, [FAKE_AGENT_SPEC]) });
+});
+
+afterAll(async () => {
+  await app.stop();
+  fs.rmSync(specsDir, { recursive: true, force: true });
+});
+
+it('answers 503 to a start once the runtime is closed, and leaves no sandbox behind', async () => {
+  const key = await app.keyFor('late-starter');
+  const sandboxesDir = path.join(app.server.deps.config.dataDir, 'sandboxes');
+  const before = fs.existsSync(sandboxesDir) ? fs.readdirSync(sandboxesDir) : [];
+  await app.server.deps.runtime.close();
+  const res = await call(app, 'POST', '/api/v1/sandboxes', { key, body: {} });
+  expect(res.status, res.text).toBe(503);
+  expect(res.body).toMatchObject({ detail: 'The service is shutting down' });
+  // Neither a record nor a folder: the failed start removed what it had made.
+  expect((await call(app, 'GET', '/api/v1/sandboxes/search', { key })).body.items).toEqual([]);
+  expect(fs.existsSync(sandboxesDir) ? fs.readdirSync(sandboxesDir) : []).toEqual(before);
+});
