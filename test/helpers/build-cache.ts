@@ -119,10 +119,9 @@ export function run(
   });
 }
 
-/** Builds kept across checkouts, by name and key: a fresh clone with the same inputs reuses them. */
+/** Builds kept across checkouts, by name and key (in the tools' cache root): a fresh clone with the same inputs reuses them. */
 export const SHARED_BUILDS = path.join(
-  process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'),
-  'agent-control-plane',
+  process.env.AGENT_CP_CACHE_DIR ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'agent-control-plane'),
   'test-builds',
 );
 /** Builds kept per name: the current one and the one before (another branch's). */
