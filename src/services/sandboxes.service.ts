@@ -170,8 +170,9 @@ export class SandboxesService {
   /** Pausing a paused sandbox succeeds (reference). */
   async pause(userId: string, sandboxId: string): Promise<void> {
     const record = notBeingDeleted(await this.record(userId, sandboxId));
-    await this.runtime.pause(sandboxId);
+    // The intent first: a resume polling meanwhile sees the stop, never a stopped process to start again.
     await this.records.update(sandboxId, { userId, desired: { $ne: 'deleting' } }, { $set: desiredChange('paused', { pausedBy: 'user' }) });
+    await this.runtime.pause(sandboxId);
     await this.slots.release(sandboxId);
     await this.events.paused({ ...record, pausedBy: 'user' });
   }
