@@ -31,6 +31,8 @@ beforeAll(async () => {
     ENCRYPTION_KEY: generateKeyText(),
     SANDBOX_STARTUP_TIMEOUT_MS: '180000',
     START_TASK_POLL_MS: '200',
+    // The waits below poll every 100 ms for minutes on a slow machine: past the default 600 a minute.
+    RATE_LIMIT_PER_USER: '100000',
   };
   app = await startTestApp('budgets-e2e', env);
 });
@@ -67,7 +69,11 @@ async function thinkingConversation(key: string, extra: Record<string, unknown> 
   return { id: task.app_conversation_id as string, sandboxId: task.sandbox_id as string };
 }
 
-const conversation = async (key: string, id: string) => (await call(app, 'GET', `/api/v1/app-conversations?ids=${id}`, { key })).body[0];
+async function conversation(key: string, id: string) {
+  const res = await call(app, 'GET', `/api/v1/app-conversations?ids=${id}`, { key });
+  expect(res.status, res.text).toBe(200);
+  return res.body[0];
+}
 
 /** The conversation's combined cost as its agent server itself says (GET /api/conversations/{id}). */
 async function agentCost(key: string, id: string): Promise<{ cost: number; status: string }> {
