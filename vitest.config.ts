@@ -1,6 +1,6 @@
-import os from 'node:os';
 import path from 'node:path';
 import { defineConfig } from 'vitest/config';
+import { cacheRoot } from './src/config-values.js';
 
 // Tests bound to real timing, run two at a time after the others: each kills or stalls real
 // processes against a clock (a database killed and restarted, a start killed mid-way) or drives
@@ -15,10 +15,7 @@ const aloneFiles = ['test/browser/agent-canvas.test.ts'];
 export default defineConfig({
   // Vitest's results (each file's last duration: the longest files start first) are kept outside
   // the checkout, so a fresh clone orders its files as a warm one does (about 30 s shorter).
-  cacheDir: path.join(
-    process.env.AGENT_CP_CACHE_DIR ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'agent-control-plane'),
-    'vite',
-  ),
+  cacheDir: path.join(cacheRoot(), 'vite'),
   test: {
     globalSetup: ['test/helpers/global-setup.ts'],
     setupFiles: ['test/helpers/leak-check.ts'],

@@ -1,7 +1,16 @@
 // Parsers of single environment values (sizes, lists, origins, key=value pairs, keys), for
 // the configuration schema in config.ts. Each reports a bad value as a zod issue, so one
-// message lists every bad variable.
+// message lists every bad variable. Also the tools' cache root (as scripts/ compute it), for the service and the tests.
+import os from 'node:os';
+import path from 'node:path';
 import { z } from 'zod';
+
+/** Where built tools live: AGENT_CP_CACHE_DIR, else $XDG_CACHE_HOME (or ~/.cache)/agent-control-plane, as scripts/ compute it. */
+export function cacheRoot(override: string | undefined = process.env.AGENT_CP_CACHE_DIR): string {
+  return path.resolve(
+    override?.trim() || path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'agent-control-plane'),
+  );
+}
 
 export const optionalString = z
   .string()

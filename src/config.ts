@@ -1,8 +1,8 @@
 // Typed configuration, parsed once from the environment by main.ts / cli.ts and passed
 // down as a dependency. Nothing else in the service reads process.env.
-import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { cacheRoot } from './config-values.js';
 import {
   byteSize,
   hostRules,
@@ -180,9 +180,7 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
   }
   const e = parsed.data;
   const dataDir = path.resolve(e.DATA_DIR);
-  const cacheDir = path.resolve(
-    e.AGENT_CP_CACHE_DIR ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'agent-control-plane'),
-  );
+  const cacheDir = cacheRoot(e.AGENT_CP_CACHE_DIR);
   return Object.freeze({
     env: e.NODE_ENV,
     http: {

@@ -34,15 +34,15 @@ export function uniqueDbName(label: string): string {
   return `t_${label.replace(/[^A-Za-z0-9]/g, '_').slice(0, 30)}_${crypto.randomBytes(4).toString('hex')}`;
 }
 
+/** Test apps started and not stopped yet, by label (test/helpers/leak-check.ts fails a file that leaves one). */
+export const liveTestApps = new Map<object, string>();
+
 /**
  * opts.dbName: share a database with another app (a second replica). opts.logLines: collect the
  * service's log lines (JSON text) there, at LOG_LEVEL (default debug then). Every command the
  * service sends is recorded; stop() fails when a query is not served by a declared index
  * (helpers/query-indexes.ts), so each test checks the queries of the routes it exercises.
  */
-/** Test apps started and not stopped yet, by label (test/helpers/leak-check.ts fails a file that leaves one). */
-export const liveTestApps = new Map<object, string>();
-
 export async function startTestApp(
   label: string,
   env: Record<string, string> = {},

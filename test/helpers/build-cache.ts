@@ -6,9 +6,9 @@
 import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { cacheRoot } from '../../src/config-values.js';
 
 const SKIPPED_DIRS = new Set(['node_modules', 'dist', '.next', '.next-test', '.git']);
 
@@ -120,10 +120,7 @@ export function run(
 }
 
 /** Builds kept across checkouts, by name and key (in the tools' cache root): a fresh clone with the same inputs reuses them. */
-export const SHARED_BUILDS = path.join(
-  process.env.AGENT_CP_CACHE_DIR ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'agent-control-plane'),
-  'test-builds',
-);
+export const SHARED_BUILDS = path.join(cacheRoot(), 'test-builds');
 /** Builds kept per name: the current one and the one before (another branch's). */
 const SHARED_KEEP = 2;
 

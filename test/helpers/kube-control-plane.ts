@@ -9,6 +9,7 @@ import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import { cacheRoot } from '../../src/config-values.js';
 import { freePort, PACKAGE_ROOT, stopChild } from '../../src/processes.js';
 
 export interface KubeControlPlane {
@@ -232,8 +233,7 @@ export async function startKubeControlPlane(opts: KubeControlPlaneOptions = {}):
  */
 export async function buildKube(log: (line: string) => void = () => {}): Promise<string> {
   const script = path.join(PACKAGE_ROOT, 'scripts', 'build-kube.sh');
-  const cacheDir =
-    process.env.AGENT_CP_CACHE_DIR ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'agent-control-plane');
+  const cacheDir = cacheRoot();
   return new Promise((resolve, reject) => {
     const child = execFile(
       'bash',
