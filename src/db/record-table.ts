@@ -119,12 +119,3 @@ export function upserted(id: string, where: Where, update: Update): Record<strin
   );
   return { ...values, ...(update.$setOnInsert as object | undefined), ...(update.$set as object | undefined), _id: id };
 }
-
-/** Runs `work` for every item, at most `width` at a time. */
-export async function inParallel<T>(items: T[], width: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const lanes = Array.from({ length: Math.min(width, items.length) }, async () => {
-    while (next < items.length) await work(items[next++]!);
-  });
-  await Promise.all(lanes);
-}
