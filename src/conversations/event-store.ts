@@ -243,11 +243,14 @@ export class EventStore {
   }
 
   private async readBuckets(conversationId: string, buckets: number[]): Promise<Map<number, StoredEvent>> {
-    const docs = await Promise.all(buckets.map((b) => this.models.EventBucket.findOne({ _id: bucketId(conversationId, b) }).lean()));
+    // One read by _id for all of them (the embedded build narrows an $in of ids through the index).
+    const ids = buckets.map((b) => bucketId(conversationId, b));
+    const docs = buckets.length === 0 ? [] : await this.models.EventBucket.find({ _id: { $in: ids } }).lean();
+    const byId = new Map(docs.map((doc) => [String(doc._id), doc]));
     const result = new Map<number, StoredEvent>();
-    docs.forEach((doc, i) => {
-      for (const [key, slot] of Object.entries((doc?.e ?? {}) as Record<string, Slot>)) {
-        const seq = buckets[i]! * BUCKET_SIZE + Number(key.slice(1));
+    buckets.forEach((bucket, i) => {
+      for (const [key, slot] of Object.entries((byId.get(ids[i]!)?.e ?? {}) as Record<string, Slot>)) {
+        const seq = bucket * BUCKET_SIZE + Number(key.slice(1));
         result.set(seq, { seq, kind: slot.k, timestamp: slot.t ? new Date(slot.t) : null, json: slot.j });
       }
     });

@@ -89,15 +89,21 @@ async function agentCost(key: string, id: string): Promise<{ cost: number; statu
   return { cost, status: info.execution_status };
 }
 
-/** Waits until the conversation is stopped for `reason`, paused, and shows what its agent server reports. */
-async function stoppedFor(key: string, id: string, reason: string) {
+/**
+ * Waits until the conversations are stopped for `reason`, paused, and show what their agent
+ * servers report, and until those reports count every call the stub priced: a call under way
+ * when the pause lands is answered (and priced) before its cost reaches the agent's report.
+ */
+async function stoppedFor(key: string, ids: string[], reason: string, llm: StubLlm) {
   return eventually(
-    `conversation ${id} to be stopped (${reason}) with the agent server's cost`,
+    `conversations ${ids.join(', ')} to be stopped (${reason}) with the agent servers' cost of every answered call`,
     async () => {
-      const c = await conversation(key, id);
-      if (c.execution_status_reason !== reason || c.execution_status !== 'paused') return null;
-      const agent = await agentCost(key, id);
-      return agent.status === 'paused' && c.metrics?.accumulated_cost === agent.cost ? c : null;
+      const shown = await Promise.all(ids.map((id) => conversation(key, id)));
+      if (shown.some((c) => c.execution_status_reason !== reason || c.execution_status !== 'paused')) return null;
+      const agents = await Promise.all(ids.map((id) => agentCost(key, id)));
+      if (agents.some((a, i) => a.status !== 'paused' || shown[i].metrics?.accumulated_cost !== a.cost)) return null;
+      const total = agents.reduce((sum, a) => sum + a.cost, 0);
+      return Math.abs(total - llm.answered * PRICE) < 1e-9 ? shown : null;
     },
     3 * 60_000,
   );
@@ -122,9 +128,9 @@ describe('a budget per conversation on the real agent server', () => {
       if (!started) return;
       id = started.id;
 
-      const stopped = await stoppedFor(key, id, 'budget_reached');
+      const [stopped] = await stoppedFor(key, [id], 'budget_reached', llm);
       // Paused after the call that reached $0.35 (at most the steps under way then on top), and
-      // every call the stub priced is counted once.
+      // every call the stub priced is counted once (stoppedFor waits for the last one's report).
       expect(stopped.metrics.accumulated_cost).toBeGreaterThanOrEqual(0.35);
       expect(stopped.metrics.accumulated_cost).toBeCloseTo(llm.answered * PRICE, 9);
       expect(stopped.metrics).toMatchObject({ max_budget_per_task: 0.35, accumulated_token_usage: { prompt_tokens: 10 * llm.answered } });
@@ -155,7 +161,7 @@ describe('a budget per conversation on the real agent server', () => {
       app = await startTestApp('budgets-e2e', env);
       llm.release();
 
-      const again = await stoppedFor(key, id, 'budget_reached');
+      const [again] = await stoppedFor(key, [id], 'budget_reached', llm);
       expect(again.metrics.accumulated_cost).toBeGreaterThanOrEqual(raisedTo);
       expect(again.metrics.accumulated_cost).toBeCloseTo(llm.answered * PRICE, 9);
       const budget = (await call(app, 'GET', '/api/v1/budget', { key })).body;
@@ -216,7 +222,7 @@ describe('a monthly cap on the real agent server', () => {
       const ids = [first.id, second!.id];
       const month = async () => (await call(app, 'GET', '/api/v1/budget', { key })).body;
       const bothStopped = async (cap: number) => {
-        const stopped = await Promise.all(ids.map((id) => stoppedFor(key, id, 'monthly_budget_reached')));
+        const stopped = await stoppedFor(key, ids, 'monthly_budget_reached', llm);
         const total = stopped.reduce((sum, c) => sum + c.metrics.accumulated_cost, 0);
         const budget = await month();
         expect(budget).toMatchObject({ max_budget_per_month: cap, max_budget_per_month_source: 'settings', monthly_budget_reached: true });
