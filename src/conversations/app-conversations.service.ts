@@ -48,7 +48,7 @@ export class AppConversationsService {
     private readonly removeConversationData: (userId: string, conversationId: string) => Promise<void> = async () => {},
     private readonly profiles: AgentProfiles = NO_AGENT_PROFILES,
     /** Creations and deletions, for the lifecycle webhooks. */
-    private readonly events: Pick<ConversationEvents, 'taskChanged' | 'deleted'> | null = null,
+    private readonly events: Pick<ConversationEvents, 'taskChanged' | 'deleted' | 'listensToTasks'> | null = null,
   ) {
     this.live = new LiveStatus(store, sandboxes, budgets);
   }
@@ -81,6 +81,8 @@ export class AppConversationsService {
     const stored = { ...rest, agent_profile_id: profile?.id ?? null, ...(secrets ? { secrets: masked(secrets) } : {}) };
     const tags = profileTags(profile);
     const reservedSandboxId = await this.sandboxes.slots.reserve(userId, request.sandbox_id ?? null);
+    // Held back from the workers only while its creation event is written, when anyone listens.
+    const announced = (await this.events?.listensToTasks(userId)) ?? false;
     const now = new Date();
     let task: StartTask;
     try {
@@ -98,14 +100,14 @@ export class AppConversationsService {
         },
         { mcpConfig: mcpOverride, requestSecrets: secrets ?? null },
         { tags },
-        this.events ? CREATION_EVENT_HOLD_MS : 0,
+        announced ? CREATION_EVENT_HOLD_MS : 0,
       );
     } catch (error) {
       if (reservedSandboxId) await this.sandboxes.slots.dropReservation(userId, reservedSandboxId);
       throw isDuplicateKeyError(error) ? idTaken(conversationId) : error;
     }
     // Its WORKING event goes out before any worker (another replica's too) can tell a later status.
-    if (this.events) {
+    if (announced && this.events) {
       await this.events.taskChanged(task);
       await this.store.releaseTask(task._id);
     }

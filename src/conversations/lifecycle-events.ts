@@ -35,6 +35,11 @@ export class ConversationEvents {
     this.sink = sink;
   }
 
+  /** Whether a start task's events about `userId` go anywhere now. */
+  listensToTasks(userId: string): Promise<boolean> {
+    return this.sink.listens(userId, 'start_task.status_changed');
+  }
+
   /** A start task entered a status (or was created, WORKING). */
   async taskChanged(task: StartTask): Promise<void> {
     await this.sink.emit({

@@ -53,6 +53,14 @@ export class WebhookOutbox implements LifecycleEvents {
     private readonly now: () => number = Date.now,
   ) {}
 
+  async listens(userId: string, type: LifecycleEvent['type']): Promise<boolean> {
+    try {
+      return (await this.endpoints.listening(userId, type)).length > 0;
+    } catch {
+      return true; // emit() then tries, and logs what it could not store
+    }
+  }
+
   async emit(event: LifecycleEvent): Promise<void> {
     try {
       const listening = await this.endpoints.listening(event.userId, event.type);

@@ -20,9 +20,11 @@ export interface LifecycleEvent {
 export interface LifecycleEvents {
   /** Stores the event for delivery. Never throws: a failure is logged (the state change stands). */
   emit(event: LifecycleEvent): Promise<void>;
+  /** Whether an endpoint would receive events of `type` about `userId`'s resources now (true when that cannot be read). */
+  listens(userId: string, type: LifecycleEvent['type']): Promise<boolean>;
 }
 
-export const NO_LIFECYCLE_EVENTS: LifecycleEvents = { emit: async () => {} };
+export const NO_LIFECYCLE_EVENTS: LifecycleEvents = { emit: async () => {}, listens: async () => false };
 
 /**
  * A resource as an event carries it: the sandbox's session key (which controls its agent
