@@ -41,7 +41,12 @@ describe('the embedded FerretDB build', () => {
     expect(await plan({ _id: { $in: ['first', 'last', new ObjectId()] } })).toMatch(indexed);
     expect(await plan({ _id: 'last', n: 4 })).toMatch(indexed);
     expect(await plan({ _id: { $in: ['first', 'last'] }, n: { $gt: 0 } })).toMatch(indexed);
-    for (const scanned of [{ _id: { $in: ['first', 5] } }, { _id: { $gt: 'a' } }, { _id: { $in: [] } }, { _id: { $in: ['a'], $ne: 'b' } }]) {
+    for (const scanned of [
+      { _id: { $in: ['first', 5] } },
+      { _id: { $gt: 'a' } },
+      { _id: { $in: [] } },
+      { _id: { $in: ['a'], $ne: 'b' } },
+    ]) {
       expect(await plan(scanned)).toMatch(/SCAN/);
     }
   });

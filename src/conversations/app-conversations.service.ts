@@ -81,7 +81,7 @@ export class AppConversationsService {
     const stored = { ...rest, agent_profile_id: profile?.id ?? null, ...(secrets ? { secrets: masked(secrets) } : {}) };
     const tags = profileTags(profile);
     const reservedSandboxId = await this.sandboxes.slots.reserve(userId, request.sandbox_id ?? null);
-    // Held back from the workers only while its creation event is written, when anyone listens.
+    // When anyone listens, its WORKING event goes out before any worker (another replica's too) can tell a later status.
     const announced = (await this.events?.listensToTasks(userId)) ?? false;
     const now = new Date();
     let task: StartTask;
@@ -106,7 +106,6 @@ export class AppConversationsService {
       if (reservedSandboxId) await this.sandboxes.slots.dropReservation(userId, reservedSandboxId);
       throw isDuplicateKeyError(error) ? idTaken(conversationId) : error;
     }
-    // Its WORKING event goes out before any worker (another replica's too) can tell a later status.
     if (announced && this.events) {
       await this.events.taskChanged(task);
       await this.store.releaseTask(task._id);
@@ -135,7 +134,7 @@ export class AppConversationsService {
     return { items, nextOffset: next_page_id === null ? null : f.offset + f.limit };
   }
 
-  /** One page of conversations (newest first by default), with live status (sub_conversation_ids left empty). */
+  /** One page of conversations (newest first by default), with live status (reference: sub_conversation_ids left empty). */
   private async page(userId: string, search: ConversationSearch, offset: number, limit: number, order?: ConversationSortOrder) {
     const records = await this.store.searchConversations(userId, search, offset, limit, order);
     const { page, next_page_id } = pageFromExtra(records, offset, limit);
@@ -220,7 +219,6 @@ export class AppConversationsService {
   ) {
     const offset = pageOffset(filters.page_id);
     const search = { ...filters, topLevelOnly: !filters.include_sub_conversations };
-    // Reference: search results leave sub_conversation_ids empty.
     return this.page(userId, search, offset, filters.limit, filters.sort_order);
   }
 
