@@ -82,7 +82,10 @@ async function fillLlm(page: Page): Promise<void> {
 }
 
 /** From the home box to the conversation page showing the message, the command, its output and the final message. */
-async function runConversation(page: Page, run: string): Promise<string> {
+async function runConversation(page: Page, run: string, key: string): Promise<string> {
+  // The agent-server sockets Canvas opens (their resend parameters), for a failure's report.
+  const sockets: string[] = [];
+  page.on('websocket', (ws) => sockets.push(ws.url().replace(/session_api_key=[^&]*/, 'session_api_key=…')));
   await page.locator('[contenteditable=true]').first().click();
   await page.keyboard.type('Please run echo hello');
   await page.keyboard.press('Enter');
@@ -101,7 +104,8 @@ async function runConversation(page: Page, run: string): Promise<string> {
       // What Canvas shows instead (e.g. "Running echo hello": the result never reached its view).
       await shot(page, `${run}-4-no-result`);
       const titles = await page.getByTestId('generic-event-message-title').allInnerTexts();
-      throw new Error(`${error.message}\nevent titles shown: ${JSON.stringify(titles)}`);
+      const stored = await eventsOf(id, key).catch((e: Error) => e.message);
+      throw new Error(`${error.message}\nevent titles shown: ${JSON.stringify(titles)}\nsockets: ${JSON.stringify(sockets)}\n${stored}`);
     });
   const expand = ran.getByRole('button', { name: 'Expand', exact: true });
   if ((await expand.count()) > 0) await expand.click();
@@ -110,6 +114,17 @@ async function runConversation(page: Page, run: string): Promise<string> {
   expect(transcript).toMatch(/Please run echo hello[\s\S]*Ran echo hello\s+echo hello\s+hello\s+Done: the command printed hello\./);
   await shot(page, `${run}-4-conversation`);
   return id;
+}
+
+/** The conversation's events as the service keeps them (Canvas's history) and as its agent server does. */
+async function eventsOf(id: string, key: string): Promise<string> {
+  const kinds = (items: { kind: string; timestamp: string }[]) => items.map((e) => `${e.kind}@${e.timestamp}`).join(', ');
+  const ours = (await call(app, 'GET', `/api/v1/conversation/${id}/events/search?limit=100`, bearer(key))).body;
+  const [conversation] = (await call(app, 'GET', `/api/v1/app-conversations?ids=${id}`, bearer(key))).body;
+  const agent = await fetch(`${conversation.conversation_url}/events/search?limit=100`, {
+    headers: { 'x-session-api-key': conversation.session_api_key },
+  });
+  return `events kept here: ${kinds(ours.items)}\nevents of the agent server: ${kinds(((await agent.json()) as { items: [] }).items)}`;
 }
 
 /** Creates a secret on Canvas's Secrets page, sees it listed (and stored), deletes it. */
@@ -220,7 +235,7 @@ async function afterSignIn(page: Page, base: string, run: string, key: string): 
   await shot(page, `${run}-3-home`);
   const stored = (await call(app, 'GET', '/api/v1/settings', bearer(key))).body;
   expect(stored).toMatchObject({ agent_settings: { llm: { model: 'openai/stub-model', base_url: llm.url } }, llm_api_key_set: true });
-  const id = await runConversation(page, run);
+  const id = await runConversation(page, run, key);
   await secretRoundTrip(page, base, run, key);
   await appSettings(page, base, key);
   await visitOtherPages(page, base, run);
