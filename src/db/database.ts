@@ -15,7 +15,7 @@
 //
 // On FerretDB (its buildInfo says so) every update goes through the write gate (write-gate.ts),
 // which makes single-document updates atomic as they are on MongoDB.
-import type { CommandStartedEvent } from 'mongodb';
+import type { CommandStartedEvent, CreateIndexesOptions } from 'mongodb';
 import mongoose from 'mongoose';
 import { createModels, RecordListSchema, WriteLockSchema, type Models } from '../../models/index.js';
 import { interceptCollections } from '../library-internals.js';
@@ -89,7 +89,7 @@ export async function connectDatabase(uri: string, options: DatabaseOptions): Pr
   registerGate(connection, writeGate);
   const models = createModels(connection);
   if (writeGate) assertGated(models, ungated);
-  await Promise.all(Object.values(models).map((m) => m.createIndexes()));
+  await Promise.all(Object.values(models).map((m) => (ferretDb ? createUniqueIndexes(m) : m.createIndexes())));
   await migrate(connection, models, writeGate);
   return {
     connection,
@@ -113,4 +113,14 @@ export async function connectDatabase(uri: string, options: DatabaseOptions): Pr
 function hasPathDb(uri: string): boolean {
   const match = /^mongodb(?:\+srv)?:\/\/[^/]+\/([^?]*)/.exec(uri);
   return Boolean(match?.[1]);
+}
+
+/**
+ * FerretDB v1 answers every query from its `_id` index or a scan (scripts/build-ferretdb.sh), so
+ * an index is worth its upkeep on every write only when it enforces uniqueness.
+ */
+async function createUniqueIndexes(model: Models[keyof Models]): Promise<void> {
+  for (const [fields, options] of model.schema.indexes()) {
+    if (options?.unique) await model.collection.createIndex(fields as Record<string, 1 | -1>, options as CreateIndexesOptions);
+  }
 }
