@@ -76,7 +76,10 @@ export async function connectDatabase(uri: string, options: DatabaseOptions): Pr
   // Before the write gate's: a gated write waits for its turn (bounded there), then its call is bounded here.
   interceptCollections(connection, (collection) => boundCollection(collection, bound + DEADLINE_MARGIN_MS));
   // FerretDB answers buildInfo with its own version; MongoDB has no such field.
-  const ferretDb = 'ferretdbVersion' in (await connection.db!.admin().command({ buildInfo: 1 }));
+  const { ferretdbVersion } = await connection.db!.admin().command({ buildInfo: 1 });
+  const ferretDb = ferretdbVersion !== undefined;
+  // FerretDB v1 (the embedded build) serves no query from an index but _id's; later versions do.
+  const onlyUniqueIndexes = ferretDb && /^v?1\./.test(String(ferretdbVersion));
   const lockCollection = WriteLockSchema.get('collection') as string;
   // The lists are written only inside exclusive sections of their records' lanes (record-lists.ts).
   const ungated = [lockCollection, RecordListSchema.get('collection') as string];
@@ -89,7 +92,7 @@ export async function connectDatabase(uri: string, options: DatabaseOptions): Pr
   registerGate(connection, writeGate);
   const models = createModels(connection);
   if (writeGate) assertGated(models, ungated);
-  await Promise.all(Object.values(models).map((m) => (ferretDb ? createUniqueIndexes(m) : m.createIndexes())));
+  await Promise.all(Object.values(models).map((m) => (onlyUniqueIndexes ? createUniqueIndexes(m) : m.createIndexes())));
   await migrate(connection, models, writeGate);
   return {
     connection,
