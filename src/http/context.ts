@@ -17,7 +17,16 @@ export function createRequestContext(deps: Deps, transport: Transport): RequestC
     const browser = res ? browserRequest(req, res, deps.config, trustedOrigins) : undefined;
     const inner = createContextInner(deps, null, transport, credentials);
     const auth = await authenticate(deps, browser ? credentials : { ...credentials, sessionId: undefined });
-    return { ...inner, ...auth, log: factsOf(req).log, browser, requester: requesterOf(req) };
+    const facts = factsOf(req);
+    return {
+      ...inner,
+      ...auth,
+      get log() {
+        return facts.log; // the request's logger, made when first used (pipeline.ts)
+      },
+      browser,
+      requester: requesterOf(req),
+    };
   };
 }
 
