@@ -33,6 +33,16 @@ const SandboxSpecsFileSchema = z.preprocess(
 export const AGENT_SERVER_VERSION_2025 = '1.1.0';
 
 /**
+ * Each event is posted as soon as it is made (the agent server's default buffers 5, or waits up to
+ * 30 s): the history clients load from /api/v1/conversation/{id}/events/search is then the agent's
+ * log up to the event being posted, so a client that reads it and then resends from the agent
+ * server "since" its last event misses nothing and gets nothing out of order (Agent Canvas pairs a
+ * command with its result only when the command came first). Posts stay serial; the delay paces
+ * the retries of a failed post. Costs one webhook call per event instead of one per five.
+ */
+const EVENT_WEBHOOKS = { OH_WEBHOOKS_0_EVENT_BUFFER_SIZE: '1', OH_WEBHOOKS_0_FLUSH_DELAY: '2' };
+
+/**
  * Built-in specs. Placeholders in command, env and working_dir are filled per sandbox by the
  * process runtime: {port} (free loopback port), {sandbox_dir} (the sandbox's own directory
  * under DATA_DIR) and {agent_server_python} (the cached agent-server venv, installed on
@@ -51,6 +61,7 @@ export function defaultSpecs(sandbox: Config['sandbox']): SandboxSpec[] {
           LOG_JSON: 'true',
           OH_CONVERSATIONS_PATH: '/workspace/conversations',
           OH_BASH_EVENTS_DIR: '/workspace/bash_events',
+          ...EVENT_WEBHOOKS,
         },
         working_dir: '/workspace/project',
       },
@@ -68,8 +79,7 @@ export function defaultSpecs(sandbox: Config['sandbox']): SandboxSpec[] {
       LITELLM_LOCAL_MODEL_COST_MAP: 'True',
       OH_CONVERSATIONS_PATH: '{sandbox_dir}/conversations',
       OH_BASH_EVENTS_DIR: '{sandbox_dir}/bash_events',
-      // Event webhooks are batched; the agent server's default waits up to 30 s.
-      OH_WEBHOOKS_0_FLUSH_DELAY: '2',
+      ...EVENT_WEBHOOKS,
       // Event timestamps are local time without a zone; make that UTC.
       TZ: 'UTC',
     },
