@@ -5,6 +5,7 @@ import type { ConversationInfo, NewConversationInput } from '../../contract/conv
 import type { AppConversation, AppConversationStartRequest } from '../../contract/app-conversations.schema.js';
 import { AppError } from '../errors.js';
 import type { AppConversationsService } from './app-conversations.service.js';
+import { untitledName } from './queries.js';
 import { suggestedTaskPrompt } from './start-request.js';
 import type { GitProvidersService } from '../services/git-providers.service.js';
 import { hasUsableLlmKey, LLM_KEY_MISSING, type SettingsService } from '../services/settings.service.js';
@@ -165,7 +166,7 @@ export function toConversationInfo(c: AppConversation): ConversationInfo {
   const ready = ['idle', 'running', 'paused', 'waiting_for_confirmation', 'finished'];
   return {
     conversation_id: c.id,
-    title: c.title ?? `Conversation ${c.id.slice(0, 5)}`,
+    title: c.title ?? untitledName(c.id),
     last_updated_at: c.updated_at,
     status,
     // The reference leaves it null unless RUNNING; the d6 UI then falls back to its socket state

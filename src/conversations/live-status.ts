@@ -8,6 +8,7 @@ import type { SandboxesService } from '../services/sandboxes.service.js';
 import type { AppConversationRecord } from '../../models/index.js';
 import type { BudgetsService } from './budgets.service.js';
 import { PROFILE_TAGS } from './profiles.js';
+import { untitledName } from './queries.js';
 import { advances, reportedSpend, tokensOf } from './spend.js';
 import type { ConversationStore } from './store.js';
 
@@ -88,7 +89,7 @@ export class LiveStatus {
         selected_repository: r.selected_repository ?? null,
         selected_branch: r.selected_branch ?? null,
         git_provider: r.git_provider ?? null,
-        title: r.title ?? null,
+        title: r.title ?? untitledName(r._id),
         trigger: r.trigger ?? null,
         llm_model: r.llm_model ?? null,
         pr_number: r.pr_number ?? [],

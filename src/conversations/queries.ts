@@ -26,6 +26,13 @@ export type ConversationUpdate = Partial<
   >
 >;
 
+/**
+ * What a conversation without a title is called in every view, as the reference names a new
+ * one ("Conversation" and its id's first five hex digits): a client's list never shows an empty
+ * entry. The record keeps null, so the first message's title still fills it.
+ */
+export const untitledName = (id: string) => `Conversation ${id.slice(0, 5)}`;
+
 /** A title the agent reported (it may predate a rename) never replaces the user's; one from the first message only fills none. */
 export function reportedTitleCondition(title: string, derived: boolean): Record<string, unknown> {
   return derived ? { title: null } : { titleByUser: { $ne: true }, title: { $ne: title } };

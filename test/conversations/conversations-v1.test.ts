@@ -218,7 +218,14 @@ describe('the conversation search, PATCH and DELETE', () => {
       },
     });
     const cleared = await as(bob, 'PATCH', `/api/v1/app-conversations/${ids[1]}`, { selected_branch: null, title: null });
-    expect(cleared.body).toMatchObject({ title: null, selected_branch: null, selected_repository: 'acme/widgets', public: true });
+    // A conversation without a title is called as the reference names a new one, never blank.
+    expect(cleared.body).toMatchObject({
+      title: `Conversation ${ids[1]!.slice(0, 5)}`,
+      selected_branch: null,
+      selected_repository: 'acme/widgets',
+      public: true,
+    });
+    expect(await app.rawCollection('app_conversations').findOne({ _id: ids[1] } as never)).toMatchObject({ title: null });
     expect((await as(bob, 'PATCH', `/api/v1/app-conversations/${ids[1]}`, { git_provider: 'svn' })).status).toBe(422);
   });
 
