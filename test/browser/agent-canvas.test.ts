@@ -113,6 +113,9 @@ async function runConversation(page: Page, run: string, key: string): Promise<st
   // The user's message, then the command, its output, the final message, in this order.
   expect(transcript).toMatch(/Please run echo hello[\s\S]*Ran echo hello\s+echo hello\s+hello\s+Done: the command printed hello\./);
   await shot(page, `${run}-4-conversation`);
+  // Its sidebar entry has a name (the untitled one if the list was read before the title came), never a blank.
+  const entryTitle = page.locator(`a[href^="/conversations/${id}"]`).first().getByTestId('conversation-card-title');
+  expect((await entryTitle.innerText()).trim()).toMatch(/^(Conversation [0-9a-f]{5}|Echo hello|Please run echo hello)$/);
   return id;
 }
 
