@@ -1,7 +1,9 @@
 // The agent servers of the simulated cluster's sandboxes, all in one: an HTTP server on a
 // loopback address of its own at the agent port, which the replicas reach through the
 // cluster DNS of bench/scale-dns.mjs. It answers what the conversation list asks a running
-// sandbox (GET /api/conversations?ids=…: each conversation idle) and counts the requests.
+// sandbox (GET /api/conversations?ids=…: each conversation idle) and the warm pool's first
+// command (POST /api/bash/start_bash_command, then its bash events: done at once, exit code 0),
+// and counts the requests.
 import crypto from 'node:crypto';
 import http from 'node:http';
 import { AGENT_PORT } from '../src/sandbox/kubernetes-objects.js';
@@ -23,6 +25,12 @@ export async function startSimulatedAgents(): Promise<SimulatedAgents> {
     if (req.method === 'GET' && url.pathname === '/api/conversations') {
       const body = url.searchParams.getAll('ids').map((id) => ({ id, title: null, execution_status: 'idle' }));
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    } else if (req.method === 'POST' && url.pathname === '/api/bash/start_bash_command') {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: crypto.randomUUID() }));
+    } else if (req.method === 'GET' && url.pathname === '/api/bash/bash_events/search') {
+      const done = { order: 0, exit_code: 0, stdout: '', stderr: '' };
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ items: [done], next_page_id: null }));
     } else if (url.pathname === '/alive') {
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
     } else {

@@ -22,6 +22,7 @@ import { loadConfig } from '../src/config.js';
 import { generateKeyText } from '../src/crypto.js';
 import { connectDatabase } from '../src/db/database.js';
 import { ensureFerretDbBinary, startFerretDb } from '../src/db/embedded-mongo.js';
+import { rebuildLists } from '../src/db/list-rebuild.js';
 import { createLogger } from '../src/logger.js';
 import { MANAGED_BY, LABEL_SANDBOX_ID, workspaceClaimName, sandboxName } from '../src/sandbox/kubernetes-objects.js';
 import { PACKAGE_ROOT, stopChild } from '../src/processes.js';
@@ -171,6 +172,10 @@ async function main() {
     for (const s of run.started) byUser.set(s.userId, [...(byUser.get(s.userId) ?? []), s.id]);
     for (const [userId, sandboxIds] of byUser)
       await seedConversations(db.connection.db!, userId, 0, sandboxIds.length, (n) => sandboxIds[n]!);
+    // Seeded in bulk, past the record tables: on the embedded database their lists and sandbox
+    // groups are built as the migration builds them (src/db/list-rebuild.ts); without them the
+    // searches found nothing and the lifecycle passes told no conversation its sandbox was gone.
+    await rebuildLists(db.models, ['conversations']);
     say(`seeded ${ids.length} conversations; at rest for ${values['rest-seconds']} s`);
 
     // rest
