@@ -17,3 +17,9 @@ export async function sandboxPage(models: Models, userId: string, offset: number
     if (!stale || attempt > 0) return records;
   }
 }
+
+/** Every sandbox of an owner (a user, or the warm pool's): on the embedded database through the owner's list, not a scan of all sandboxes. */
+export async function sandboxesOf(models: Models, owner: string): Promise<SandboxRecord[]> {
+  if (!tablesFor(models).listed) return models.Sandbox.find({ userId: owner }).lean();
+  return sandboxPage(models, owner, 0, Number.MAX_SAFE_INTEGER);
+}

@@ -18,6 +18,7 @@ import { tablesFor } from '../db/record-tables.js';
 /** A slot younger than this holds even without a running sandbox: its start or resume is under way. */
 export const SLOT_START_GRACE_MS = 60_000;
 const RETRY_AFTER_SECONDS = 30;
+const MAX_SLOT_IDS = 1000;
 
 /** A sandbox's live state, as the sandboxes service reports it. */
 export type StateOf = (record: SandboxRecord) => Promise<{ status: string }>;
@@ -41,11 +42,11 @@ export class SandboxSlots {
   async claim(userId: string, sandboxId: string): Promise<void> {
     // Each round frees at least one slot that had stopped, or ends; a few rounds bound a race.
     for (let round = 0; ; round++) {
-      const slots = await this.models.SandboxSlot.find({ userId }).lean();
+      const slots = await this.slotsOf(userId);
       if (slots.some((s) => s.sandboxId === sandboxId)) return;
       if (slots.length < this.max && (await this.insertFree(userId, sandboxId, slots))) return;
       // Every slot is taken (or was, by racing starts): free the ones whose sandbox stopped.
-      const { held, running } = await this.stillHeld(userId, await this.models.SandboxSlot.find({ userId }).lean());
+      const { held, running } = await this.stillHeld(userId, await this.slotsOf(userId));
       // Making room frees a slot per round (a racing start may take it): bounded by the limit.
       const paused = held >= this.max && round < this.max + 3 && this.makeRoom ? await this.makeRoom(userId, running) : null;
       if (!paused && (held >= this.max || round >= 3)) {
@@ -79,8 +80,25 @@ export class SandboxSlots {
   }
 
   /** The reservation's slot now holds the sandbox it became (a claimed warm sandbox). */
-  async move(reservation: string, sandboxId: string): Promise<void> {
-    await this.models.SandboxSlot.updateOne({ sandboxId: reservation }, { $set: { sandboxId, at: new Date(this.now()) } });
+  async move(userId: string, reservation: string, sandboxId: string): Promise<void> {
+    await this.models.SandboxSlot.updateOne(
+      { ...this.ofUser(userId), sandboxId: reservation },
+      { $set: { sandboxId, at: new Date(this.now()) } },
+    );
+  }
+
+  /**
+   * The user's slots by their ids ("<userId>:<n>", n below the limit), so the embedded database
+   * reads them through its _id index instead of scanning every user's slots (its build narrows an
+   * _id $in of up to 1000 ids: scripts/ferretdb/id-lookups.patch); beyond that, by userId.
+   */
+  private ofUser(userId: string): Record<string, unknown> {
+    if (this.max > MAX_SLOT_IDS) return { userId };
+    return { _id: { $in: Array.from({ length: this.max }, (_, n) => `${userId}:${n}`) }, userId };
+  }
+
+  private slotsOf(userId: string): Promise<SandboxSlotRecord[]> {
+    return this.models.SandboxSlot.find(this.ofUser(userId)).lean();
   }
 
   release(sandboxId: string): Promise<void> {

@@ -102,7 +102,7 @@ export class SandboxesService {
   ): Promise<{ record: SandboxFields; source: SandboxSource }> {
     const claimed = await this.warm?.claim(userId, spec.id);
     if (!claimed) return { record: await this.starts.run(() => this.launchNew(userId, spec, sandboxId)), source: 'cold_start' };
-    await this.slots.move(sandboxId, claimed._id);
+    await this.slots.move(userId, sandboxId, claimed._id);
     return { record: claimed, source: 'warm_pool' };
   }
 

@@ -15,6 +15,7 @@ import { AgentServerClient } from '../../agent-server/client.js';
 import type { Logger } from '../../logger.js';
 import type { Metrics } from '../../metrics.js';
 import type { SandboxRuntime } from '../../sandbox/runtime.js';
+import { sandboxesOf } from '../sandbox-search.js';
 import type { SandboxSpecsService } from '../sandbox-specs.service.js';
 import type { SandboxesService, SandboxFields, WarmSandboxes } from '../sandboxes.service.js';
 import type { DecisionClaims } from '../../db/claims.js';
@@ -55,7 +56,7 @@ export class WarmPool implements WarmSandboxes {
   async claim(userId: string, specId: string): Promise<SandboxFields | null> {
     const { models, runtime, size } = this.deps;
     if (size === 0 || specId !== this.deps.specs.default.id) return null;
-    const warm = await models.Sandbox.find({ userId: WARM_POOL_OWNER, specId }, { _id: 1 }).lean();
+    const warm = (await sandboxesOf(models, WARM_POOL_OWNER)).filter((w) => w.specId === specId);
     const states = await Promise.all(warm.map(async (w) => ({ id: w._id, status: (await runtime.state(w._id, 'running')).status })));
     const order = [...states.filter((s) => s.status === 'RUNNING'), ...states.filter((s) => s.status === 'STARTING')];
     for (const { id } of order) {
@@ -79,7 +80,7 @@ export class WarmPool implements WarmSandboxes {
   async pass(): Promise<{ started: string[]; discarded: string[] }> {
     const { models, runtime, size } = this.deps;
     const specId = this.deps.specs.default.id;
-    const warm = (await models.Sandbox.find({ userId: WARM_POOL_OWNER }, { _id: 1, specId: 1, createdAt: 1 }).lean()).sort(oldestFirst);
+    const warm = (await sandboxesOf(models, WARM_POOL_OWNER)).sort(oldestFirst);
     const discarded: string[] = [];
     const kept: WarmEntry[] = [];
     const running: string[] = [];
@@ -108,7 +109,7 @@ export class WarmPool implements WarmSandboxes {
     const { models, sandboxes, specs, size, log } = this.deps;
     const record = await sandboxes.insertRecord(WARM_POOL_OWNER, specs.default);
     // Another replica may be refilling too: the oldest records win, the rest step back before starting.
-    const warm = (await models.Sandbox.find({ userId: WARM_POOL_OWNER }, { _id: 1, specId: 1, createdAt: 1 }).lean()).sort(oldestFirst);
+    const warm = (await sandboxesOf(models, WARM_POOL_OWNER)).sort(oldestFirst);
     const rank = warm.findIndex((w) => w._id === record._id);
     if (rank < 0 || rank >= size) {
       await this.discard(record._id);
