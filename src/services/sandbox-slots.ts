@@ -18,7 +18,6 @@ import { tablesFor } from '../db/record-tables.js';
 /** A slot younger than this holds even without a running sandbox: its start or resume is under way. */
 export const SLOT_START_GRACE_MS = 60_000;
 const RETRY_AFTER_SECONDS = 30;
-const MAX_SLOT_IDS = 1000;
 
 /** A sandbox's live state, as the sandboxes service reports it. */
 export type StateOf = (record: SandboxRecord) => Promise<{ status: string }>;
@@ -89,11 +88,11 @@ export class SandboxSlots {
 
   /**
    * The user's slots by their ids ("<userId>:<n>", n below the limit), so the embedded database
-   * reads them through its _id index instead of scanning every user's slots (its build narrows an
-   * _id $in of up to 1000 ids: scripts/ferretdb/id-lookups.patch); beyond that, by userId.
+   * reads them through its _id index instead of scanning every user's slots: its build narrows an
+   * _id $in of up to 1000 ids (scripts/ferretdb/id-lookups.patch), the most
+   * SANDBOX_MAX_RUNNING_PER_USER allows.
    */
   private ofUser(userId: string): Record<string, unknown> {
-    if (this.max > MAX_SLOT_IDS) return { userId };
     return { _id: { $in: Array.from({ length: this.max }, (_, n) => `${userId}:${n}`) }, userId };
   }
 

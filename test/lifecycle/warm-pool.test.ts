@@ -153,4 +153,17 @@ describe('warm pool', () => {
     expect(seen).toBe('warm_pool');
     expect((await waitForTask(app, key, res.body.id)).status).toBe('READY');
   });
+
+  it("reads the warm pool and each user's slots by id: no start scans every sandbox or every slot", async () => {
+    // On the embedded database a filter that names no _id reads the whole collection, so a start
+    // that looked up the pool or the slots by owner cost more with every sandbox stored.
+    const finds = [...app.commands, ...replica.commands].filter((c) => c.commandName === 'find');
+    const filters = (collection: string) =>
+      finds.filter((c) => c.command.find === collection).map((c) => c.command.filter as Record<string, unknown>);
+    // By owner (the pool's or a user's); the lifecycle passes' own reads over every sandbox aside.
+    expect(filters('sandboxes').filter((f) => typeof f.userId === 'string' && !('_id' in f))).toEqual([]);
+    const slotReads = filters('sandbox_slots');
+    expect(slotReads.length).toBeGreaterThan(0); // the starts above read them
+    expect(slotReads.filter((f) => !(f._id as { $in?: unknown } | undefined)?.$in)).toEqual([]);
+  });
 });
