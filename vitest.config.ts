@@ -2,19 +2,17 @@ import path from 'node:path';
 import { defineConfig } from 'vitest/config';
 import { cacheRoot } from './src/config-values.js';
 
-// Tests bound to real timing, run three at a time after the others: each kills or stalls real
+// Tests bound to real timing, run two at a time after the others: each kills or stalls real
 // processes against a clock (a database killed and restarted, a start killed mid-way) or drives
 // a real agent server and a browser (agent server 1.1.0 loses terminal output on a loaded
-// machine). Beside the busy first group they failed in 2 of 4 fresh-clone runs. Agent Canvas
-// (chromium and the real agent server) is one of them since the agent servers post each event
-// at once (src/services/sandbox-specs.service.ts): its live view had missed a command's result
-// when run beside another (1 in 4) and alone (1 in ~10). docs/testing.md.
-const serialFiles = [
-  'test/reliability/database-outage.test.ts',
-  'test/conversations/start-tasks.test.ts',
-  'test/e2e/**/*.test.ts',
-  'test/browser/agent-canvas.test.ts',
-];
+// machine). Beside the busy first group they failed in 2 of 4 fresh-clone runs; two of them
+// together leave half the machine idle: docs/testing.md.
+const serialFiles = ['test/reliability/database-outage.test.ts', 'test/conversations/start-tasks.test.ts', 'test/e2e/**/*.test.ts'];
+// Agent Canvas in chromium against the real agent server, last and alone: when its socket to the
+// agent server subscribes while the command runs, the command's result comes live before the
+// resent command and Canvas never pairs them (docs/agent-server-notes.md, Webhooks); load widens
+// that window (beside the real-timing group: 1 failure in 5 runs; alone, about 1 in 10).
+const aloneFiles = ['test/browser/agent-canvas.test.ts'];
 
 export default defineConfig({
   // Vitest's results (each file's last duration: the longest files start first) are kept outside
@@ -39,14 +37,18 @@ export default defineConfig({
           // own services), and no file of this group mocks a module or leaves fake timers behind.
           isolate: false,
           include: ['test/**/*.test.ts'],
-          exclude: serialFiles,
+          exclude: [...serialFiles, ...aloneFiles],
           maxWorkers: 3,
           sequence: { groupOrder: 0 },
         },
       },
       {
         extends: true,
-        test: { name: 'serial', include: serialFiles, maxWorkers: 3, sequence: { groupOrder: 1 } },
+        test: { name: 'serial', include: serialFiles, maxWorkers: 2, sequence: { groupOrder: 1 } },
+      },
+      {
+        extends: true,
+        test: { name: 'alone', include: aloneFiles, maxWorkers: 1, sequence: { groupOrder: 2 } },
       },
     ],
   },

@@ -35,10 +35,10 @@ export const AGENT_SERVER_VERSION_2025 = '1.1.0';
 /**
  * Each event is posted as soon as it is made (the agent server's default buffers 5, or waits up to
  * 30 s): the history clients load from /api/v1/conversation/{id}/events/search is then the agent's
- * log up to the event being posted, so a client that reads it and then resends from the agent
- * server "since" its last event misses nothing and gets nothing out of order (Agent Canvas pairs a
- * command with its result only when the command came first). Posts stay serial; the delay paces
- * the retries of a failed post. Costs one webhook call per event instead of one per five.
+ * log up to the event being posted. A lagging history widens the window in which a client that
+ * then asks the agent server's socket for the events "since" gets a command's result before the
+ * command (Agent Canvas then never pairs them: docs/agent-server-notes.md, Webhooks). Posts stay
+ * serial; the delay paces the retries of a failed post. One webhook call per event, not per five.
  */
 const EVENT_WEBHOOKS = { OH_WEBHOOKS_0_EVENT_BUFFER_SIZE: '1', OH_WEBHOOKS_0_FLUSH_DELAY: '2' };
 
