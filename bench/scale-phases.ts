@@ -5,7 +5,17 @@ import fs from 'node:fs';
 import type { AuditEvent } from './scale-audit.js';
 import type { ScaleCluster } from './scale-cluster.js';
 import type { Latencies, StartRun } from './scale-driver.js';
-import { byLabel, passStats, scrape, sample, type PassStats, type Replica, type Scrape } from './scale-replicas.js';
+import {
+  byLabel,
+  commandTimes,
+  passStats,
+  scrape,
+  sample,
+  type CommandTime,
+  type PassStats,
+  type Replica,
+  type Scrape,
+} from './scale-replicas.js';
 import { cpuSeconds } from './targets.js';
 
 export const JOBS = ['reconcile', 'idle-pause', 'retention', 'warm-pool'] as const;
@@ -27,6 +37,8 @@ export interface Phase {
   replicaCpuPercent: number[];
   passes: Record<string, PassStats>;
   actions: Map<string, number>;
+  /** The replicas' database time by `collection command`. */
+  database: Map<string, CommandTime>;
 }
 
 export type Check = [what: string, ok: boolean, evidence: string];
@@ -88,6 +100,8 @@ export class Phases {
         actions.set(action, (actions.get(action) ?? 0) + n - (was.get(action) ?? 0));
       }
     });
+    const database = new Map<string, CommandTime>();
+    after.forEach((a, i) => commandTimes(before[i]!, a, database));
     const cpu = (s: Scrape) => sample(s, 'process_cpu_seconds_total');
     this.list.push({
       name: open.name,
@@ -98,6 +112,7 @@ export class Phases {
       replicaCpuPercent: after.map((a, i) => ((cpu(a) - cpu(before[i]!)) / seconds) * 100),
       passes,
       actions,
+      database,
     });
   }
 

@@ -132,3 +132,36 @@ export function restMeter(pids: number[]) {
     }));
   };
 }
+
+export interface CommandTime {
+  seconds: number;
+  count: number;
+}
+
+/** Database time by `collection command {filter fields}` between two scrapes (database_command_duration_seconds, DB_COMMAND_METRICS). */
+export function commandTimes(before: Scrape, after: Scrape, into = new Map<string, CommandTime>()): Map<string, CommandTime> {
+  const pattern = /^database_command_duration_seconds_(sum|count)\{collection="([^"]*)",command="([^"]*)",filter="([^"]*)"\}$/;
+  for (const [key, value] of after) {
+    const match = pattern.exec(key);
+    if (!match) continue;
+    const name = `${match[2] || '-'} ${match[3]}${match[4] ? ` {${match[4]}}` : ''}`;
+    const entry = into.get(name) ?? { seconds: 0, count: 0 };
+    const delta = value - (before.get(key) ?? 0);
+    if (match[1] === 'sum') entry.seconds += delta;
+    else entry.count += delta;
+    into.set(name, entry);
+  }
+  return into;
+}
+
+/** The `top` entries by time, as `collection command 12.3 s (456)`. */
+export function topCommands(times: Map<string, CommandTime>, top = 6): string {
+  return (
+    [...times]
+      .filter(([, t]) => t.count > 0)
+      .sort((a, b) => b[1].seconds - a[1].seconds)
+      .slice(0, top)
+      .map(([name, t]) => `${name} ${t.seconds.toFixed(1)} s (${t.count})`)
+      .join(', ') || '–'
+  );
+}

@@ -4,7 +4,7 @@
 import { sandboxName } from '../src/sandbox/kubernetes-objects.js';
 import { breakdown, inPeriod, ratePerUser } from './scale-audit.js';
 import { JOBS, type Phases } from './scale-phases.js';
-import type { PassStats } from './scale-replicas.js';
+import { topCommands, type PassStats } from './scale-replicas.js';
 
 export interface RunInfo {
   commit: string;
@@ -94,6 +94,8 @@ export function report(phases: Phases, info: RunInfo): string {
     const replicas = p.replicaCpuPercent.map((c) => `${f(c)}%`).join(' / ');
     out += `| ${p.name} | ${f((p.to - p.from) / 1000)} | ${replicas} | ${p.cpuPercent.map((c) => `${f(c)}%`).join(' | ')} | ${actions} |\n`;
   }
+  out += `\nWhere the replicas' database time went, by phase (collection and command: seconds in total over the replicas, commands):\n\n`;
+  for (const p of phases.list) out += `- ${p.name}: ${topCommands(p.database)}\n`;
   const restRequests = breakdown(inPeriod(phases.audit, rest.from, rest.to))
     .map(([k, n]) => `${k} ${n}`)
     .join(', ');

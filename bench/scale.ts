@@ -30,7 +30,7 @@ import { ApiKeysService } from '../src/services/api-keys.service.js';
 import { startSimulatedAgents } from './scale-agents.js';
 import { NAMESPACE, startScaleCluster } from './scale-cluster.js';
 import { allSandboxes, startSandboxes, timeRequests, until, type User } from './scale-driver.js';
-import { restMeter, startReplicas } from './scale-replicas.js';
+import { commandTimes, restMeter, scrape, startReplicas, topCommands, type CommandTime } from './scale-replicas.js';
 import { decisionChecks } from './scale-checks.js';
 import { Phases, pidsNaming } from './scale-phases.js';
 import { report } from './scale-report.js';
@@ -125,6 +125,7 @@ async function main() {
         SANDBOX_IDLE_PAUSE_SECONDS: '3600',
         SANDBOX_LIFECYCLE_INTERVAL_MS: String(intervalMs),
         SANDBOX_RECONCILE_INTERVAL_MS: String(reconcileMs),
+        DB_COMMAND_METRICS: 'true',
       },
     });
     stops.unshift(() => set.stop());
@@ -134,6 +135,14 @@ async function main() {
 
     // start
     let shown = 0;
+    let lastScrapes = await Promise.all(replicas.map((r) => scrape(r.target.url)));
+    const databaseSince = async () => {
+      const now = await Promise.all(replicas.map((r) => scrape(r.target.url)));
+      const times = new Map<string, CommandTime>();
+      now.forEach((s, i) => commandTimes(lastScrapes[i]!, s, times));
+      lastScrapes = now;
+      return topCommands(times, 4);
+    };
     const startPhase = await phases.begin('start');
     const run = await startSandboxes({
       count: N,
@@ -141,7 +150,9 @@ async function main() {
       replicas,
       concurrency: Number(values.concurrency),
       progress: (done) => {
-        if (done - shown >= Math.max(100, N / 20)) say(`${(shown = done)} sandboxes started`);
+        if (done - shown < Math.max(100, N / 20)) return;
+        shown = done;
+        void databaseSince().then((top) => say(`${done} sandboxes started; database time since the last line: ${top}`));
       },
     });
     const postsDone = Date.now();

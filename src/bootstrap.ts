@@ -65,7 +65,7 @@ export interface OpenedDatabase {
 export async function openDatabase(
   config: Config,
   log: Logger,
-  opts: { registerEmbedded: boolean; onCommand?: DatabaseOptions['onCommand'] },
+  opts: { registerEmbedded: boolean } & Pick<DatabaseOptions, 'onCommand' | 'onCommandDone'>,
 ): Promise<OpenedDatabase> {
   const embedded = config.mongo.uri
     ? null
@@ -79,6 +79,7 @@ export async function openDatabase(
     const db = await connectDatabase(config.mongo.uri ?? embedded!.uri, {
       operationTimeoutMs: config.mongo.operationTimeoutMs,
       ...(opts.onCommand ? { onCommand: opts.onCommand } : {}),
+      ...(opts.onCommandDone ? { onCommandDone: opts.onCommandDone } : {}),
     });
     return {
       db,

@@ -38,6 +38,7 @@ const EnvSchema = z
       error: 'is no longer supported: the embedded database listens only on a Unix socket in DATA_DIR/ferretdb',
     }),
     DB_OPERATION_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(5_000),
+    DB_COMMAND_METRICS: z.stringbool().default(false),
     SESSION_API_KEY: optionalString,
     AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
     ENCRYPTION_KEY: optionalString.refine((v) => v === undefined || isKey(v), KEY_FORMAT),
@@ -197,7 +198,7 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
     log: { level: e.LOG_LEVEL },
     dataDir,
     cacheDir,
-    mongo: { uri: e.MONGODB_URI, operationTimeoutMs: e.DB_OPERATION_TIMEOUT_MS },
+    mongo: { uri: e.MONGODB_URI, operationTimeoutMs: e.DB_OPERATION_TIMEOUT_MS, commandMetrics: e.DB_COMMAND_METRICS },
     auth: { sessionApiKey: e.SESSION_API_KEY, cacheTtlMs: e.AUTH_CACHE_TTL_MS },
     encryption: { key: e.ENCRYPTION_KEY, previousKeys: splitList(e.ENCRYPTION_KEY_PREVIOUS) },
     // Where sandboxes call back (webhooks); unset = this service's own listening URL.

@@ -1,11 +1,22 @@
 // Prometheus metrics, one registry per app instance (tests run several apps per process).
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import type { TimedCommand } from './db/database.js';
 
 export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  const databaseCommands = new Histogram({
+    name: 'database_command_duration_seconds',
+    help: 'Database commands by collection, command and filter field names, answered or failed (only with DB_COMMAND_METRICS=true)',
+    labelNames: ['collection', 'command', 'filter'] as const,
+    buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
+    registers: [registry],
+  });
   return {
     registry,
+    observeCommand(command: TimedCommand, seconds: number) {
+      databaseCommands.observe({ ...command }, seconds);
+    },
     httpRequests: new Counter({
       name: 'http_requests_total',
       help: 'HTTP requests by method, route group and status code',

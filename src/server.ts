@@ -43,13 +43,14 @@ export interface Domain {
 export async function openDomain(config: Config, log: Logger, options: ServerOptions & { webUrl?: () => string } = {}): Promise<Domain> {
   ensureDataDir(config, log);
   const box = loadSecretBox(config, log);
+  const metrics = createMetrics();
   const opened = await openDatabase(config, log, {
     registerEmbedded: true,
     ...(options.onCommand ? { onCommand: options.onCommand } : {}),
+    ...(config.mongo.commandMetrics ? { onCommandDone: metrics.observeCommand } : {}),
   });
   try {
     const runtime = await createSandboxRuntime(config, log);
-    const metrics = createMetrics();
     const services = createServices({
       db: opened.db,
       box,

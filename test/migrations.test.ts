@@ -44,3 +44,32 @@ describe('git provider tokens from their former collection', () => {
     }
   });
 });
+
+describe('sandboxes stored before the idle and retention policies', () => {
+  it('get their clocks at start-up, so the passes need not look for them', async () => {
+    const sandboxes = client.db().collection<{ _id: string; lastUsedAt?: Date | null; desiredSince?: Date | null }>('sandboxes');
+    const earlier = new Date(Date.now() - 86_400_000);
+    const record = (id: string, desired: string) => ({
+      _id: id,
+      userId: 'legacy-sandboxes',
+      specId: 'legacy-spec',
+      desired,
+      runningConversations: [],
+      createdAt: earlier,
+      updatedAt: earlier,
+    });
+    await sandboxes.insertMany([record('legacy-running', 'running'), record('legacy-paused', 'paused')]);
+    const before = new Date();
+    const app = await startTestApp('migrations-clocks', { MONGODB_URI: testDatabaseUri(dbName), ENCRYPTION_KEY: encryptionKey });
+    try {
+      const running = await sandboxes.findOne({ _id: 'legacy-running' });
+      const paused = await sandboxes.findOne({ _id: 'legacy-paused' });
+      expect(running?.lastUsedAt?.getTime()).toBeGreaterThanOrEqual(before.getTime());
+      expect(paused?.desiredSince?.getTime()).toBeGreaterThanOrEqual(before.getTime());
+      // Only what had no clock: a paused sandbox keeps no lastUsedAt it never had.
+      expect(paused?.lastUsedAt ?? null).toBeNull();
+    } finally {
+      await app.stop();
+    }
+  });
+});

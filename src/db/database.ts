@@ -15,7 +15,7 @@
 //
 // On FerretDB (its buildInfo says so) every update goes through the write gate (write-gate.ts),
 // which makes single-document updates atomic as they are on MongoDB.
-import type { CommandStartedEvent, CreateIndexesOptions } from 'mongodb';
+import type { CommandFailedEvent, CommandStartedEvent, CommandSucceededEvent, CreateIndexesOptions } from 'mongodb';
 import mongoose from 'mongoose';
 import { createModels, RecordListSchema, WriteLockSchema, type Models } from '../../models/index.js';
 import { interceptCollections } from '../library-internals.js';
@@ -52,11 +52,21 @@ export interface DatabaseOptions {
   operationTimeoutMs: number;
   /** Sees every command sent (the driver's command monitoring; tests check queries against indexes). */
   onCommand?: ((event: CommandStartedEvent) => void) | undefined;
+  /** Told each command's collection, name and duration (DB_COMMAND_METRICS: where the database's time goes). */
+  onCommandDone?: ((command: TimedCommand, seconds: number) => void) | undefined;
+}
+
+/** A command as DB_COMMAND_METRICS counts it: the filter's field names, never its values. */
+export interface TimedCommand {
+  collection: string;
+  command: string;
+  /** The filter's top-level field names, sorted and joined by commas ('' for none). */
+  filter: string;
 }
 
 export async function connectDatabase(uri: string, options: DatabaseOptions): Promise<Database> {
   const bound = options.operationTimeoutMs;
-  const { onCommand } = options;
+  const { onCommand, onCommandDone } = options;
   const connection = mongoose.createConnection(uri, {
     ...(options.dbName ? { dbName: options.dbName } : hasPathDb(uri) ? {} : { dbName: DEFAULT_DB_NAME }),
     serverSelectionTimeoutMS: bound,
@@ -68,10 +78,11 @@ export async function connectDatabase(uri: string, options: DatabaseOptions): Pr
     bufferCommands: false,
     // Indexes are created once below, explicitly, so start-up fails loudly if one is rejected.
     autoIndex: false,
-    ...(onCommand ? { monitorCommands: true } : {}),
+    ...(onCommand || onCommandDone ? { monitorCommands: true } : {}),
   });
   connection.plugin(mapUnavailableErrors);
   if (onCommand) connection.getClient().on('commandStarted', onCommand);
+  if (onCommandDone) timeCommands(connection, onCommandDone);
   await connection.asPromise();
   // Before the write gate's: a gated write waits for its turn (bounded there), then its call is bounded here.
   interceptCollections(connection, (collection) => boundCollection(collection, bound + DEADLINE_MARGIN_MS));
@@ -126,4 +137,30 @@ async function createUniqueIndexes(model: Models[keyof Models]): Promise<void> {
   for (const [fields, options] of model.schema.indexes()) {
     if (options?.unique) await model.collection.createIndex(fields as Record<string, 1 | -1>, options as CreateIndexesOptions);
   }
+}
+
+/** Reports each command's duration by collection and filter shape (getMore names its collection in `collection`). */
+function timeCommands(connection: mongoose.Connection, done: NonNullable<DatabaseOptions['onCommandDone']>): void {
+  const client = connection.getClient();
+  const started = new Map<number, TimedCommand>();
+  client.on('commandStarted', ({ command, commandName, requestId }) => {
+    const target = command[commandName] as unknown;
+    const collection = typeof target === 'string' ? target : typeof command.collection === 'string' ? command.collection : '';
+    started.set(requestId, { collection, command: commandName, filter: filterShape(command) });
+  });
+  const finish = (event: CommandSucceededEvent | CommandFailedEvent) => {
+    const timed = started.get(event.requestId);
+    if (!timed) return;
+    started.delete(event.requestId);
+    done(timed, event.duration / 1000);
+  };
+  client.on('commandSucceeded', finish);
+  client.on('commandFailed', finish);
+}
+
+function filterShape(command: Record<string, unknown>): string {
+  const first = (list: unknown) => (Array.isArray(list) ? (list[0] as Record<string, unknown> | undefined) : undefined);
+  const match = first(command.pipeline)?.$match;
+  const filter = command.filter ?? command.query ?? first(command.updates)?.q ?? first(command.deletes)?.q ?? match;
+  return filter && typeof filter === 'object' ? Object.keys(filter).sort().join(',') : '';
 }

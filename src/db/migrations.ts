@@ -48,9 +48,22 @@ async function enqueueUnfinishedStartTasks(connection: Connection): Promise<void
   await markers.updateOne({ _id: 'start-task-queue' }, { $set: { at: now } }, { upsert: true, comment });
 }
 
+/**
+ * Sandboxes stored before the idle and retention policies have no lastUsedAt (running) or
+ * desiredSince (paused): their time starts at this start-up. Here rather than in every pass:
+ * on FerretDB an update by these fields reads every sandbox while it holds their write lane.
+ */
+async function startLifecycleClocks(models: Models): Promise<void> {
+  const now = new Date();
+  const comment = 'migration: lifecycle clocks of earlier sandboxes';
+  await models.Sandbox.updateMany({ desired: 'running', lastUsedAt: null }, { $set: { lastUsedAt: now } }, { comment });
+  await models.Sandbox.updateMany({ desired: 'paused', desiredSince: null }, { $set: { desiredSince: now } }, { comment });
+}
+
 export async function migrate(connection: Connection, models: Models, gate: WriteGate | null): Promise<void> {
   await moveProviderTokensIntoSettings(connection, models);
   await enqueueUnfinishedStartTasks(connection);
+  await startLifecycleClocks(models);
   // On the embedded FerretDB: conversations, start tasks and sandboxes of an earlier version get their lists.
   await buildListsOnce(models, gate);
 }

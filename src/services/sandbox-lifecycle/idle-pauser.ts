@@ -31,8 +31,6 @@ export class IdlePauser {
   async pass(): Promise<string[]> {
     const { models, runtime, idlePauseMs, log } = this.deps;
     const now = new Date((this.deps.now ?? Date.now)());
-    // Records from before this policy have no lastUsedAt: their idle time starts now.
-    await models.Sandbox.updateMany({ desired: 'running', lastUsedAt: null }, { $set: { lastUsedAt: now } });
     const cutoff = new Date(now.getTime() - idlePauseMs);
     const candidates = await models.Sandbox.find(
       { desired: 'running', lastUsedAt: { $lt: cutoff }, userId: { $ne: WARM_POOL_OWNER } },

@@ -31,8 +31,6 @@ export class Retention {
 
   private async deleteExpired(now: Date, deleted: string[]): Promise<void> {
     const { models, retentionMs } = this.deps;
-    // Records paused before this policy existed have no desiredSince: their retention starts now.
-    await models.Sandbox.updateMany({ desired: 'paused', desiredSince: null }, { $set: { desiredSince: now } });
     const cutoff = new Date(now.getTime() - retentionMs);
     const expired = await models.Sandbox.find({ desired: 'paused', desiredSince: { $lt: cutoff } }, { _id: 1, desiredSince: 1 }).lean();
     const reason = `The workspace was deleted after ${describeDuration(retentionMs)} paused (retention)`;
