@@ -15,7 +15,6 @@ export const SandboxSlotSchema = new Schema(
   { versionKey: false, strict: true, collection: 'sandbox_slots' },
 );
 SandboxSlotSchema.index({ userId: 1, n: 1 });
-SandboxSlotSchema.index({ sandboxId: 1 });
 
 export const sandboxSlotModel = (conn: Connection) => conn.model('SandboxSlot', SandboxSlotSchema);
 export type SandboxSlotRecord = InferSchemaType<typeof SandboxSlotSchema>;

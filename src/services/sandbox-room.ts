@@ -10,7 +10,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { SandboxRuntime } from '../sandbox/runtime.js';
 import { desiredChange } from './sandbox-records.js';
-import { releaseSandboxSlot, type MakeRoom } from './sandbox-slots.js';
+import type { MakeRoom, ReleaseSlot } from './sandbox-slots.js';
 
 export const LIMIT_PAUSED = 'Paused to make room for a newer sandbox (SANDBOX_MAX_RUNNING_PER_USER); it resumes when used';
 
@@ -18,6 +18,7 @@ export function pauseLeastRecentlyUsed(
   models: Models,
   runtime: SandboxRuntime,
   metrics: Metrics,
+  releaseSlot: ReleaseSlot,
   log?: Logger,
   /** Tells the lifecycle webhooks. */
   events?: { paused(record: SandboxRecord): Promise<void> },
@@ -43,7 +44,7 @@ export function pauseLeastRecentlyUsed(
         log?.warn({ err: error, sandboxId: candidate._id }, 'pausing a sandbox to make room failed');
         continue;
       }
-      await releaseSandboxSlot(models, candidate._id);
+      await releaseSlot(userId, candidate._id);
       await events?.paused({ ...claimed, pausedBy: 'limit' });
       metrics.lifecycleActions.inc({ action: 'limit_pause' });
       log?.info({ sandboxId: candidate._id, userId }, 'paused the least recently used sandbox to make room');

@@ -75,7 +75,7 @@ export class SandboxSlots {
 
   /** A reservation whose start ended: its slot is freed unless its sandbox runs. */
   async dropReservation(userId: string, reserved: string): Promise<void> {
-    if (!(await this.runningAmong(userId, [reserved])).has(reserved)) await this.release(reserved);
+    if (!(await this.runningAmong(userId, [reserved])).has(reserved)) await this.release(userId, reserved);
   }
 
   /** The reservation's slot now holds the sandbox it became (a claimed warm sandbox). */
@@ -100,8 +100,9 @@ export class SandboxSlots {
     return this.models.SandboxSlot.find(this.ofUser(userId)).lean();
   }
 
-  release(sandboxId: string): Promise<void> {
-    return releaseSandboxSlot(this.models, sandboxId);
+  /** Frees the slot of a sandbox that stopped running (also for the lifecycle policies), read by the user's slot ids. */
+  async release(userId: string, sandboxId: string): Promise<void> {
+    await this.models.SandboxSlot.deleteMany({ ...this.ofUser(userId), sandboxId });
   }
 
   /** Of the user's sandboxes with these ids, those running or starting. */
@@ -145,7 +146,5 @@ export class SandboxSlots {
   }
 }
 
-/** Frees the slot of a sandbox that stopped running (also for the lifecycle policies). */
-export async function releaseSandboxSlot(models: Models, sandboxId: string): Promise<void> {
-  await models.SandboxSlot.deleteMany({ sandboxId });
-}
+/** Frees a user's slot held by a sandbox that stopped running (SandboxSlots.release). */
+export type ReleaseSlot = (userId: string, sandboxId: string) => Promise<void>;

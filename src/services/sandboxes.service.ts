@@ -15,7 +15,7 @@ import type { SandboxLaunch, SandboxRuntime, SandboxSpec, SandboxState } from '.
 import { desiredChange, keyContext, newSandboxId, sessionKeyHash } from './sandbox-records.js';
 import { PAUSE_REASONS, SandboxEvents } from './sandbox-events.js';
 import { pauseLeastRecentlyUsed } from './sandbox-room.js';
-import { SandboxSlots } from './sandbox-slots.js';
+import { SandboxSlots, type ReleaseSlot } from './sandbox-slots.js';
 import { withVscodeToken } from './sandbox-urls.js';
 import type { SandboxSpecsService } from './sandbox-specs.service.js';
 import { tablesFor, type RecordTables } from '../db/record-tables.js';
@@ -52,7 +52,9 @@ export class SandboxesService {
           retryAfterSeconds: 5,
         }),
     );
-    const room = settings.atLimit === 'pause-oldest' ? pauseLeastRecentlyUsed(models, runtime, metrics, undefined, this.events) : null;
+    const release: ReleaseSlot = (userId, sandboxId) => this.slots.release(userId, sandboxId);
+    const room =
+      settings.atLimit === 'pause-oldest' ? pauseLeastRecentlyUsed(models, runtime, metrics, release, undefined, this.events) : null;
     this.slots = new SandboxSlots(models, settings.maxRunningPerUser, (record) => this.stateOf(record), room);
     this.records = tablesFor(models).sandboxes;
   }
@@ -88,7 +90,7 @@ export class SandboxesService {
     const sandboxId = reserved ?? newSandboxId();
     await this.slots.claim(userId, sandboxId);
     const { record, source } = await this.warmOrCold(userId, spec, sandboxId).catch(async (error: unknown) => {
-      await this.slots.release(sandboxId);
+      await this.slots.release(userId, sandboxId);
       throw error;
     });
     this.metrics.sandboxStarts.inc({ source });
@@ -173,7 +175,7 @@ export class SandboxesService {
     // The intent first: a resume polling meanwhile sees the stop, never a stopped process to start again.
     await this.records.update(sandboxId, { userId, desired: { $ne: 'deleting' } }, { $set: desiredChange('paused', { pausedBy: 'user' }) });
     await this.runtime.pause(sandboxId);
-    await this.slots.release(sandboxId);
+    await this.slots.release(userId, sandboxId);
     await this.events.paused({ ...record, pausedBy: 'user' });
   }
 
@@ -191,7 +193,7 @@ export class SandboxesService {
       if (state.status === 'ERROR') await this.runtime.pause(sandboxId);
       await this.starts.run(() => this.runtime.resume(this.launch(record, this.box.decrypt(record.sessionApiKey, keyContext(sandboxId)))));
     } catch (error) {
-      await this.slots.release(sandboxId);
+      await this.slots.release(userId, sandboxId);
       throw error;
     }
     await this.records.update(
@@ -206,7 +208,7 @@ export class SandboxesService {
     const record = await this.record(userId, sandboxId);
     await this.runtime.remove(sandboxId);
     await this.records.remove(sandboxId, { userId });
-    await this.slots.release(sandboxId);
+    await this.slots.release(userId, sandboxId);
     await this.events.deleted(record, null);
   }
 

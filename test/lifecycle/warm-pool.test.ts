@@ -154,7 +154,7 @@ describe('warm pool', () => {
     expect((await waitForTask(app, key, res.body.id)).status).toBe('READY');
   });
 
-  it("reads the warm pool and each user's slots by id: no start scans every sandbox or every slot", async () => {
+  it("reads the warm pool and each user's slots by id: no start or release scans every sandbox or every slot", async () => {
     // On the embedded database a filter that names no _id reads the whole collection, so a start
     // that looked up the pool or the slots by owner cost more with every sandbox stored.
     const finds = [...app.commands, ...replica.commands].filter((c) => c.commandName === 'find');
@@ -165,5 +165,11 @@ describe('warm pool', () => {
     const slotReads = filters('sandbox_slots');
     expect(slotReads.length).toBeGreaterThan(0); // the starts above read them
     expect(slotReads.filter((f) => !(f._id as { $in?: unknown } | undefined)?.$in)).toEqual([]);
+    // A slot freed (the sandbox deleted above) is found by the user's slot ids, not by its sandbox alone.
+    const slotDeletes = [...app.commands, ...replica.commands]
+      .filter((c) => c.commandName === 'delete' && c.command.delete === 'sandbox_slots')
+      .flatMap((c) => (c.command.deletes as { q: Record<string, unknown> }[]).map((d) => d.q));
+    expect(slotDeletes.length).toBeGreaterThan(0);
+    expect(slotDeletes.filter((q) => !('_id' in q))).toEqual([]);
   });
 });

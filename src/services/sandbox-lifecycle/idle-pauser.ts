@@ -8,7 +8,7 @@ import { WARM_POOL_OWNER, type Models, type SandboxRecord } from '../../../model
 import type { Logger } from '../../logger.js';
 import type { Metrics } from '../../metrics.js';
 import type { SandboxRuntime } from '../../sandbox/runtime.js';
-import { releaseSandboxSlot } from '../sandbox-slots.js';
+import type { ReleaseSlot } from '../sandbox-slots.js';
 import { desiredChange } from '../sandbox-records.js';
 import type { DecisionClaims } from '../../db/claims.js';
 
@@ -18,6 +18,7 @@ export interface IdlePauserDeps {
   claims: DecisionClaims;
   metrics: Metrics;
   log: Logger;
+  releaseSlot: ReleaseSlot;
   idlePauseMs: number;
   now?: () => number;
   /** Tells the lifecycle webhooks. */
@@ -57,7 +58,7 @@ export class IdlePauser {
       if (!claimed) continue; // used or reported running meanwhile
       try {
         await runtime.pause(candidate._id);
-        await releaseSandboxSlot(models, candidate._id);
+        await this.deps.releaseSlot(claimed.userId, candidate._id);
         paused.push(candidate._id);
         await this.deps.onPaused?.({ ...claimed, pausedBy: 'idle' });
         this.deps.metrics.lifecycleActions.inc({ action: 'idle_pause' });

@@ -53,7 +53,8 @@ export class SandboxLifecycle {
       const record = await models.Sandbox.findOne({ _id: sandboxId }).lean();
       if (record) await deps.sandboxes.events.deleted(record, reason);
     };
-    const removal = { models, runtime, claims, onGone, log };
+    const releaseSlot = (userId: string, sandboxId: string) => deps.sandboxes.slots.release(userId, sandboxId);
+    const removal = { models, runtime, claims, onGone, releaseSlot, log };
     this.usage = new SandboxUsage(models, config.idlePauseMs, now);
     this.resumer = new SandboxResumer(deps.sandboxes, this.usage, metrics, {
       attempts: config.resumeAttempts,
@@ -70,7 +71,7 @@ export class SandboxLifecycle {
       this.jobs.set(name, new PeriodicJob(name, intervalMs, pass, log, passed(name)));
     if (config.idlePauseMs > 0) {
       const onPaused = (record: SandboxRecord) => deps.sandboxes.events.paused(record);
-      const pauser = new IdlePauser({ models, runtime, claims, metrics, log, idlePauseMs: config.idlePauseMs, now, onPaused });
+      const pauser = new IdlePauser({ models, runtime, claims, metrics, log, releaseSlot, idlePauseMs: config.idlePauseMs, now, onPaused });
       add('idle-pause', config.intervalMs, () => pauser.pass());
     }
     // Always on: with retention off it still finishes removals another replica left half-done.

@@ -5,7 +5,7 @@
 import type { Models } from '../../../models/index.js';
 import type { Logger } from '../../logger.js';
 import type { SandboxRuntime } from '../../sandbox/runtime.js';
-import { releaseSandboxSlot } from '../sandbox-slots.js';
+import type { ReleaseSlot } from '../sandbox-slots.js';
 import { desiredChange } from '../sandbox-records.js';
 import type { DecisionClaims } from '../../db/claims.js';
 import { tablesFor } from '../../db/record-tables.js';
@@ -18,6 +18,7 @@ export interface RemovalDeps {
   runtime: SandboxRuntime;
   claims: DecisionClaims;
   onGone: SandboxGoneListener;
+  releaseSlot: ReleaseSlot;
   log: Logger;
 }
 
@@ -42,14 +43,14 @@ export async function removeSandbox(
     { $set: desiredChange('deleting', { removalReason: reason }, now) },
   ).lean();
   if (!claimed) return false;
-  await finishRemoval(deps, sandboxId, reason);
+  await finishRemoval(deps, claimed.userId, sandboxId, reason);
   deps.log.info({ sandboxId, userId: claimed.userId, reason }, 'removed a sandbox');
   return true;
 }
 
-export async function finishRemoval(deps: RemovalDeps, sandboxId: string, reason: string): Promise<void> {
+export async function finishRemoval(deps: RemovalDeps, userId: string, sandboxId: string, reason: string): Promise<void> {
   await deps.onGone(sandboxId, reason);
   await deps.runtime.remove(sandboxId);
   await tablesFor(deps.models).sandboxes.remove(sandboxId, { desired: 'deleting' });
-  await releaseSandboxSlot(deps.models, sandboxId);
+  await deps.releaseSlot(userId, sandboxId);
 }

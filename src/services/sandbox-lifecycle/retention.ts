@@ -58,7 +58,7 @@ export class Retention {
       ).lean();
       if (!taken) continue;
       log.info({ sandboxId: _id }, 'finishing a sandbox removal another worker left');
-      await finishRemoval(this.deps, _id, taken.removalReason ?? 'The workspace was deleted');
+      await finishRemoval(this.deps, taken.userId, _id, taken.removalReason ?? 'The workspace was deleted');
     }
   }
 }
