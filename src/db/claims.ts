@@ -26,6 +26,11 @@ export class DecisionClaims {
     }
   }
 
+  /** Gives back a decision that was not carried out, so it can be taken again. */
+  async release(key: string): Promise<void> {
+    await this.models.Claim.deleteOne({ _id: key });
+  }
+
   async prune(): Promise<void> {
     await this.models.Claim.deleteMany({ at: { $lt: new Date(this.now() - CLAIM_RETENTION_MS) } });
   }

@@ -30,7 +30,7 @@ export class IdlePauser {
 
   /** One pass; returns the ids it paused. */
   async pass(): Promise<string[]> {
-    const { models, runtime, idlePauseMs, log } = this.deps;
+    const { models, runtime, idlePauseMs } = this.deps;
     const now = new Date((this.deps.now ?? Date.now)());
     const cutoff = new Date(now.getTime() - idlePauseMs);
     const candidates = await models.Sandbox.find(
@@ -45,8 +45,23 @@ export class IdlePauser {
         const { status } = await runtime.state(candidate._id, 'running');
         if (status === 'RUNNING' || status === 'STARTING') continue;
       }
-      if (!(await this.deps.claims.claim(`idle:${candidate._id}:${candidate.lastUsedAt!.getTime()}`))) continue;
-      const claimed = await models.Sandbox.findOneAndUpdate(
+      if (await this.pauseIdle(candidate, cutoff, now)) paused.push(candidate._id);
+    }
+    return paused;
+  }
+
+  /**
+   * Takes the decision to pause one idle sandbox and carries it out. A decision that could not
+   * be carried out (the pod's deletion or the record's update failed) gives its claim back, so a
+   * later pass of any replica takes it again instead of leaving it claimed and undone for an hour.
+   */
+  private async pauseIdle(candidate: Candidate, cutoff: Date, now: Date): Promise<boolean> {
+    const { models, runtime, claims, log } = this.deps;
+    const key = `idle:${candidate._id}:${candidate.lastUsedAt!.getTime()}`;
+    if (!(await claims.claim(key))) return false;
+    let claimed: SandboxRecord | null;
+    try {
+      claimed = await models.Sandbox.findOneAndUpdate(
         {
           _id: candidate._id,
           desired: 'running',
@@ -55,20 +70,29 @@ export class IdlePauser {
         },
         { $set: desiredChange('paused', { pausedBy: 'idle' }, now) },
       ).lean();
-      if (!claimed) continue; // used or reported running meanwhile
-      try {
-        await runtime.pause(candidate._id);
-        await this.deps.releaseSlot(claimed.userId, candidate._id);
-        paused.push(candidate._id);
-        await this.deps.onPaused?.({ ...claimed, pausedBy: 'idle' });
-        this.deps.metrics.lifecycleActions.inc({ action: 'idle_pause' });
-        log.info({ sandboxId: candidate._id, userId: claimed.userId }, 'paused an idle sandbox');
-      } catch (error) {
-        // Leave it running-as-recorded, so the next pass tries again.
-        await models.Sandbox.updateOne({ _id: candidate._id, desired: 'paused', pausedBy: 'idle' }, { $set: { desired: 'running' } });
-        log.warn({ err: error, sandboxId: candidate._id }, 'pausing an idle sandbox failed');
-      }
+    } catch (error) {
+      await claims.release(key).catch(() => {}); // the claim then lapses with the others
+      throw error;
     }
-    return paused;
+    if (!claimed) return false; // used or reported running meanwhile
+    try {
+      await runtime.pause(candidate._id);
+    } catch (error) {
+      // Running-as-recorded again, and undecided: the next pass tries again.
+      await models.Sandbox.updateOne({ _id: candidate._id, desired: 'paused', pausedBy: 'idle' }, { $set: { desired: 'running' } });
+      await claims.release(key);
+      log.warn({ err: error, sandboxId: candidate._id }, 'pausing an idle sandbox failed');
+      return false;
+    }
+    this.deps.metrics.lifecycleActions.inc({ action: 'idle_pause' });
+    log.info({ sandboxId: candidate._id, userId: claimed.userId }, 'paused an idle sandbox');
+    // Paused from here on. A slot left held is freed by the next start that finds the user at the limit.
+    await this.deps.releaseSlot(claimed.userId, candidate._id).catch((error: unknown) => {
+      log.warn({ err: error, sandboxId: candidate._id }, 'freeing the slot of an idle-paused sandbox failed');
+    });
+    await this.deps.onPaused?.({ ...claimed, pausedBy: 'idle' });
+    return true;
   }
 }
+
+type Candidate = Pick<SandboxRecord, '_id' | 'runningConversations' | 'lastUsedAt'>;

@@ -47,7 +47,10 @@ export class Reconciler {
         continue;
       }
       if ((await models.Sandbox.exists({ _id: id })) || !(await this.deps.claims.claim(`orphan:${id}`))) continue;
-      await runtime.remove(id);
+      await runtime.remove(id).catch(async (error: unknown) => {
+        await this.deps.claims.release(`orphan:${id}`).catch(() => {}); // a later pass tries again
+        throw error;
+      });
       orphans.push(id);
       metrics.lifecycleActions.inc({ action: 'orphan_removed' });
       log.info({ sandboxId: id }, 'removed runtime objects that no record names');
