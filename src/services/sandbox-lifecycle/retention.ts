@@ -20,46 +20,46 @@ export class Retention {
 
   /** One pass; returns the ids it deleted. With retention off (0) it only finishes cut-short removals (and prunes old claims). */
   async pass(): Promise<string[]> {
-    const { retentionMs } = this.deps;
+    const { models, retentionMs } = this.deps;
     const now = new Date((this.deps.now ?? Date.now)());
+    const cutoff = new Date(now.getTime() - retentionMs);
+    const stuckBefore = new Date(now.getTime() - STUCK_REMOVAL_MS);
+    // Both kinds of candidate in one query: on the embedded database each query reads every sandbox.
+    const stuck = { desired: 'deleting', desiredSince: { $lt: stuckBefore } };
+    const expired = { desired: 'paused', desiredSince: { $lt: cutoff } };
+    const due = await models.Sandbox.find(retentionMs > 0 ? { $or: [expired, stuck] } : stuck, {
+      _id: 1,
+      desired: 1,
+      desiredSince: 1,
+    }).lean();
     const deleted: string[] = [];
-    if (retentionMs > 0) await this.deleteExpired(now, deleted);
-    await this.finishStuckRemovals(now);
+    for (const { _id, desired, desiredSince } of due) {
+      if (desired === 'paused') await this.deleteExpired(_id, desiredSince!, cutoff, now, deleted);
+      else await this.finishStuckRemoval(_id, desiredSince!, stuckBefore, now);
+    }
     await this.deps.claims.prune();
     return deleted;
   }
 
-  private async deleteExpired(now: Date, deleted: string[]): Promise<void> {
-    const { models, retentionMs } = this.deps;
-    const cutoff = new Date(now.getTime() - retentionMs);
-    const expired = await models.Sandbox.find({ desired: 'paused', desiredSince: { $lt: cutoff } }, { _id: 1, desiredSince: 1 }).lean();
-    const reason = `The workspace was deleted after ${describeDuration(retentionMs)} paused (retention)`;
-    for (const { _id, desiredSince } of expired) {
-      const key = `retention:${_id}:${desiredSince!.getTime()}`;
-      if (await removeSandbox(this.deps, _id, key, { desired: 'paused', desiredSince: { $lt: cutoff } }, reason, now)) {
-        deleted.push(_id);
-        this.deps.metrics.lifecycleActions.inc({ action: 'retention_delete' });
-      }
+  private async deleteExpired(_id: string, desiredSince: Date, cutoff: Date, now: Date, deleted: string[]): Promise<void> {
+    const reason = `The workspace was deleted after ${describeDuration(this.deps.retentionMs)} paused (retention)`;
+    const key = `retention:${_id}:${desiredSince.getTime()}`;
+    if (await removeSandbox(this.deps, _id, key, { desired: 'paused', desiredSince: { $lt: cutoff } }, reason, now)) {
+      deleted.push(_id);
+      this.deps.metrics.lifecycleActions.inc({ action: 'retention_delete' });
     }
   }
 
-  private async finishStuckRemovals(now: Date): Promise<void> {
+  private async finishStuckRemoval(_id: string, desiredSince: Date, stuckBefore: Date, now: Date): Promise<void> {
     const { models, log } = this.deps;
-    const stuckBefore = new Date(now.getTime() - STUCK_REMOVAL_MS);
-    const stuck = await models.Sandbox.find(
-      { desired: 'deleting', desiredSince: { $lt: stuckBefore } },
-      { _id: 1, desiredSince: 1 },
+    if (!(await this.deps.claims.claim(`stuck-removal:${_id}:${desiredSince.getTime()}`))) return;
+    const taken = await models.Sandbox.findOneAndUpdate(
+      { _id, desired: 'deleting', desiredSince: { $lt: stuckBefore } },
+      { $set: { desiredSince: now } },
     ).lean();
-    for (const { _id, desiredSince } of stuck) {
-      if (!(await this.deps.claims.claim(`stuck-removal:${_id}:${desiredSince!.getTime()}`))) continue;
-      const taken = await models.Sandbox.findOneAndUpdate(
-        { _id, desired: 'deleting', desiredSince: { $lt: stuckBefore } },
-        { $set: { desiredSince: now } },
-      ).lean();
-      if (!taken) continue;
-      log.info({ sandboxId: _id }, 'finishing a sandbox removal another worker left');
-      await finishRemoval(this.deps, taken.userId, _id, taken.removalReason ?? 'The workspace was deleted');
-    }
+    if (!taken) return;
+    log.info({ sandboxId: _id }, 'finishing a sandbox removal another worker left');
+    await finishRemoval(this.deps, taken.userId, _id, taken.removalReason ?? 'The workspace was deleted');
   }
 }
 

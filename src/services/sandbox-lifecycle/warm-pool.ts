@@ -49,6 +49,8 @@ export class WarmPool implements WarmSandboxes {
   onClaimed: () => void = () => {};
   /** Warm sandboxes this replica has warmed up (or tried to). */
   private readonly warmedUp = new Set<string>();
+  /** Warm sandboxes whose claim is known to be taken (still listed in the pool until moved). */
+  private readonly taken = new Set<string>();
 
   constructor(private readonly deps: WarmPoolDeps) {}
 
@@ -58,15 +60,23 @@ export class WarmPool implements WarmSandboxes {
     if (size === 0 || specId !== this.deps.specs.default.id) return null;
     const warm = (await sandboxesOf(models, WARM_POOL_OWNER)).filter((w) => w.specId === specId);
     const states = await Promise.all(warm.map(async (w) => ({ id: w._id, status: (await runtime.state(w._id, 'running')).status })));
-    const order = [...states.filter((s) => s.status === 'RUNNING'), ...states.filter((s) => s.status === 'STARTING')];
-    for (const { id } of order) {
-      if (!(await this.deps.claims.claim(`warm:${id}`))) continue; // another start took it
+    // A claim is given back only by a claimant that failed (which then forgets it): ids seen taken
+    // are not tried again, and racing starts try the pool in different orders, not all its first.
+    const inPool = new Set(warm.map((w) => w._id));
+    for (const id of this.taken) if (!inPool.has(id)) this.taken.delete(id);
+    const untaken = (status: string) => shuffled(states.filter((s) => s.status === status && !this.taken.has(s.id)));
+    for (const { id } of [...untaken('RUNNING'), ...untaken('STARTING')]) {
+      const ours = await this.deps.claims.claim(`warm:${id}`);
+      this.taken.add(id);
+      if (!ours) continue; // another start took it
       const now = new Date((this.deps.now ?? Date.now)());
       // Through the record table: the sandbox moves from the pool's list to the user's.
-      const claimed = await tablesFor(models).sandboxes.update(
-        id,
-        { userId: WARM_POOL_OWNER },
-        { $set: { userId, lastUsedAt: now, desiredSince: now, updatedAt: now } },
+      const claimed = await this.unclaimedOnFailure(id, () =>
+        tablesFor(models).sandboxes.update(
+          id,
+          { userId: WARM_POOL_OWNER },
+          { $set: { userId, lastUsedAt: now, desiredSince: now, updatedAt: now } },
+        ),
       );
       if (!claimed) continue; // discarded meanwhile
       this.deps.metrics.lifecycleActions.inc({ action: 'warm_claimed' });
@@ -137,12 +147,39 @@ export class WarmPool implements WarmSandboxes {
     }
   }
 
+  /**
+   * The claimed sandbox's move out of the pool; when it fails the claim is given back, or the
+   * sandbox would stay in the pool, counted as warm, that no start or pass could take.
+   */
+  private async unclaimedOnFailure<T>(sandboxId: string, move: () => Promise<T>): Promise<T> {
+    try {
+      return await move();
+    } catch (error) {
+      await this.deps.claims.release(`warm:${sandboxId}`).catch(() => {});
+      this.taken.delete(sandboxId);
+      throw error;
+    }
+  }
+
   /** Removes an unclaimed warm sandbox; false when a start claimed it first. */
   private async discard(sandboxId: string): Promise<boolean> {
     if (!(await this.deps.claims.claim(`warm:${sandboxId}`))) return false;
-    if (!(await tablesFor(this.deps.models).sandboxes.remove(sandboxId, { userId: WARM_POOL_OWNER }))) return false;
+    const removed = await this.unclaimedOnFailure(sandboxId, () =>
+      tablesFor(this.deps.models).sandboxes.remove(sandboxId, { userId: WARM_POOL_OWNER }),
+    );
+    if (!removed) return false;
     await this.deps.runtime.remove(sandboxId);
     this.deps.metrics.lifecycleActions.inc({ action: 'warm_discarded' });
     return true;
   }
+}
+
+/** A copy in random order (Fisher–Yates). */
+function shuffled<T>(items: T[]): T[] {
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
 }
