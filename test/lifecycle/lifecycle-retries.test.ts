@@ -1,11 +1,17 @@
-// A lifecycle decision that could not be carried out is taken again by a later pass: the pass
-// gives its claim back (claims otherwise hold for an hour, src/db/claims.ts). Found at scale: one
-// idle sandbox of 500 stayed claimed and running after its write timed out under load.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// A lifecycle decision that could not be carried out is taken again: the pass (or the start,
+// for a warm sandbox) gives its claim back; claims otherwise hold for an hour (src/db/claims.ts).
+// Found at scale: an idle sandbox of 500 stayed claimed and running after its write timed out,
+// and all ten warm sandboxes of the pool ended claimed yet still in the pool.
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { WARM_POOL_OWNER } from '../../models/index.js';
 import { DecisionClaims } from '../../src/db/claims.js';
+import { tablesFor } from '../../src/db/record-tables.js';
 import type { SandboxRuntime } from '../../src/sandbox/runtime.js';
 import { IdlePauser } from '../../src/services/sandbox-lifecycle/idle-pauser.js';
 import { Reconciler } from '../../src/services/sandbox-lifecycle/reconciler.js';
+import { WarmPool } from '../../src/services/sandbox-lifecycle/warm-pool.js';
+import type { SandboxesService } from '../../src/services/sandboxes.service.js';
+import type { SandboxSpecsService } from '../../src/services/sandbox-specs.service.js';
 import { startTestDomain, type TestDomain } from '../helpers/domain.js';
 
 let domain: TestDomain;
@@ -82,5 +88,41 @@ describe('lifecycle decisions that failed', () => {
     await expect(reconciler.pass()).rejects.toThrow('the API server is unavailable');
     expect((await reconciler.pass()).orphans).toEqual([orphan]);
     expect(done).toEqual([`remove ${orphan}`]);
+  });
+
+  it('a warm sandbox whose claim failed half-way is handed to the next start, not left claimed in the pool', async () => {
+    const { models } = domain.deps.db;
+    const id = `warm-retry-${Date.now()}`;
+    const table = tablesFor(models).sandboxes;
+    await table.insert({
+      _id: id,
+      userId: WARM_POOL_OWNER,
+      specId: 'warm-spec',
+      runtime: 'process',
+      sessionApiKey: 'ciphertext',
+      desired: 'running',
+    });
+    const { runtime } = flakyRuntime(0);
+    const { metrics, log } = domain.deps;
+    const pool = new WarmPool({
+      models,
+      runtime,
+      claims: new DecisionClaims(models),
+      sandboxes: {} as SandboxesService,
+      specs: { default: { id: 'warm-spec' } } as SandboxSpecsService,
+      metrics,
+      log,
+      size: 1,
+    });
+    // The move out of the pool fails once (a write that timed out under load).
+    const update = vi.spyOn(table, 'update').mockRejectedValueOnce(new Error('a write to sandboxes waited over 5000 ms for its turn'));
+    try {
+      await expect(pool.claim('first-user', 'warm-spec')).rejects.toThrow('waited over 5000 ms');
+      expect((await pool.claim('second-user', 'warm-spec'))?._id).toBe(id);
+    } finally {
+      update.mockRestore();
+    }
+    expect(await table.get(id)).toMatchObject({ userId: 'second-user' });
+    expect(await pool.claim('third-user', 'warm-spec')).toBeNull(); // handed out once
   });
 });
