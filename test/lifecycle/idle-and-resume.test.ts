@@ -124,6 +124,20 @@ describe('idle auto-pause', () => {
       await eventually('each pause to be counted', async () => (await count()) - before >= 3, 10_000);
       await lifecyclePasses([app, replica], 'idle-pause', 3); // nothing is paused twice
       expect((await count()) - before).toBe(3);
+
+      // The pass reads every sandbox, so the two replicas run it once per interval between them
+      // (the other's turn counts as a pass without a duration).
+      const sum = async (name: string) =>
+        (await metric(app, name, { job: 'idle-pause' })) + (await metric(replica, name, { job: 'idle-pause' }));
+      const [ran, turns, since] = [
+        await sum('sandbox_lifecycle_pass_duration_seconds_count'),
+        await sum('sandbox_lifecycle_passes_total'),
+        Date.now(),
+      ];
+      await lifecyclePasses([app, replica], 'idle-pause', 5);
+      const windows = Math.ceil((Date.now() - since) / Number(env.SANDBOX_LIFECYCLE_INTERVAL_MS)) + 1;
+      expect((await sum('sandbox_lifecycle_passes_total')) - turns).toBeGreaterThanOrEqual(10);
+      expect((await sum('sandbox_lifecycle_pass_duration_seconds_count')) - ran).toBeLessThanOrEqual(windows);
     } finally {
       await replica.stop({ keepSandboxes: true });
     }

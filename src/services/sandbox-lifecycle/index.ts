@@ -11,7 +11,7 @@ import type { SandboxesService } from '../sandboxes.service.js';
 import type { DecisionClaims } from '../../db/claims.js';
 import { SandboxResumer, type SandboxConnection } from './ensure-running.js';
 import { IdlePauser } from './idle-pauser.js';
-import { PeriodicJob } from './periodic.js';
+import { PASS_SKIPPED, PeriodicJob } from './periodic.js';
 import { Reconciler } from './reconciler.js';
 import type { SandboxGoneListener } from './removal.js';
 import { Retention } from './retention.js';
@@ -63,23 +63,32 @@ export class SandboxLifecycle {
       ...(now ? { now } : {}),
     });
 
-    const passed = (job: LifecycleJobName) => (seconds: number) => {
+    // A pass left to another replica counts as a pass (the job ran) but has no duration.
+    const passed = (job: LifecycleJobName) => (seconds: number, skipped: boolean) => {
       metrics.lifecyclePasses.inc({ job });
-      metrics.lifecyclePassDuration.observe({ job }, seconds);
+      if (!skipped) metrics.lifecyclePassDuration.observe({ job }, seconds);
     };
     const add = (name: LifecycleJobName, intervalMs: number, pass: () => Promise<unknown>) =>
       this.jobs.set(name, new PeriodicJob(name, intervalMs, pass, log, passed(name)));
+    // The passes that read every sandbox run once per interval across all replicas: the first
+    // replica to claim the interval's window runs it (each decision is still claimed on its own),
+    // so the database's work per interval does not grow with the replicas.
+    const shared = (name: LifecycleJobName, intervalMs: number, pass: () => Promise<unknown>) =>
+      add(name, intervalMs, async () => {
+        const window = Math.floor((now ?? Date.now)() / intervalMs);
+        return (await claims.claim(`pass:${name}:${window}`)) ? pass() : PASS_SKIPPED;
+      });
     if (config.idlePauseMs > 0) {
       const onPaused = (record: SandboxRecord) => deps.sandboxes.events.paused(record);
       const pauser = new IdlePauser({ models, runtime, claims, metrics, log, releaseSlot, idlePauseMs: config.idlePauseMs, now, onPaused });
-      add('idle-pause', config.intervalMs, () => pauser.pass());
+      shared('idle-pause', config.intervalMs, () => pauser.pass());
     }
     // Always on: with retention off it still finishes removals another replica left half-done.
     const retention = new Retention({ ...removal, metrics, retentionMs: config.pausedRetentionMs, now });
-    add('retention', config.intervalMs, () => retention.pass());
+    shared('retention', config.intervalMs, () => retention.pass());
     if (config.reconcileIntervalMs > 0) {
       const reconciler = new Reconciler({ ...removal, metrics, intervalMs: config.reconcileIntervalMs, now });
-      add('reconcile', config.reconcileIntervalMs, () => reconciler.pass());
+      shared('reconcile', config.reconcileIntervalMs, () => reconciler.pass());
     }
     // With size 0 the pass still discards warm sandboxes left from a larger configuration.
     const pool = new WarmPool({ ...removal, sandboxes: deps.sandboxes, specs: deps.specs, metrics, size: config.warmPoolSize, now });

@@ -3,6 +3,9 @@
 // update on its record, so the same job running on several replicas acts once per sandbox.
 import type { Logger } from '../../logger.js';
 
+/** What a pass returns when it left its turn to another replica (SandboxLifecycle's shared passes). */
+export const PASS_SKIPPED = Symbol('pass skipped');
+
 export class PeriodicJob {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | null = null;
@@ -14,8 +17,8 @@ export class PeriodicJob {
     private readonly intervalMs: number,
     private readonly pass: () => Promise<unknown>,
     private readonly log: Logger,
-    /** Told after every pass, failed or not, with its duration (the passes metrics: operators and tests see the job running). */
-    private readonly onPass: (seconds: number) => void = () => {},
+    /** Told after every pass, failed or not, with its duration and whether it was skipped (the passes metrics: operators and tests see the job running). */
+    private readonly onPass: (seconds: number, skipped: boolean) => void = () => {},
   ) {}
 
   start(firstDelayMs = this.intervalMs): void {
@@ -34,12 +37,13 @@ export class PeriodicJob {
   private async runOnce(): Promise<void> {
     while (this.running) await this.running;
     const started = performance.now();
+    let skipped = false;
     this.running = this.pass()
-      .then(() => undefined)
+      .then((result) => void (skipped = result === PASS_SKIPPED))
       .catch((error: unknown) => this.log.warn({ err: error, job: this.name }, 'lifecycle pass failed'))
       .finally(() => {
         this.running = null;
-        this.onPass((performance.now() - started) / 1000);
+        this.onPass((performance.now() - started) / 1000, skipped);
       });
     await this.running;
   }
