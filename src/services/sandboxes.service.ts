@@ -1,7 +1,6 @@
-// Sandboxes (the reference's, with our differences; docs/api.md): the service owns the records (owner, spec, desired
-// state, encrypted session key) and asks the runtime for live status. Another user's
-// sandbox behaves exactly as if absent. A start may claim a warm sandbox
-// (sandbox-lifecycle/warm-pool.ts) instead of starting one cold.
+// Sandboxes (the reference's, with our differences; docs/api.md): the service owns the records (owner, spec, desired state,
+// encrypted session key) and asks the runtime for live status. Another user's sandbox behaves exactly as if absent. A start
+// may claim a warm sandbox (sandbox-lifecycle/warm-pool.ts) instead of starting one cold.
 import { WARM_POOL_OWNER, type Models, type SandboxRecord } from '../../models/index.js';
 import type { SandboxSource } from '../../contract/app-conversations.schema.js';
 import { pageFromExtra, pageOffset } from '../../contract/common.schema.js';
