@@ -227,3 +227,30 @@ export function podExposedUrls(pod: V1Pod, sandboxId: string, options: Kubernete
     domain ? `${options.urlScheme}://${exposedHost(sandboxId, name, domain)}` : serviceUrl(sandboxId, port, options.namespace),
   );
 }
+
+/**
+ * Trims a watched pod, in place, to what the runtime reads of it (podStatus, podExposedUrls, the
+ * watch's own bookkeeping): a pod as the API server sends it, managed fields, spec and all, is
+ * tens of KiB in memory, and every replica's watch keeps every sandbox's pod.
+ */
+export function slimPod(pod: V1Pod): void {
+  const { metadata, spec, status } = pod;
+  if (metadata) {
+    const { name, namespace, resourceVersion, creationTimestamp, deletionTimestamp } = metadata;
+    pod.metadata = { name, namespace, resourceVersion, creationTimestamp, deletionTimestamp };
+  }
+  const container = spec?.containers[0];
+  if (container)
+    pod.spec = {
+      containers: [{ name: container.name, ports: container.ports?.map(({ name, containerPort }) => ({ name, containerPort })) }],
+    };
+  if (status) {
+    const waiting = status.containerStatuses?.[0]?.state?.waiting;
+    pod.status = {
+      phase: status.phase,
+      reason: status.reason,
+      conditions: status.conditions?.map(({ type, status: value }) => ({ type, status: value })),
+      ...(waiting ? { containerStatuses: [{ state: { waiting } } as never] } : {}),
+    };
+  }
+}

@@ -33,6 +33,7 @@ import {
   managedSelector,
   podExposedUrls,
   sandboxName,
+  slimPod,
   serviceUrl,
   workspaceClaimName,
   type KubernetesSandboxOptions,
@@ -200,11 +201,14 @@ export class KubernetesSandboxRuntime implements SandboxRuntime {
         `/api/v1/namespaces/${namespace}/pods`,
         async () => {
           const list = await this.core.listNamespacedPod({ namespace, labelSelector: managedSelector });
+          list.items.forEach(slimPod);
           this.markSynced();
           return list;
         },
         managedSelector,
       );
+      informer.on('add', slimPod);
+      informer.on('update', slimPod);
       informer.on('error', (error: unknown) => {
         this.synced = false;
         this.log.warn({ err: describe(error) }, 'sandbox pod watch failed; reconnecting');

@@ -1,6 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { buildIngress, buildPod, buildService, podExposedUrls } from '../../src/sandbox/kubernetes-objects.js';
+import { buildIngress, buildPod, buildService, podExposedUrls, slimPod } from '../../src/sandbox/kubernetes-objects.js';
 import { kubernetesOptions } from '../helpers/kubernetes-options.js';
 import { podStatus } from '../../src/sandbox/kubernetes-runtime.js';
 import type { SandboxLaunch } from '../../src/sandbox/runtime.js';
@@ -136,8 +136,38 @@ describe('podStatus', () => {
       'The agent server keeps crashing (CrashLoopBackOff)',
     ],
     ['a failed pod', { phase: 'Failed', reason: 'Evicted' }, 'ERROR', 'The sandbox pod failed (Evicted)'],
-  ])('maps %s', (_label, status, expected, reason) => {
+  ])("maps %s (the watch's trimmed copy too)", (_label, status, expected, reason) => {
     expect(podStatus(pod(status), 120_000, now)).toEqual({ status: expected, reason });
+    const slim = pod(structuredClone(status));
+    slimPod(slim);
+    expect(podStatus(slim, 120_000, now)).toEqual({ status: expected, reason });
+  });
+
+  it("trims a watched pod to what the runtime reads: its status, its URLs, the watch's keys", () => {
+    const built = buildPod(launch, options);
+    const full: V1Pod = {
+      ...built,
+      metadata: {
+        ...built.metadata,
+        namespace: 'sandboxes',
+        resourceVersion: '42',
+        creationTimestamp: new Date('2026-01-01T00:09:30Z'),
+        managedFields: [{ manager: 'kube-controller-manager', operation: 'Update', fieldsV1: { 'f:status': { 'f:conditions': {} } } }],
+      },
+      status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }], hostIP: '10.0.0.1', podIP: '10.1.0.9' },
+    };
+    const slim = structuredClone(full);
+    slimPod(slim);
+    expect(podStatus(slim, 120_000, now)).toEqual(podStatus(full, 120_000, now));
+    expect(podExposedUrls(slim, 'abc123', options)).toEqual(podExposedUrls(full, 'abc123', options));
+    expect(slim.metadata).toEqual({
+      name: full.metadata!.name,
+      namespace: 'sandboxes',
+      resourceVersion: '42',
+      creationTimestamp: full.metadata!.creationTimestamp,
+      deletionTimestamp: undefined,
+    });
+    expect(JSON.stringify(slim).length).toBeLessThan(JSON.stringify(full).length / 4);
   });
 
   it('reports ERROR once the start-up timeout has passed since the pod was created', () => {
