@@ -36,6 +36,20 @@ export class DecisionClaims {
     await this.models.Claim.deleteOne({ _id: key });
   }
 
+  /**
+   * A step of the claimed decision `key`: when it fails the claim is given back (if even that
+   * fails, the claim lapses at pruning), so a later pass takes the decision again instead of it
+   * staying taken and undone; the failure is rethrown.
+   */
+  async carryOut<T>(key: string, step: () => PromiseLike<T>): Promise<T> {
+    try {
+      return await step();
+    } catch (error) {
+      await this.release(key).catch(() => {});
+      throw error;
+    }
+  }
+
   /** Deletes claims past their retention, at most every PRUNE_EVERY_MS (each replica's retention pass asks). */
   async prune(): Promise<void> {
     const now = this.now();

@@ -59,9 +59,8 @@ export class IdlePauser {
     const { models, runtime, claims, log } = this.deps;
     const key = `idle:${candidate._id}:${candidate.lastUsedAt!.getTime()}`;
     if (!(await claims.claim(key))) return false;
-    let claimed: SandboxRecord | null;
-    try {
-      claimed = await models.Sandbox.findOneAndUpdate(
+    const claimed = await claims.carryOut(key, () =>
+      models.Sandbox.findOneAndUpdate(
         {
           _id: candidate._id,
           desired: 'running',
@@ -69,11 +68,8 @@ export class IdlePauser {
           runningConversations: { $size: candidate.runningConversations.length },
         },
         { $set: desiredChange('paused', { pausedBy: 'idle' }, now) },
-      ).lean();
-    } catch (error) {
-      await claims.release(key).catch(() => {}); // the claim then lapses with the others
-      throw error;
-    }
+      ).lean(),
+    );
     if (!claimed) return false; // used or reported running meanwhile
     try {
       await runtime.pause(candidate._id);

@@ -47,10 +47,7 @@ export class Reconciler {
         continue;
       }
       if ((await models.Sandbox.exists({ _id: id })) || !(await this.deps.claims.claim(`orphan:${id}`))) continue;
-      await runtime.remove(id).catch(async (error: unknown) => {
-        await this.deps.claims.release(`orphan:${id}`).catch(() => {}); // a later pass tries again
-        throw error;
-      });
+      await this.deps.claims.carryOut(`orphan:${id}`, () => runtime.remove(id));
       orphans.push(id);
       metrics.lifecycleActions.inc({ action: 'orphan_removed' });
       log.info({ sandboxId: id }, 'removed runtime objects that no record names');

@@ -40,15 +40,12 @@ export async function removeSandbox(
   if (!(await deps.claims.claim(claimKey))) return false;
   // Once marked `deleting` the removal is finished by whoever finds it stuck; before that, a
   // failure gives the claim back, so the decision is not left taken and undone for an hour.
-  const claimed = await deps.models.Sandbox.findOneAndUpdate(
-    { ...filter, _id: sandboxId },
-    { $set: desiredChange('deleting', { removalReason: reason }, now) },
-  )
-    .lean()
-    .catch(async (error: unknown) => {
-      await deps.claims.release(claimKey).catch(() => {});
-      throw error;
-    });
+  const claimed = await deps.claims.carryOut(claimKey, () =>
+    deps.models.Sandbox.findOneAndUpdate(
+      { ...filter, _id: sandboxId },
+      { $set: desiredChange('deleting', { removalReason: reason }, now) },
+    ).lean(),
+  );
   if (!claimed) return false;
   await finishRemoval(deps, claimed.userId, sandboxId, reason);
   deps.log.info({ sandboxId, userId: claimed.userId, reason }, 'removed a sandbox');

@@ -151,14 +151,11 @@ export class WarmPool implements WarmSandboxes {
    * The claimed sandbox's move out of the pool; when it fails the claim is given back, or the
    * sandbox would stay in the pool, counted as warm, that no start or pass could take.
    */
-  private async unclaimedOnFailure<T>(sandboxId: string, move: () => Promise<T>): Promise<T> {
-    try {
-      return await move();
-    } catch (error) {
-      await this.deps.claims.release(`warm:${sandboxId}`).catch(() => {});
+  private unclaimedOnFailure<T>(sandboxId: string, move: () => Promise<T>): Promise<T> {
+    return this.deps.claims.carryOut(`warm:${sandboxId}`, move).catch((error: unknown) => {
       this.taken.delete(sandboxId);
       throw error;
-    }
+    });
   }
 
   /** Removes an unclaimed warm sandbox; false when a start claimed it first. */
