@@ -60,6 +60,67 @@ describe('library internals', () => {
     expect(isEmptyInput(lists.inputs[0])).toBe(false);
   });
 
+  it("runs a procedure's middleware chain as tRPC's own caller does", async () => {
+    type Ctx = { user?: string; seen?: string[] };
+    const c = initTRPC.context<Ctx>().create();
+    const withUser = c.procedure.use(({ ctx, next }) => next({ ctx: { user: `u:${ctx.seen?.join('+') ?? ''}` } }));
+    const chains = c.router({
+      // ctx merged from next({ctx}); the raw input replaced; input parsed; output parsed; what a layer sees.
+      full: withUser
+        .use(({ next, getRawInput }) => next({ getRawInput: async () => ({ ...((await getRawInput()) as object), extra: 1 }) }))
+        .input(z.object({ name: z.string(), extra: z.number() }))
+        .use(({ input, next }) => next({ input: { ...input, name: input.name.toUpperCase() } }))
+        .output(z.object({ name: z.string(), extra: z.number(), user: z.string(), path: z.string(), meta: z.unknown() }))
+        .meta({ tag: 'm' } as never)
+        .query((opts) => ({
+          ...opts.input,
+          user: opts.ctx.user!,
+          path: opts.path,
+          meta: (opts as { meta?: unknown }).meta,
+          dropped: 'by the output schema',
+        })),
+      throws: withUser.mutation(() => {
+        throw new Error('boom');
+      }),
+      badInput: c.procedure.input(z.object({ n: z.number() })).query(() => 1),
+      badOutput: c.procedure.output(z.string()).query(() => 2 as never),
+      noNext: c.procedure.use((() => undefined) as never).query(() => 1),
+    });
+    const records = procedureRecords(chains);
+    const own = chains._def.procedures as Record<string, (opts: unknown) => Promise<unknown>>;
+    const options = (path: string, type: 'query' | 'mutation', raw: unknown) => ({
+      path,
+      ctx: { seen: ['a', 'b'] } as Ctx,
+      type,
+      getRawInput: async () => raw,
+      signal: undefined,
+      batchIndex: 0,
+    });
+    const outcome = (promise: Promise<unknown>) =>
+      promise.then(
+        (data) => ({ data }),
+        (error: TRPCError) => ({ error: [error.constructor.name, error.code, error.message, (error.cause as Error | undefined)?.message] }),
+      );
+    const cases: [string, 'query' | 'mutation', unknown][] = [
+      ['full', 'query', { name: 'x' }],
+      ['throws', 'mutation', undefined],
+      ['badInput', 'query', { n: 'no' }],
+      ['badOutput', 'query', undefined],
+      ['noNext', 'query', undefined],
+    ];
+    for (const [path, type, raw] of cases) {
+      const ours = await outcome(records.get(path)!.call(options(path, type, raw)));
+      expect(ours, path).toEqual(await outcome(own[path]!(options(path, type, raw))));
+    }
+    expect(await records.get('full')!.call(options('full', 'query', { name: 'x' }))).toEqual({
+      name: 'X',
+      extra: 1,
+      user: 'u:a+b',
+      path: 'full',
+      meta: { tag: 'm' },
+    });
+  });
+
   it("writes tRPC's own error envelope, through the router's transformer", () => {
     const answer = trpcErrorAnswer(router, new TRPCError({ code: 'NOT_FOUND', message: 'gone' }));
     expect(answer.status).toBe(404);
