@@ -1,10 +1,11 @@
-// The steps of a start task (the reference's, with our differences; docs/conversations.md), run by the lease queue. Every step is
-// persisted before it runs, and every step is idempotent, so a task whose worker died is
-// redone from the top by whoever claims it next: an existing sandbox is reused, an existing
+// The steps of a start task (the reference's, with our differences; docs/conversations.md), run by the lease queue. Every step
+// whose record a later attempt needs (the sandbox) is persisted before the work goes on; the
+// progress statuses between are written in order behind the work (task-steps.ts). Every step is idempotent,
+// so a task whose worker died is redone from the top by whoever claims it next: an existing sandbox is reused, an existing
 // clone is kept, and the agent-server conversation id was chosen when the task was created.
 // A task that keeps failing that way, or outlives its deadline, ends in ERROR with the
 // reason: none stays in a working state.
-import { StartTaskStatusSchema, type SandboxSource, type StartTaskStatus } from '../../contract/app-conversations.schema.js';
+import { StartTaskStatusSchema, type SandboxSource } from '../../contract/app-conversations.schema.js';
 import type { AccessTokens } from '../access-token.js';
 import { AgentServerClient } from '../agent-server/client.js';
 import type { Config } from '../config.js';
@@ -22,7 +23,8 @@ import type { PendingMessages } from './pending-messages.js';
 import { withProfile, type AgentProfiles } from './profiles.js';
 import { LeaseLost } from './lease-queue.js';
 import { StartTimings } from './start-timings.js';
-import type { ConversationStore, StartTask, StartTaskUpdate } from './store.js';
+import { TaskSteps } from './task-steps.js';
+import type { ConversationStore, StartTask } from './store.js';
 import * as scripts from './workspace-scripts.js';
 
 /** Start tasks one replica works at once. */
@@ -50,9 +52,6 @@ export interface StartWorkflowDeps {
   events: Pick<ConversationEvents, 'taskChanged' | 'conversationChanged'>;
 }
 
-/** Records a step; throws LeaseLost when another worker has taken the task over. */
-type Step = (status: StartTaskStatus, extra?: Omit<StartTaskUpdate, 'status'>) => Promise<void>;
-
 export class StartWorkflow {
   constructor(private readonly deps: StartWorkflowDeps) {}
 
@@ -60,22 +59,9 @@ export class StartWorkflow {
   async run(task: StartTask, owner: string): Promise<void> {
     const { maxAttempts, deadlineMs } = this.deps.config.conversations;
     const log = this.deps.log.child({ taskId: task._id, userId: task.userId });
-    // When each status was first entered (this attempt's and earlier ones'), for the phase metrics.
-    const entered = new Map<string, number>(Object.entries(task.phase_times ?? {}).map(([k, v]) => [k, new Date(v as Date).getTime()]));
-    let source: SandboxSource | null = task.sandbox_source ?? null;
     const timings = new StartTimings();
     timings.add('queue', Date.now() - task.createdAt.getTime());
-    let current = task.status;
-    const step: Step = async (status, extra = {}) => {
-      const updated = await timings.time('status writes', this.deps.store.updateLeasedTask(task._id, owner, { status, ...extra }));
-      if (!updated) throw new LeaseLost();
-      // Each status entered is an event (a step that only adds facts to the status is none).
-      if (status !== current) await this.deps.events.taskChanged(updated);
-      current = status;
-      if (!entered.has(status)) entered.set(status, Date.now());
-      if (extra.sandbox_source) source = extra.sandbox_source;
-      if (status === 'READY' || status === 'ERROR') this.observe(entered, status, source);
-    };
+    const steps = new TaskSteps(task, owner, this.deps, timings, (entered, outcome, source) => this.observe(entered, outcome, source));
     try {
       if (Date.now() - task.createdAt.getTime() > deadlineMs) {
         throw new AppError('INTERNAL_SERVER_ERROR', `The start did not finish within ${Math.round(deadlineMs / 60_000)} minutes`);
@@ -86,8 +72,9 @@ export class StartWorkflow {
           `The start was interrupted ${task.attempts - 1} times (service restarts) and was given up`,
         );
       }
-      await this.execute(task, step, log, timings);
+      await this.execute(task, steps, log, timings);
     } catch (error) {
+      await steps.settled(); // no write of this attempt lands after it ends
       if (error instanceof LeaseLost) throw error;
       // An outage is no verdict on the task: its lease lapses and the task is redone from the
       // top (its steps are idempotent) once the database is back.
@@ -95,7 +82,7 @@ export class StartWorkflow {
       const detail = error instanceof AppError ? error.message : 'Unexpected error while starting the conversation';
       if (!(error instanceof AppError)) log.error({ err: error }, 'start task failed');
       else log.info({ detail }, 'start task failed');
-      const ended = await step('ERROR', { detail, leaseOwner: null, leaseExpiresAt: null }).then(
+      const ended = await steps.step('ERROR', { detail, leaseOwner: null, leaseExpiresAt: null }).then(
         () => true,
         () => false,
       );
@@ -109,7 +96,7 @@ export class StartWorkflow {
     }
   }
 
-  private async execute(task: StartTask, step: Step, log: Logger, timings: StartTimings): Promise<void> {
+  private async execute(task: StartTask, steps: TaskSteps, log: Logger, timings: StartTimings): Promise<void> {
     const request = task.request;
     const userSettings = await timings.time('settings', this.deps.settings.resolve(task.userId));
     if (!userSettings) throw new AppError('BAD_REQUEST', 'Settings not found: save your LLM settings first');
@@ -123,7 +110,7 @@ export class StartWorkflow {
 
     // 1. Sandbox: reuse the one recorded by an earlier attempt or given in the request (resumed
     // if paused), else a warm one from the pool or a cold start.
-    await step('WAITING_FOR_SANDBOX');
+    await steps.step('WAITING_FOR_SANDBOX');
     let sandboxId = task.sandbox_id ?? request.sandbox_id ?? null;
     let source: SandboxSource = task.sandbox_source ?? 'existing';
     if (!sandboxId && task.reservedSandboxId && task.attempts > 1) {
@@ -140,7 +127,7 @@ export class StartWorkflow {
       sandboxId = acquired.info.id;
       source = acquired.source;
     }
-    await step('WAITING_FOR_SANDBOX', { sandbox_id: sandboxId, sandbox_source: source });
+    await steps.step('WAITING_FOR_SANDBOX', { sandbox_id: sandboxId, sandbox_source: source });
     const sandbox = await timings
       .time('sandbox running', this.deps.lifecycle.ensureRunning(task.userId, sandboxId))
       .catch((error: unknown) => {
@@ -155,11 +142,11 @@ export class StartWorkflow {
       const agent = new AgentServerClient(sandbox.internalUrl ?? sandbox.publicUrl!, sandbox.sessionKey);
 
       // 2. Repository.
-      await step('PREPARING_REPOSITORY');
+      steps.progress('PREPARING_REPOSITORY');
       const projectDir = await timings.time('repository', this.prepareRepository(task, settings, agent, sandbox.workingDir));
 
       // 3. Setup script (its failure is reported in the log, not fatal, as in the reference).
-      await step('RUNNING_SETUP_SCRIPT');
+      steps.progress('RUNNING_SETUP_SCRIPT');
       const setup = await timings.time(
         'setup script',
         agent.bash(scripts.SETUP_SCRIPT, { cwd: projectDir, timeoutSeconds: SETUP_SCRIPT_TIMEOUT_S }),
@@ -167,17 +154,17 @@ export class StartWorkflow {
       if (setup.exitCode !== 0) log.warn({ exitCode: setup.exitCode }, '.openhands/setup.sh failed');
 
       // 4. Git hooks.
-      await step('SETTING_UP_GIT_HOOKS');
+      steps.progress('SETTING_UP_GIT_HOOKS');
       await timings.time('git hooks', agent.bash(scripts.INSTALL_PRE_COMMIT_HOOK, { cwd: projectDir, timeoutSeconds: 60 }));
 
       // 5. The agent-server conversation (idempotent: fixed id; 200 if it already exists).
-      await step('STARTING_CONVERSATION', { agent_server_url: sandbox.publicUrl });
+      steps.progress('STARTING_CONVERSATION', { agent_server_url: sandbox.publicUrl });
       const conversation = await timings.time('conversation request', this.conversationRequest(task, settings, model, projectDir));
       await timings.time('agent conversation', agent.startConversation(conversation));
 
       if (!(await timings.time('conversation saved', this.deps.store.saveStartedConversation(task, sandboxId, model))))
         throw new LeaseLost(); // deleted meanwhile
-      await step('READY', { app_conversation_id: task.conversationId, leaseOwner: null, leaseExpiresAt: null });
+      await steps.step('READY', { app_conversation_id: task.conversationId, leaseOwner: null, leaseExpiresAt: null });
       await this.deps.events.conversationChanged('conversation.status_changed', task.userId, task.conversationId);
       log.info({ conversationId: task.conversationId, timings: timings.toJSON() }, 'conversation ready');
       await this.deps.pendingMessages.deliver(task.conversationId, agent).catch((error: unknown) => {
@@ -207,7 +194,7 @@ export class StartWorkflow {
   }
 
   /** Phase durations (entry to the next entry) and the whole start, by sandbox source. */
-  private observe(entered: Map<string, number>, outcome: 'READY' | 'ERROR', source: SandboxSource | null): void {
+  private observe(entered: ReadonlyMap<string, number>, outcome: 'READY' | 'ERROR', source: SandboxSource | null): void {
     const { startPhaseDuration, startDuration } = this.deps.metrics;
     const sandbox_source = source ?? 'none';
     const times = StartTaskStatusSchema.options.filter((s) => entered.has(s)).map((s) => [s, entered.get(s)!] as const);
