@@ -18,7 +18,7 @@ const CALLS = [
   'replaceOne',
   'deleteOne',
   'deleteMany',
-  'findOne',
+  // Not findOne: the driver's findOne reads through this.find(), whose cursor's next() is bounded below (one timer, not two).
   'findOneAndUpdate',
   'findOneAndReplace',
   'findOneAndDelete',
@@ -34,13 +34,21 @@ const BOUNDED = Symbol('calls bounded by a deadline');
 
 type Method = (...args: unknown[]) => unknown;
 
-/** Races `pending` against a timer of `ms`; the timer is gone once either settles. */
+/** Races `pending` against a timer of `ms`; the timer is gone once either settles. One promise, not race() and finally()'s four (every read pays it). */
 export function withDeadline<T>(pending: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new MongoOperationTimeoutError(`${what} did not settle within ${ms} ms`)), ms);
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new MongoOperationTimeoutError(`${what} did not settle within ${ms} ms`)), ms);
+    pending.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
   });
-  return Promise.race([pending, expired]).finally(() => clearTimeout(timer));
 }
 
 /** Wraps the collection's server calls (and its cursors' reads) so that each settles within `ms`. */

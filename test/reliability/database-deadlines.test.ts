@@ -25,7 +25,11 @@ describe('deadlines of single calls', () => {
   const never = () => new Promise(() => {});
   const fake = {
     collectionName: 'fake',
-    findOne: never,
+    // As the driver's own: findOne reads through find()'s cursor (bounded there, once).
+    findOne(this: { find(): { next(): Promise<unknown> } }) {
+      return this.find().next();
+    },
+    findOneAndDelete: never,
     updateOne: async () => ({ matchedCount: 1 }),
     deleteOne: async () => {
       throw new Error('refused by the server');
@@ -35,10 +39,12 @@ describe('deadlines of single calls', () => {
   const bounded = boundCollection(fake, 50);
 
   it('fails a call still pending at its deadline as the driver operation timeout, an outage', async () => {
-    const error = await bounded.findOne({}).catch((e: unknown) => e);
+    const error = await bounded.findOneAndDelete({}).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(MongoOperationTimeoutError);
     expect(isDatabaseUnavailable(error)).toBe(true);
-    expect((error as Error).message).toBe('findOne on fake did not settle within 50 ms');
+    expect((error as Error).message).toBe('findOneAndDelete on fake did not settle within 50 ms');
+    const read = await bounded.findOne({}).catch((e: unknown) => e);
+    expect((read as Error).message).toBe('find on fake did not settle within 50 ms');
     await expect(bounded.find({}).toArray()).rejects.toBeInstanceOf(MongoOperationTimeoutError);
   });
 
