@@ -49,6 +49,7 @@ beforeAll(async () => {
     TRUSTED_ORIGINS: elsewhere.url,
     TRUST_PROXY: 'loopback', // the TLS front's X-Forwarded-Proto
     SANDBOX_STARTUP_TIMEOUT_MS: '180000',
+    DEVICE_CODE_INTERVAL_SECONDS: '1', // Canvas polls at the interval the flow gives (5 s by default)
   });
   front.forwardTo(app.url);
   elsewhere.lockTo(front.url);
@@ -85,11 +86,29 @@ async function fillLlm(page: Page): Promise<void> {
 async function runConversation(page: Page, run: string, key: string): Promise<string> {
   // The agent-server sockets Canvas opens (their resend parameters), for a failure's report.
   const sockets: string[] = [];
-  page.on('websocket', (ws) => sockets.push(ws.url().replace(/session_api_key=[^&]*/, 'session_api_key=…')));
+  // Canvas pairs a command's result with the command only when its socket to the agent server
+  // subscribed before the command ran (docs/agent-server-notes.md: the agent server's resend
+  // race, upstream). A real LLM takes seconds; this one answers once that socket's first frame
+  // came, so the run shows Canvas's rendering, not the race (which made the test flaky under load).
+  llm.hold();
+  const subscribed = new Promise<void>((resolve) =>
+    page.on('websocket', (ws) => {
+      sockets.push(ws.url().replace(/session_api_key=[^&]*/, 'session_api_key=…'));
+      if (ws.url().includes('/sockets/events/')) ws.once('framereceived', () => resolve());
+    }),
+  );
   await page.locator('[contenteditable=true]').first().click();
   await page.keyboard.type('Please run echo hello');
   await page.keyboard.press('Enter');
   await page.waitForURL(/\/conversations\/[0-9a-f]{32}/, { timeout: 5 * 60_000 });
+  let timer: NodeJS.Timeout | undefined;
+  const noSocket = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no agent-server socket: ${JSON.stringify(sockets)}`)), 60_000);
+  });
+  await Promise.race([subscribed, noSocket]).finally(() => {
+    clearTimeout(timer);
+    llm.release();
+  });
   const id = /\/conversations\/([0-9a-f]{32})/.exec(page.url())![1]!;
   await page
     .getByText(FINAL_MESSAGE)
