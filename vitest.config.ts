@@ -8,11 +8,6 @@ import { cacheRoot } from './src/config-values.js';
 // machine). Beside the busy first group they failed in 2 of 4 fresh-clone runs; two of them
 // together leave half the machine idle: docs/testing.md.
 const serialFiles = ['test/reliability/database-outage.test.ts', 'test/conversations/start-tasks.test.ts', 'test/e2e/**/*.test.ts'];
-// Agent Canvas in chromium against the real agent server, last and alone: when its socket to the
-// agent server subscribes while the command runs, the command's result comes live before the
-// resent command and Canvas never pairs them (docs/agent-server-notes.md, Webhooks); load widens
-// that window (beside the real-timing group: 1 failure in 5 runs; alone, about 1 in 10).
-const aloneFiles = ['test/browser/agent-canvas.test.ts'];
 
 export default defineConfig({
   // Vitest's results (each file's last duration: the longest files start first) are kept outside
@@ -37,7 +32,7 @@ export default defineConfig({
           // own services), and no file of this group mocks a module or leaves fake timers behind.
           isolate: false,
           include: ['test/**/*.test.ts'],
-          exclude: [...serialFiles, ...aloneFiles],
+          exclude: serialFiles,
           maxWorkers: 3,
           sequence: { groupOrder: 0 },
         },
@@ -45,10 +40,6 @@ export default defineConfig({
       {
         extends: true,
         test: { name: 'serial', include: serialFiles, maxWorkers: 2, sequence: { groupOrder: 1 } },
-      },
-      {
-        extends: true,
-        test: { name: 'alone', include: aloneFiles, maxWorkers: 1, sequence: { groupOrder: 2 } },
       },
     ],
   },
