@@ -5,9 +5,14 @@ import { cacheRoot } from './src/config-values.js';
 // Tests bound to real timing, run two at a time after the others: each kills or stalls real
 // processes against a clock (a database killed and restarted, a start killed mid-way) or drives
 // a real agent server and a browser (agent server 1.1.0 loses terminal output on a loaded
-// machine). Beside the busy first group they failed in 2 of 4 fresh-clone runs; two of them
-// together leave half the machine idle: docs/testing.md.
-const serialFiles = ['test/reliability/database-outage.test.ts', 'test/conversations/start-tasks.test.ts', 'test/e2e/**/*.test.ts'];
+// machine; Agent Canvas in chromium). Beside the busy first group they failed in 2 of 4
+// fresh-clone runs; two of them together leave half the machine idle: docs/testing.md.
+const serialFiles = [
+  'test/reliability/database-outage.test.ts',
+  'test/conversations/start-tasks.test.ts',
+  'test/e2e/**/*.test.ts',
+  'test/browser/agent-canvas.test.ts',
+];
 
 export default defineConfig({
   // Vitest's results (each file's last duration: the longest files start first) are kept outside

@@ -49,7 +49,6 @@ beforeAll(async () => {
     TRUSTED_ORIGINS: elsewhere.url,
     TRUST_PROXY: 'loopback', // the TLS front's X-Forwarded-Proto
     SANDBOX_STARTUP_TIMEOUT_MS: '180000',
-    DEVICE_CODE_INTERVAL_SECONDS: '1', // Canvas polls at the interval the flow gives (5 s by default)
   });
   front.forwardTo(app.url);
   elsewhere.lockTo(front.url);
