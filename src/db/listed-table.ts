@@ -198,7 +198,8 @@ export class ListedTable<R extends Listed> implements RecordTable<R> {
       for (const order of this.layout.orders)
         await this.lists.heal(listId(this.layout, this.layout.owner(record), order), this.layout.marked);
     }
-    await this.applyDiff(before, current);
+    // Neither: the writer died between opening its intent and inserting the record (nothing to list).
+    if (before || current) await this.applyDiff(before, current);
     await this.lists.closeIntent(this.layout.lane);
   }
 

@@ -155,4 +155,21 @@ describe('the embedded lists answer as the records do', () => {
     expect(newest.map((r) => [r._id, r.title])).toEqual([[record._id, 'renamed']]);
     await expectSameAnswers('carol');
   });
+
+  it('finishes a write cut off before its record was inserted (nothing to list), and the lane goes on', async () => {
+    const db = replicas[0]!;
+    // A writer died after opening its intent for a new record and before inserting it.
+    await db.models.RecordList.collection.replaceOne(
+      { _id: '~intent|app_conversations' as never },
+      { j: JSON.stringify({ id: 'never-inserted', before: null }) },
+      { upsert: true },
+    );
+    const table = tablesFor(replicas[1]!.models).conversations;
+    const record = await table.insert(conversation('dave', []));
+    expect(await db.models.AppConversation.collection.findOne({ _id: 'never-inserted' as never })).toBeNull();
+    expect(await db.models.RecordList.collection.findOne({ _id: '~intent|app_conversations' as never })).toBeNull();
+    const newest = await listed.conversations('dave', { topLevelOnly: true }, 0, 5, 'UPDATED_AT_DESC');
+    expect(newest.map((r) => r._id)).toEqual([record._id]);
+    await expectSameAnswers('dave');
+  });
 });
