@@ -39,6 +39,8 @@ export class LeaseQueue<T extends { _id: string }> {
   private timer: NodeJS.Timeout | undefined;
   private stopped = true;
   private polling = false;
+  /** Work was added while a poll was under way (whose claim may have read before it): poll again at once. */
+  private kickedWhilePolling = false;
   private failedPolls = 0;
 
   constructor(private readonly options: LeaseQueueOptions<T>) {}
@@ -50,7 +52,9 @@ export class LeaseQueue<T extends { _id: string }> {
 
   /** Look for work now (called when work is added). */
   kick(): void {
-    if (!this.stopped) this.schedule(0);
+    if (this.stopped) return;
+    if (this.polling) this.kickedWhilePolling = true;
+    else this.schedule(0);
   }
 
   /** Stops claiming and hands the leases of unfinished work back for another replica. */
@@ -90,6 +94,8 @@ export class LeaseQueue<T extends { _id: string }> {
       delayMs = Math.min(this.options.pollMs * 2 ** this.failedPolls, MAX_BACKOFF_MS);
     } finally {
       this.polling = false;
+      if (this.kickedWhilePolling && this.failedPolls === 0) delayMs = 0;
+      this.kickedWhilePolling = false;
       if (!this.stopped) this.schedule(delayMs);
     }
   }

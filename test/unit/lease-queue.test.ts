@@ -1,0 +1,49 @@
+// The lease queue's wake-up (src/conversations/lease-queue.ts): work added while a poll is under
+// way is claimed at once, not at the next poll (a start waited a whole START_TASK_POLL_MS for
+// its claim when its kick came during a poll whose claim had already read the queue).
+import { describe, expect, it } from 'vitest';
+import { LeaseQueue, type LeaseStore } from '../../src/conversations/lease-queue.js';
+import { createLogger } from '../../src/logger.js';
+
+describe('the lease queue', () => {
+  it('claims work added during a poll at once, not a poll interval later', async () => {
+    const due: { _id: string }[] = [];
+    const claimed: { id: string; at: number }[] = [];
+    let releaseSlowClaim: (() => void) | undefined;
+    let claims = 0;
+    const store: LeaseStore<{ _id: string }> = {
+      claim: async () => {
+        claims++;
+        // The first claim reads the queue (empty), then takes its time answering.
+        if (claims === 1) {
+          const seen = due.shift() ?? null;
+          await new Promise<void>((resolve) => (releaseSlowClaim = resolve));
+          return seen;
+        }
+        return due.shift() ?? null;
+      },
+      renew: async () => {},
+      release: async () => {},
+    };
+    const queue = new LeaseQueue({
+      store,
+      worker: async (item) => void claimed.push({ id: item._id, at: Date.now() }),
+      leaseMs: 60_000,
+      pollMs: 10_000,
+      maxConcurrent: 4,
+      log: createLogger('silent', process.stderr),
+    });
+    queue.start();
+    for (let i = 0; i < 100 && claims === 0; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(claims).toBe(1);
+    // Work arrives while that claim is under way; its kick finds the queue polling.
+    due.push({ _id: 'task-1' });
+    const added = Date.now();
+    queue.kick();
+    releaseSlowClaim!();
+    for (let i = 0; i < 100 && claimed.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    await queue.stop();
+    expect(claimed.map((c) => c.id)).toEqual(['task-1']);
+    expect(claimed[0]!.at - added).toBeLessThan(1_000); // the poll interval is 10 s
+  });
+});
