@@ -211,12 +211,14 @@ export class StartWorkflow {
   /** Clones (or initialises) the project; returns its directory, where the agent works. */
   private async prepareRepository(task: StartTask, settings: ResolvedSettings, agent: AgentServerClient, workingDir: string) {
     const request = task.request;
-    await runOrFail(agent, scripts.makeDir(workingDir), 'Could not create the working directory');
     if (!request.selected_repository) {
-      await runOrFail(agent, scripts.gitInit(workingDir), 'git init failed', workingDir);
-      await configureIdentity(agent, settings, workingDir);
+      // One command (each costs a request and a poll): the directory, `git init`, the identity.
+      const identity = scripts.gitIdentity(settings.git_user_name, settings.git_user_email);
+      const result = await agent.bash(scripts.prepareEmptyWorkspace(workingDir, identity), { timeoutSeconds: 300 });
+      if (result.exitCode !== 0) throw commandFailed(scripts.emptyWorkspaceFailure(result.exitCode), result);
       return workingDir;
     }
+    await runOrFail(agent, scripts.makeDir(workingDir), 'Could not create the working directory');
     const repository = request.selected_repository;
     const access = await this.deps.gitProviders.repositoryAccess(task.userId, repository, request.git_provider ?? null);
     if (!access) {
@@ -288,8 +290,11 @@ async function configureIdentity(agent: AgentServerClient, settings: ResolvedSet
 
 async function runOrFail(agent: AgentServerClient, command: string, failure: string, cwd?: string): Promise<void> {
   const result = await agent.bash(command, { cwd, timeoutSeconds: 300 });
-  if (result.exitCode !== 0) {
-    const output = (result.stderr || result.stdout).trim().split('\n').slice(-3).join(' ');
-    throw new AppError('BAD_GATEWAY', `${failure}${output ? `: ${output}` : ''}`);
-  }
+  if (result.exitCode !== 0) throw commandFailed(failure, result);
+}
+
+/** The failure with the last lines the command printed. */
+function commandFailed(failure: string, result: { stdout: string; stderr: string }): AppError {
+  const output = (result.stderr || result.stdout).trim().split('\n').slice(-3).join(' ');
+  return new AppError('BAD_GATEWAY', `${failure}${output ? `: ${output}` : ''}`);
 }

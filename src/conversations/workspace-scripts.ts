@@ -13,6 +13,21 @@ export const makeDir = (dir: string) => `mkdir -p ${sh(dir)}`;
 export const gitInit = (dir: string) =>
   `git rev-parse --git-dir >/dev/null 2>&1 || git init -q; git config --global --add safe.directory ${sh(dir)}`;
 
+const EMPTY_WORKSPACE_STEPS = ['Could not create the working directory', 'git init failed', 'Could not set the git identity'];
+
+/**
+ * A workspace without a repository in one command: the directory, a git repository in it
+ * (gitInit) and the identity if any, in a subshell; a failed step exits 101, 102 or 103.
+ */
+export function prepareEmptyWorkspace(dir: string, identity: string | null): string {
+  const steps = [`mkdir -p ${sh(dir)} && cd ${sh(dir)} || exit 101`, `{ ${gitInit(dir)}; } || exit 102`];
+  if (identity) steps.push(`{ ${identity}; } || exit 103`);
+  return `(\n${steps.join('\n')}\n)`;
+}
+
+/** What failed, from prepareEmptyWorkspace's exit code. */
+export const emptyWorkspaceFailure = (exitCode: number) => EMPTY_WORKSPACE_STEPS[exitCode - 101] ?? 'Could not prepare the workspace';
+
 /** Where a repository is cloned: its name under the working directory. */
 export function projectDirOf(workingDir: string, repository: string): string {
   return `${workingDir.replace(/\/+$/, '')}/${repository.split('/').pop()}`;
