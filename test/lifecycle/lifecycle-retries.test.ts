@@ -9,6 +9,7 @@ import { tablesFor } from '../../src/db/record-tables.js';
 import type { SandboxRuntime } from '../../src/sandbox/runtime.js';
 import { IdlePauser } from '../../src/services/sandbox-lifecycle/idle-pauser.js';
 import { Reconciler } from '../../src/services/sandbox-lifecycle/reconciler.js';
+import { Retention } from '../../src/services/sandbox-lifecycle/retention.js';
 import { WarmPool } from '../../src/services/sandbox-lifecycle/warm-pool.js';
 import type { SandboxesService } from '../../src/services/sandboxes.service.js';
 import type { SandboxSpecsService } from '../../src/services/sandbox-specs.service.js';
@@ -88,6 +89,40 @@ describe('lifecycle decisions that failed', () => {
     await expect(reconciler.pass()).rejects.toThrow('the API server is unavailable');
     expect((await reconciler.pass()).orphans).toEqual([orphan]);
     expect(done).toEqual([`remove ${orphan}`]);
+  });
+
+  it('a stuck removal whose take-over failed is finished by the next pass', async () => {
+    const { models } = domain.deps.db;
+    const id = `stuck-retry-${Date.now()}`;
+    await models.Sandbox.create({
+      _id: id,
+      userId: 'stuck-retry-user',
+      specId: 'spec',
+      runtime: 'process',
+      sessionApiKey: 'ciphertext',
+      desired: 'deleting',
+      desiredSince: new Date(Date.now() - 3_600_000), // its replica died an hour ago
+    });
+    const { runtime, done } = flakyRuntime(0);
+    const { metrics, log } = domain.deps;
+    const retention = new Retention({
+      models,
+      runtime,
+      claims: new DecisionClaims(models),
+      onGone: async () => {},
+      releaseSlot: async () => {},
+      metrics,
+      log,
+      retentionMs: 0,
+    });
+    const takeOver = vi.spyOn(models.Sandbox, 'findOneAndUpdate').mockImplementationOnce(() => {
+      throw new Error('the database is unavailable');
+    });
+    await expect(retention.pass()).rejects.toThrow('the database is unavailable');
+    takeOver.mockRestore();
+    await retention.pass();
+    expect(done).toEqual([`remove ${id}`]);
+    expect(await models.Sandbox.findById(id).lean()).toBeNull();
   });
 
   it('a warm sandbox whose claim failed half-way is handed to the next start, not left claimed in the pool', async () => {

@@ -52,11 +52,15 @@ export class Retention {
 
   private async finishStuckRemoval(_id: string, desiredSince: Date, stuckBefore: Date, now: Date): Promise<void> {
     const { models, log } = this.deps;
-    if (!(await this.deps.claims.claim(`stuck-removal:${_id}:${desiredSince.getTime()}`))) return;
-    const taken = await models.Sandbox.findOneAndUpdate(
-      { _id, desired: 'deleting', desiredSince: { $lt: stuckBefore } },
-      { $set: { desiredSince: now } },
-    ).lean();
+    const key = `stuck-removal:${_id}:${desiredSince.getTime()}`;
+    if (!(await this.deps.claims.claim(key))) return;
+    // A take-over that failed gives its claim back, so the next pass tries again.
+    const taken = await this.deps.claims.carryOut(key, () =>
+      models.Sandbox.findOneAndUpdate(
+        { _id, desired: 'deleting', desiredSince: { $lt: stuckBefore } },
+        { $set: { desiredSince: now } },
+      ).lean(),
+    );
     if (!taken) return;
     log.info({ sandboxId: _id }, 'finishing a sandbox removal another worker left');
     await finishRemoval(this.deps, taken.userId, _id, taken.removalReason ?? 'The workspace was deleted');
