@@ -73,7 +73,7 @@ export function procedureRecords<Meta>(router: AnyRouter): Map<string, Procedure
  * Runs a procedure's middleware chain as tRPC's own caller does (each layer gets the call's
  * options with meta and next; next() merges a given ctx into the context and may replace the
  * input or the raw-input getter; a throw becomes a failed result), with object literals instead
- * of tRPC's spread helper: `settings.get`'s whole chain took 31–35 µs of CPU, 17–23 µs so (docs/performance.md).
+ * of tRPC's spread helper: `settings.get`'s whole chain took 30–35 µs of CPU, 16–23 µs so (docs/performance.md).
  */
 function chainCaller<Meta>(def: ProcedureDef<Meta>): ProcedureCall {
   const { middlewares, meta } = def;
