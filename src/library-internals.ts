@@ -77,8 +77,13 @@ export function procedureRecords<Meta>(router: AnyRouter): Map<string, Procedure
  */
 function chainCaller<Meta>(def: ProcedureDef<Meta>): ProcedureCall {
   const { middlewares, meta } = def;
-  type Layer = (ctx: unknown, input: unknown, getRawInput: () => Promise<unknown>) => Promise<MiddlewareResult>;
-  const run = async (index: number, call: CallOptions, ...[ctx, input, getRawInput]: Parameters<Layer>): Promise<MiddlewareResult> => {
+  const run = async (
+    index: number,
+    call: CallOptions,
+    ctx: unknown,
+    input: unknown,
+    getRawInput: () => Promise<unknown>,
+  ): Promise<MiddlewareResult> => {
     try {
       return await middlewares[index]!({
         path: call.path,
