@@ -11,16 +11,18 @@ import { procedureRecords } from '../../src/library-internals.js';
 import { eventually } from '../helpers/eventually.js';
 
 const t = initTRPC.create({ transformer: superjson });
+let waiting = 0;
 let aborted = 0;
 const router = t.router({
   waits: t.procedure.mutation(
     ({ signal }) =>
-      new Promise((resolve) =>
+      new Promise((resolve) => {
+        waiting++;
         signal!.addEventListener('abort', () => {
           aborted++;
           resolve('left');
-        }),
-      ),
+        });
+      }),
   ),
   quick: t.procedure.query(() => 'ok'),
 });
@@ -65,7 +67,7 @@ describe("the lean /trpc path's abort signal", () => {
     const request = http.request(`${url}/waits`, { method: 'POST', headers: { 'content-type': 'application/json' } });
     request.on('error', () => {}); // destroyed below
     request.end();
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await eventually('the call under way', async () => waiting > 0);
     expect(aborted).toBe(0);
     request.destroy();
     await eventually('the abort', async () => aborted > 0);
