@@ -37,30 +37,32 @@ function flakyRuntime(failures: number, present: string[] = []) {
   return { runtime, done };
 }
 
+/** What a lifecycle pass needs besides its own settings, around `runtime`. */
+function passDeps(runtime: SandboxRuntime) {
+  const { models } = domain.deps.db;
+  const { metrics, log } = domain.deps;
+  return { models, runtime, claims: new DecisionClaims(models), onGone: async () => {}, releaseSlot: async () => {}, metrics, log };
+}
+
+/** A sandbox record of a process-runtime sandbox, in the state `fields` give. */
+function createSandbox(id: string, fields: Record<string, unknown>) {
+  return domain.deps.db.models.Sandbox.create({
+    _id: id,
+    userId: `${id}-user`,
+    specId: 'spec',
+    runtime: 'process',
+    sessionApiKey: 'ciphertext',
+    ...fields,
+  });
+}
+
 describe('lifecycle decisions that failed', () => {
   it('an idle pause whose pod deletion failed is retried by the next pass', async () => {
     const { models } = domain.deps.db;
     const id = `idle-retry-${Date.now()}`;
-    await models.Sandbox.create({
-      _id: id,
-      userId: 'idle-retry-user',
-      specId: 'spec',
-      runtime: 'process',
-      sessionApiKey: 'ciphertext',
-      desired: 'running',
-      lastUsedAt: new Date(Date.now() - 3_600_000),
-    });
+    await createSandbox(id, { desired: 'running', lastUsedAt: new Date(Date.now() - 3_600_000) });
     const { runtime, done } = flakyRuntime(1);
-    const { metrics, log } = domain.deps;
-    const pauser = new IdlePauser({
-      models,
-      runtime,
-      claims: new DecisionClaims(models),
-      metrics,
-      log,
-      releaseSlot: async () => {},
-      idlePauseMs: 60_000,
-    });
+    const pauser = new IdlePauser({ ...passDeps(runtime), idlePauseMs: 60_000 });
 
     expect(await pauser.pass()).toEqual([]);
     expect((await models.Sandbox.findOne({ _id: id }).lean())?.desired).toBe('running');
@@ -71,20 +73,9 @@ describe('lifecycle decisions that failed', () => {
   });
 
   it('an orphan whose removal failed is removed by a later pass', async () => {
-    const { models } = domain.deps.db;
     const orphan = `orphan-retry-${Date.now()}`;
     const { runtime, done } = flakyRuntime(1, [orphan]);
-    const { metrics, log } = domain.deps;
-    const reconciler = new Reconciler({
-      models,
-      runtime,
-      claims: new DecisionClaims(models),
-      onGone: async () => {},
-      releaseSlot: async () => {},
-      metrics,
-      log,
-      intervalMs: 60_000,
-    });
+    const reconciler = new Reconciler({ ...passDeps(runtime), intervalMs: 60_000 });
     expect((await reconciler.pass()).orphans).toEqual([]); // first seen: a suspect
     await expect(reconciler.pass()).rejects.toThrow('the API server is unavailable');
     expect((await reconciler.pass()).orphans).toEqual([orphan]);
@@ -94,27 +85,10 @@ describe('lifecycle decisions that failed', () => {
   it('a stuck removal whose take-over failed is finished by the next pass', async () => {
     const { models } = domain.deps.db;
     const id = `stuck-retry-${Date.now()}`;
-    await models.Sandbox.create({
-      _id: id,
-      userId: 'stuck-retry-user',
-      specId: 'spec',
-      runtime: 'process',
-      sessionApiKey: 'ciphertext',
-      desired: 'deleting',
-      desiredSince: new Date(Date.now() - 3_600_000), // its replica died an hour ago
-    });
+    // Its replica died an hour ago, half-way through removing it.
+    await createSandbox(id, { desired: 'deleting', desiredSince: new Date(Date.now() - 3_600_000) });
     const { runtime, done } = flakyRuntime(0);
-    const { metrics, log } = domain.deps;
-    const retention = new Retention({
-      models,
-      runtime,
-      claims: new DecisionClaims(models),
-      onGone: async () => {},
-      releaseSlot: async () => {},
-      metrics,
-      log,
-      retentionMs: 0,
-    });
+    const retention = new Retention({ ...passDeps(runtime), retentionMs: 0 });
     const takeOver = vi.spyOn(models.Sandbox, 'findOneAndUpdate').mockImplementationOnce(() => {
       throw new Error('the database is unavailable');
     });
