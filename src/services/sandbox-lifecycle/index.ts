@@ -76,7 +76,12 @@ export class SandboxLifecycle {
     const shared = (name: LifecycleJobName, intervalMs: number, pass: () => Promise<unknown>) =>
       add(name, intervalMs, async () => {
         const window = Math.floor((now ?? Date.now)() / intervalMs);
-        return (await claims.claim(`pass:${name}:${window}`)) ? pass() : PASS_SKIPPED;
+        // A claim that failed (the database slow or away) ran no pass: a turn, not a pass with a duration.
+        const won = await claims.claim(`pass:${name}:${window}`).catch((error: unknown) => {
+          log.warn({ err: error, job: name }, 'claiming the pass window failed');
+          return false;
+        });
+        return won ? pass() : PASS_SKIPPED;
       });
     if (config.idlePauseMs > 0) {
       const onPaused = (record: SandboxRecord) => deps.sandboxes.events.paused(record);
