@@ -1,6 +1,6 @@
-// What the container runs: the compiled service (`npm run build`, then node dist/src/main.js,
-// as the Dockerfile's CMD) in production mode, and its graceful shutdown on SIGTERM:
-// in-flight requests complete, start-task leases are handed back, the process exits 0.
+// What the container runs: the compiled service (`npm run build`, then the Dockerfile's CMD, read
+// from the Dockerfile with its Node flags) in production mode, and its graceful shutdown on
+// SIGTERM: in-flight requests complete, start-task leases are handed back, the process exits 0.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -43,9 +43,28 @@ afterAll(async () => {
   fs.rmSync(tmp, { recursive: true, force: true });
 });
 
+/** The Dockerfile's CMD as arguments of this machine's node: its flags, then the entry point. */
+function containerArgs(): string[] {
+  const cmd = /^CMD (\[.*\])$/m.exec(fs.readFileSync(path.join(PACKAGE_ROOT, 'Dockerfile'), 'utf8'))?.[1];
+  if (!cmd) throw new Error('the Dockerfile has no CMD in exec form');
+  const [node, ...args] = JSON.parse(cmd) as string[];
+  expect(node).toBe('node');
+  return args.map((arg) => (arg.startsWith('-') ? arg : path.join(PACKAGE_ROOT, arg)));
+}
+
 describe('the production build', () => {
+  it("runs with npm start's Node flags (the ones the bench measures)", () => {
+    const pkg = JSON.parse(fs.readFileSync(path.join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
+    const [node, ...startArgs] = pkg.scripts.start.split(/\s+/);
+    expect(node).toBe('node');
+    const startFlags = startArgs.filter((arg) => arg.startsWith('-'));
+    expect(startFlags.length).toBeGreaterThan(0);
+    expect(containerArgs()).toEqual(expect.arrayContaining(startFlags));
+    expect(containerArgs().at(-1)).toBe(path.join(PACKAGE_ROOT, startArgs.at(-1)!));
+  });
+
   it('serves from dist/, finishes in-flight requests on SIGTERM, hands leases back and exits 0', { timeout: 120_000 }, async () => {
-    const service = await startServiceProcess(env, 60_000, ['--enable-source-maps', path.join(PACKAGE_ROOT, 'dist/src/main.js')]);
+    const service = await startServiceProcess(env, 60_000, containerArgs());
     const key = (await runCli(['keys', 'create', '--user', 'ops'], env)).stdout.trim().split('\n').at(-1)!;
     const mongo = await new MongoClient(env.MONGODB_URI!).connect();
     try {
@@ -74,7 +93,7 @@ describe('the production build', () => {
     } finally {
       provider.delayMs = 0;
       // The sandbox process outlives the service by design; remove it with the service's own runtime files.
-      const restarted = await startServiceProcess(env, 60_000, ['--enable-source-maps', path.join(PACKAGE_ROOT, 'dist/src/main.js')]);
+      const restarted = await startServiceProcess(env, 60_000, containerArgs());
       for (const s of await mongo.db().collection('sandboxes').find({}).toArray()) {
         await call(restarted, 'DELETE', `/api/v1/sandboxes/${String(s._id)}`, { key });
       }
