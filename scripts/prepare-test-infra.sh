@@ -16,7 +16,7 @@ optional() {
 }
 optional setup-agent-server.sh
 # The agent server the d6 web UI's conversations run on (test/e2e/d6-agent-server.test.ts).
-AGENT_SERVER_VERSION=1.1.0 optional setup-agent-server.sh
+AGENT_SERVER_VERSION=1.0.0a6 optional setup-agent-server.sh
 optional setup-browser.sh
 optional setup-schemathesis.sh
 optional setup-bubblewrap.sh

@@ -18,7 +18,7 @@
 # 1.58.0 is the newest release that resolves against PyPI as reachable here: 1.58.1 and 1.58.2
 # require certifi>=2026.10.19, which is not published there.
 #
-# An older version (1.1.0: the agent server the d6 web UI was built against) does not work with
+# An older version (1.0.0a6: the agent server the d6 web UI's release pins; or 1.1.0) does not work with
 # today's releases of its dependencies; agent-server-constraints/<version>.txt then pins every
 # package as it was on that release's day, resolved on CPython 3.12, which that venv then uses.
 set -euo pipefail
@@ -31,7 +31,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/cached-venv.sh"
 # The api module is what fails to import when a dependency is too new (see agent-server-constraints/).
 imports_agent_server() { "$1/bin/python" -c 'import openhands.agent_server.api'; }
 
-# 1.1.0 renders its prompts through a jinja bytecode cache in its own package folders
+# 1.0.0a6 and 1.1.0 render their prompts through a jinja bytecode cache in its own package folders
 # (<prompts>/.jinja_cache, openhands/sdk/context/prompts/prompt.py), which an isolated sandbox
 # sees read-only: its first conversation failed with "Read-only file system". So the cache is
 # filled here, in the venv's final place (the cache keys hold the templates' paths), for every

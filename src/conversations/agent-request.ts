@@ -13,7 +13,11 @@ const TOOL_MODULES: Record<string, string> = {
   glob: 'openhands.tools.glob.definition',
   grep: 'openhands.tools.grep.definition',
   planning_file_editor: 'openhands.tools.planning_file_editor.definition',
+  bash: 'openhands.tools.execute_bash.definition',
 };
+/** The terminal tool's name in agent server 1.0.0a* (1.0.0 renamed it), which the d6 web UI's OpenHands 0.62 pins. */
+const toolNameFor = (name: string, agentServerVersion: string | null) =>
+  name === 'terminal' && agentServerVersion?.startsWith('1.0.0a') ? 'bash' : name;
 /** A planning agent's tools (the SDK's planning preset): it reads the code and writes only its plan. */
 const PLANNING_TOOLS = ['glob', 'grep', 'planning_file_editor'];
 
@@ -30,6 +34,8 @@ export interface AgentRequestParts {
   secrets: { name: string; value: string }[];
   /** GIT_TOKEN as a lookup, so the agent always gets the user's current token. */
   gitTokenLookup: { url: string; accessToken: string } | null;
+  /** The sandbox spec's agent-server version, where it names one. */
+  agentServerVersion: string | null;
 }
 
 export function startConversationRequest(parts: AgentRequestParts) {
@@ -50,7 +56,7 @@ export function startConversationRequest(parts: AgentRequestParts) {
           ? { name, params: { plan_path: planPath(parts.projectDir, request.git_provider) } }
           : { name, params: {} },
       )
-    : parts.tools.map((name) => ({ name, params: {} }));
+    : parts.tools.map((name) => ({ name: toolNameFor(name, parts.agentServerVersion), params: {} }));
   const suffix = [planning ? PLANNING_BOUNDARIES : null, request.system_message_suffix || null].filter(Boolean).join('\n\n');
   const initialMessage = withPluginParameters(request.initial_message, request.plugins);
   return {

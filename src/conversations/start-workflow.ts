@@ -159,7 +159,8 @@ export class StartWorkflow {
 
       // 5. The agent-server conversation (idempotent: fixed id; 200 if it already exists).
       steps.progress('STARTING_CONVERSATION', { agent_server_url: sandbox.publicUrl });
-      const conversation = await timings.time('conversation request', this.conversationRequest(task, settings, model, projectDir));
+      const at = { projectDir, agentServerVersion: sandbox.agentServerVersion };
+      const conversation = await timings.time('conversation request', this.conversationRequest(task, settings, model, at));
       await timings.time('agent conversation', agent.startConversation(conversation));
 
       if (!(await timings.time('conversation saved', this.deps.store.saveStartedConversation(task, sandboxId, model))))
@@ -246,7 +247,13 @@ export class StartWorkflow {
     return projectDir;
   }
 
-  private async conversationRequest(task: StartTask, settings: ResolvedSettings, model: string, projectDir: string) {
+  /** The agent server's start request; `agentServerVersion` (the sandbox spec's, where it names one) picks tool names. */
+  private async conversationRequest(
+    task: StartTask,
+    settings: ResolvedSettings,
+    model: string,
+    at: { projectDir: string; agentServerVersion: string | null },
+  ) {
     const { request } = task;
     const provider = request.git_provider;
     // The request's secrets over the stored ones: the request wins.
@@ -259,11 +266,12 @@ export class StartWorkflow {
       model,
       tools: this.deps.config.conversations.agentTools,
       mcp: this.deps.store.unseal(task, 'mcpConfig') ?? settings.mcp_config,
-      projectDir,
+      projectDir: at.projectDir,
       secrets: [...stored, ...Object.entries(given).map(([name, value]) => ({ name, value }))],
       gitTokenLookup: provider
         ? { url: `${this.deps.webUrl()}/api/v1/webhooks/secrets`, accessToken: this.deps.accessTokens.sign(task.userId, provider) }
         : null,
+      agentServerVersion: at.agentServerVersion,
     });
   }
 }

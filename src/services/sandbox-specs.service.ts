@@ -30,7 +30,7 @@ const SandboxSpecsFileSchema = z.preprocess(
  * kinds (ExecuteBashAction…) and routes (GET /api/git/changes/{path}), which 1.58 renamed or
  * moved. Installed with its own pinned dependencies (scripts/agent-server-constraints/).
  */
-export const AGENT_SERVER_VERSION_2025 = '1.1.0';
+export const AGENT_SERVER_VERSION_2025 = '1.0.0a6';
 
 /**
  * Each event is posted as soon as it is made (the agent server's default buffers 5, or waits up to

@@ -1,6 +1,5 @@
-// Sandboxes (the reference's, with our differences; docs/api.md): the service owns the records (owner, spec, desired state,
-// encrypted session key) and asks the runtime for live status. Another user's sandbox behaves exactly as if absent. A start
-// may claim a warm sandbox (sandbox-lifecycle/warm-pool.ts) instead of starting one cold.
+// Sandboxes (docs/api.md): the service owns the records (owner, spec, desired state, encrypted session key) and asks the
+// runtime for live status; another user's sandbox is as if absent; a start may claim a warm one (sandbox-lifecycle/warm-pool.ts).
 import { WARM_POOL_OWNER, type Models, type SandboxRecord } from '../../models/index.js';
 import type { SandboxSource } from '../../contract/app-conversations.schema.js';
 import { pageFromExtra, pageOffset } from '../../contract/common.schema.js';
@@ -231,6 +230,7 @@ export class SandboxesService {
       publicUrl: state.exposedUrls?.find((u) => u.name === 'AGENT_SERVER')?.url ?? null,
       internalUrl: state.internalUrl ?? null,
       workingDir,
+      agentServerVersion: this.specs.find(record.specId)?.agent_server_version ?? null,
     };
   }
 

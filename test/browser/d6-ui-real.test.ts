@@ -1,5 +1,5 @@
 // The real d6 web UI build (OpenHands frontend 0.62, commit d6fab190) in headless chromium,
-// served by the service with its sign-in, its conversation on the real agent server 1.1.0 with a
+// served by the service with its sign-in, its conversation on the real agent server 1.0.0a6 with a
 // loopback LLM that runs `echo hello` and finishes. No registry carries that build
 // (docs/openhands-ui-notes.md): this file runs where D6_UI_DIR names one (its build/ folder)
 // and says so loudly where it does not. What it checks without the build runs in CI in
@@ -19,7 +19,7 @@ let llm: ToolCallLlm;
 let browser: TestBrowser;
 let key: string;
 
-describe.runIf(present)('the real d6 web UI, signed in, on agent server 1.1.0', () => {
+describe.runIf(present)('the real d6 web UI, signed in, on agent server 1.0.0a6', () => {
   beforeAll(async () => {
     llm = await startToolCallLlm({ command: 'echo hello | tee hello.txt' });
     app = await startTestApp('d6-ui-real', {
@@ -43,7 +43,7 @@ describe.runIf(present)('the real d6 web UI, signed in, on agent server 1.1.0', 
   });
 
   it(
-    'starts a conversation, shows "Ran echo hello" with its output and the final message, and Logout signs out',
+    'starts a conversation: its command, the output in the Terminal tab, the file in the Changes tab, the final message; after a resume "Ran …" and the final message; Logout signs out',
     { timeout: 12 * 60_000 },
     async () => {
       const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
@@ -82,11 +82,42 @@ describe.runIf(present)('the real d6 web UI, signed in, on agent server 1.1.0', 
           .first()
           .waitFor({ timeout: 4 * 60_000 }),
       );
-      await step('ran', () => page.getByText('Ran').first().waitFor({ timeout: 30_000 }));
+      // Live, the chat keeps "Running …" for the command: the UI re-renders its list only when the
+      // list grows (Messages' memo compares lengths), and the observation replaces its action.
       expect(await page.locator('body').innerText()).toContain(llm.command);
       // The Changes tab (open beside the chat) lists the file the command wrote.
       await step('changes', () => page.getByText('hello.txt').first().waitFor({ timeout: 60_000 }));
       await browser.screenshot(page, '3-ran-and-finished');
+
+      // The Terminal tab (xterm.js, its DOM renderer) shows the command and its output.
+      await page.getByRole('button', { name: 'Terminal (read-only)' }).click();
+      const terminal = page.locator('.xterm-rows');
+      const terminalLines = async () => (await terminal.innerText()).split('\n').map((line) => line.trim());
+      await step('terminal', () =>
+        expect.poll(terminalLines, { timeout: 60_000 }).toEqual(expect.arrayContaining([`$ ${llm.command}`, 'hello'])),
+      );
+      await browser.screenshot(page, '4-terminal');
+
+      // Paused (as the idle pauser would), then opened again: the UI resumes the sandbox and renders
+      // the history: "Ran …" and the finish card holding the final message.
+      const conversationId = new URL(page.url()).pathname.split('/').at(-1)!;
+      const [conversation] = (await call(app, 'GET', `/api/v1/app-conversations?ids=${conversationId}`, { key })).body;
+      const sandboxStatus = async () =>
+        (await call(app, 'GET', `/api/v1/sandboxes?id=${conversation.sandbox_id}`, { key })).body[0]?.status;
+      expect((await call(app, 'POST', `/api/v1/sandboxes/${conversation.sandbox_id}/pause`, { key })).status).toBe(200);
+      expect(await sandboxStatus()).toBe('PAUSED');
+      await page.reload();
+      await step('resumed', () => expect.poll(sandboxStatus, { timeout: 4 * 60_000 }).toBe('RUNNING'));
+      await step('resumed-ran', () =>
+        page
+          .getByText(/^Ran\s+echo hello/)
+          .first()
+          .waitFor({ timeout: 4 * 60_000 }),
+      );
+      await page.getByText('FINISH', { exact: true }).first().getByRole('button').click(); // the card's expand arrow
+      await step('resumed-finish', () => page.getByText(llm.finalMessage).first().waitFor({ timeout: 30_000 }));
+      expect(await page.locator('body').innerText()).not.toContain('Unknown event');
+      await browser.screenshot(page, '5-resumed');
 
       // The UI's Logout (OSS mode: POST /api/unset-provider-tokens, then a reload) signs out.
       const logout = await page.evaluate(async () => (await fetch('/api/unset-provider-tokens', { method: 'POST' })).status);

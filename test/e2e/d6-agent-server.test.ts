@@ -1,6 +1,6 @@
 // The agent server of the 2025 clients, for real: conversations the d6 web UI starts (the V0
-// route; a cookie start while WEB_UI_DIR is served) get a sandbox of the built-in 1.1.0 spec,
-// every other start the default (1.58) one. On the real agent server 1.1.0 (installed by
+// route; a cookie start while WEB_UI_DIR is served) get a sandbox of the built-in 1.0.0a6 spec,
+// every other start the default (1.58) one. On the real agent server 1.0.0a6 (installed by
 // scripts/setup-agent-server.sh with its pinned dependencies) a V0 conversation, driven by a
 // loopback LLM that runs `echo hello` and finishes, yields exactly the event shapes and routes
 // the d6 UI reads: ExecuteBashAction/ExecuteBashObservation (its "Ran …" and Terminal tab), the
@@ -15,7 +15,7 @@ import { signIn } from '../helpers/session.js';
 import { startToolCallLlm, type ToolCallLlm } from '../helpers/tool-call-llm.js';
 
 const SPEC_2026 = 'local/openhands-agent-server:1.58.0';
-const SPEC_2025 = 'local/openhands-agent-server:1.1.0';
+const SPEC_2025 = 'local/openhands-agent-server:1.0.0a6';
 
 let app: TestApp;
 let llm: ToolCallLlm;
@@ -24,7 +24,7 @@ let uiDir: string;
 beforeAll(async () => {
   llm = await startToolCallLlm({ command: 'echo hello | tee hello.txt' });
   uiDir = writeFixtureUi();
-  // The first use installs agent server 1.1.0 into the cache (minutes on a busy machine).
+  // The first use installs agent server 1.0.0a6 into the cache (minutes on a busy machine).
   app = await startTestApp('d6-agent-server', {
     WEB_UI_DIR: uiDir,
     // Isolated, a sandbox sees its workspace at /workspace as well, the path the d6 UI asks about.
@@ -43,7 +43,7 @@ const specOfTask = async (taskId: string) =>
   ((await app.rawCollection('start_tasks').findOne({ _id: taskId as never })) as { sandboxSpecId: string | null } | null)?.sandboxSpecId;
 
 describe('the sandbox spec follows the client generation that starts a conversation', () => {
-  it('lists both built-in specs; the V0 route and a cookie start with the d6 UI served get 1.1.0, a key start the default', async () => {
+  it('lists both built-in specs; the V0 route and a cookie start with the d6 UI served get 1.0.0a6, a key start the default', async () => {
     const key = await app.keyFor('chooser');
     const specs = (await call(app, 'GET', '/api/v1/sandbox-specs/search?limit=10', { key })).body.items.map((s: any) => s.id);
     expect(specs).toEqual([SPEC_2026, SPEC_2025]);
@@ -59,7 +59,7 @@ describe('the sandbox spec follows the client generation that starts a conversat
   });
 });
 
-describe('a d6 UI conversation on the real agent server 1.1.0', () => {
+describe('a d6 UI conversation on the real agent server 1.0.0a6', () => {
   it('runs the command and finishes with the events and routes the d6 UI reads', { timeout: 12 * 60_000 }, async () => {
     const key = await app.keyFor('d6-user');
     await call(app, 'POST', '/api/settings', { key, body: { llm_model: 'openai/stub', llm_base_url: llm.url, llm_api_key: 'sk-d6' } });
@@ -90,7 +90,7 @@ describe('a d6 UI conversation on the real agent server 1.1.0', () => {
     const [sandbox] = (await call(app, 'GET', `/api/v1/sandboxes?id=${conversation.sandbox_id}`, { key })).body;
     expect(sandbox.sandbox_spec_id).toBe(SPEC_2025);
     const info = (await (await fetch(`${agentBase}/server_info`)).json()) as { version: string };
-    expect(info.version).toBe('1.1.0');
+    expect(info.version).toBe('1.0.0a6');
 
     // The agent's events, read from the agent server as the UI's socket replays them.
     const events = await eventually(
@@ -102,11 +102,13 @@ describe('a d6 UI conversation on the real agent server 1.1.0', () => {
       5 * 60_000,
     );
     const ran = events.find((e) => e.action?.kind === 'ExecuteBashAction');
-    expect(ran).toMatchObject({ source: 'agent', tool_name: 'terminal', action: { command: llm.command } });
+    expect(ran).toMatchObject({ source: 'agent', tool_name: 'bash', action: { command: llm.command } }); // 1.0.0a6's name of the terminal tool
     expect(ran.tool_call_id).toEqual(expect.any(String));
     const output = events.find((e) => e.observation?.kind === 'ExecuteBashObservation');
+    // The UI's chat ("Ran …" with the output) and its Terminal tab read observation.output, a
+    // string (1.0.0 moved it into observation.content: the chat then said "Running …" forever).
     expect(output).toMatchObject({ source: 'environment', action_id: ran.id, observation: { command: llm.command } });
-    expect(JSON.stringify(output.observation.content)).toContain('hello');
+    expect(output.observation.output).toEqual(expect.stringContaining('hello'));
     const finish = events.find((e) => e.action?.kind === 'FinishAction');
     expect(finish.action.message).toBe(llm.finalMessage);
 

@@ -1,5 +1,6 @@
 // A scripted OpenAI-compatible LLM on 127.0.0.1 that drives an agent through one command: its
-// first answer calls the terminal tool with `echo hello`, and once the request carries that
+// first answer calls the terminal tool with `echo hello` (by the name the request's tools give it:
+// `terminal`, or `execute_bash`/`bash` in older agent servers), and once the request carries that
 // tool's result it calls finish with a final message. Stateless (it reads the conversation sent),
 // so retries and several conversations at once get the same script. JSON or server-sent chunks.
 import http from 'node:http';
@@ -19,6 +20,7 @@ interface ChatRequest {
   model?: string;
   stream?: boolean;
   messages?: { role?: string }[];
+  tools?: { function?: { name?: string } }[];
 }
 
 export async function startToolCallLlm(opts: { command?: string; finalMessage?: string } = {}): Promise<ToolCallLlm> {
@@ -28,10 +30,11 @@ export async function startToolCallLlm(opts: { command?: string; finalMessage?: 
 
   const toolCall = (request: ChatRequest) => {
     const ranCommand = (request.messages ?? []).some((m) => m.role === 'tool');
+    const terminal = (request.tools ?? []).map((t) => t.function?.name ?? '').find((name) => /terminal|bash/.test(name)) ?? 'terminal';
     const id = `call_${ranCommand ? 'finish' : 'terminal'}_${answered}`;
     return ranCommand
       ? { id, type: 'function', function: { name: 'finish', arguments: JSON.stringify({ message: finalMessage }) } }
-      : { id, type: 'function', function: { name: 'terminal', arguments: JSON.stringify({ command, is_input: false }) } };
+      : { id, type: 'function', function: { name: terminal, arguments: JSON.stringify({ command, is_input: false }) } };
   };
 
   const server = http.createServer((req, res) => {
