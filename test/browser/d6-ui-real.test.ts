@@ -5,9 +5,11 @@
 // and says so loudly where it does not. What it checks without the build runs in CI in
 // test/e2e/d6-agent-server.test.ts and test/rest/sessions.test.ts.
 import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApp, type TestApp } from '../helpers/app.js';
-import { launchBrowser, type TestBrowser } from '../helpers/browser.js';
+import { recordTraffic } from '../helpers/agent-canvas.js';
+import { launchBrowser, SCREENSHOT_DIR, type TestBrowser } from '../helpers/browser.js';
 import { startToolCallLlm, type ToolCallLlm } from '../helpers/tool-call-llm.js';
 
 const D6_UI_DIR = process.env.D6_UI_DIR;
@@ -47,6 +49,7 @@ describe.runIf(present)('the real d6 web UI, signed in, on agent server 1.0.0a6'
     { timeout: 12 * 60_000 },
     async () => {
       const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+      const traffic = recordTraffic(page, [app.url]);
       const step = async <T>(name: string, work: () => Promise<T>): Promise<T> => {
         try {
           return await work();
@@ -182,6 +185,11 @@ describe.runIf(present)('the real d6 web UI, signed in, on agent server 1.0.0a6'
       ]);
       await step('signed-out', () => page.waitForURL(/\/signin/, { timeout: 30_000 }));
       expect(await page.evaluate(async () => (await fetch('/api/settings')).status)).toBe(401);
+
+      // No 404 or 5xx from the service, and the outside hosts the pages asked for, listed beside the screenshots.
+      fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
+      fs.writeFileSync(path.join(SCREENSHOT_DIR, 'd6-ui-real-outside-requests.json'), JSON.stringify(traffic.outsideRequests(), null, 2));
+      expect(traffic.problems()).toEqual([]); // outside hosts: the UI's font stylesheet (fonts.googleapis.com), refused here
     },
   );
 });
