@@ -26,11 +26,14 @@ const SandboxSpecsFileSchema = z.preprocess(
 );
 
 /**
- * The agent server the 2025 clients (the d6 web UI) were built against: they read its event
- * kinds (ExecuteBashAction…) and routes (GET /api/git/changes/{path}), which 1.58 renamed or
- * moved. Installed with its own pinned dependencies (scripts/agent-server-constraints/).
+ * The agent server the 2025 clients (the d6 web UI, OpenHands 0.62) pin: they read its event shapes
+ * (ExecuteBashObservation.output, which 1.0.0 moved into content; kinds 1.58 renamed) and routes
+ * (GET /api/git/changes/{path}, which 1.58 moved). Installed with its own pinned dependencies
+ * (scripts/agent-server-constraints/).
  */
 export const AGENT_SERVER_VERSION_2025 = '1.0.0a6';
+/** Earlier choices for the 2025 clients: their specs still resolve, so their sandboxes resume. */
+const RETIRED_VERSIONS_2025 = ['1.1.0'];
 
 /**
  * Each event is posted as soon as it is made (the agent server's default buffers 5, or waits up to
@@ -67,38 +70,50 @@ export function defaultSpecs(sandbox: Config['sandbox']): SandboxSpec[] {
       },
     ];
   }
-  const processSpec = (version: string, extra: Partial<SandboxSpec>): SandboxSpec => ({
-    id: `local/openhands-agent-server:${version}`,
-    command: ['{agent_server_python}', '-m', 'openhands.agent_server', '--host', '127.0.0.1', '--port', '{port}'],
-    initial_env: {
-      OH_ENABLE_VSCODE: 'false',
-      // Tools are imported per conversation (tool_module_qualnames), which keeps start-up short.
-      OH_PRELOAD_TOOLS: 'false',
-      DO_NOT_TRACK: '1',
-      // Without it LiteLLM fetches its model-cost map from the internet at import.
-      LITELLM_LOCAL_MODEL_COST_MAP: 'True',
-      OH_CONVERSATIONS_PATH: '{sandbox_dir}/conversations',
-      OH_BASH_EVENTS_DIR: '{sandbox_dir}/bash_events',
-      ...EVENT_WEBHOOKS,
-      // Event timestamps are local time without a zone; make that UTC.
-      TZ: 'UTC',
-    },
-    working_dir: '{sandbox_dir}/workspace/project',
-    ...extra,
-  });
   const specs = [processSpec(sandbox.agentServerVersion, {})];
   if (sandbox.agentServerVersion !== AGENT_SERVER_VERSION_2025)
     specs.push(processSpec(AGENT_SERVER_VERSION_2025, { agent_server_version: AGENT_SERVER_VERSION_2025 }));
   return specs;
 }
 
+const processSpec = (version: string, extra: Partial<SandboxSpec>): SandboxSpec => ({
+  id: `local/openhands-agent-server:${version}`,
+  command: ['{agent_server_python}', '-m', 'openhands.agent_server', '--host', '127.0.0.1', '--port', '{port}'],
+  initial_env: {
+    OH_ENABLE_VSCODE: 'false',
+    // Tools are imported per conversation (tool_module_qualnames), which keeps start-up short.
+    OH_PRELOAD_TOOLS: 'false',
+    DO_NOT_TRACK: '1',
+    // Without it LiteLLM fetches its model-cost map from the internet at import.
+    LITELLM_LOCAL_MODEL_COST_MAP: 'True',
+    OH_CONVERSATIONS_PATH: '{sandbox_dir}/conversations',
+    OH_BASH_EVENTS_DIR: '{sandbox_dir}/bash_events',
+    ...EVENT_WEBHOOKS,
+    // Event timestamps are local time without a zone; make that UTC.
+    TZ: 'UTC',
+  },
+  working_dir: '{sandbox_dir}/workspace/project',
+  ...extra,
+});
+
+/**
+ * Built-in specs no longer offered (not listed, never chosen) but still found by id, so a sandbox
+ * made with one resumes: the process runtime's earlier agent servers for the 2025 clients.
+ */
+export function retiredSpecs(sandbox: Config['sandbox']): SandboxSpec[] {
+  if (sandbox.runtime === 'kubernetes' || sandbox.specsFile) return [];
+  return RETIRED_VERSIONS_2025.map((version) => processSpec(version, { agent_server_version: version }));
+}
+
 export class SandboxSpecsService {
   private readonly specs: SandboxSpec[];
   private readonly createdAt = new Date().toISOString();
   private readonly spec2025: SandboxSpec | undefined;
+  private readonly retired: SandboxSpec[];
 
   constructor(sandbox: Config['sandbox']) {
     this.specs = sandbox.specsFile ? loadSpecsFile(sandbox.specsFile) : defaultSpecs(sandbox);
+    this.retired = retiredSpecs(sandbox); // before the choice: SANDBOX_SPEC_2025 may name a retired spec
     this.spec2025 = this.chooseSpec2025(sandbox.spec2025);
   }
 
@@ -123,7 +138,7 @@ export class SandboxSpecsService {
   }
 
   find(id: string): SandboxSpec | undefined {
-    return this.specs.find((s) => s.id === id);
+    return this.specs.find((s) => s.id === id) ?? this.retired.find((s) => s.id === id);
   }
 
   search(pageId: string | null | undefined, limit: number) {
