@@ -20,7 +20,7 @@ const EMPTY_WORKSPACE_STEPS = ['Could not create the working directory', 'git in
  * (gitInit) and the identity if any, in a subshell; a failed step exits 101, 102 or 103.
  */
 export function prepareEmptyWorkspace(dir: string, identity: string | null): string {
-  const steps = [`mkdir -p ${sh(dir)} && cd ${sh(dir)} || exit 101`, `{ ${gitInit(dir)}; } || exit 102`];
+  const steps = [`${makeDir(dir)} && cd ${sh(dir)} || exit 101`, `{ ${gitInit(dir)}; } || exit 102`];
   if (identity) steps.push(`{ ${identity}; } || exit 103`);
   return `(\n${steps.join('\n')}\n)`;
 }
