@@ -2,16 +2,16 @@ import path from 'node:path';
 import { defineConfig } from 'vitest/config';
 import { cacheRoot } from './src/config-values.js';
 
-// Tests bound to real timing, run two at a time after the others: each kills or stalls real
+// Tests bound to real timing, run three at a time after the others: each kills or stalls real
 // processes against a clock (a database killed and restarted, a start killed mid-way) or drives
-// a real agent server and a browser (agent server 1.1.0 loses terminal output on a loaded
-// machine; Agent Canvas in chromium). Beside the busy first group they failed in 2 of 4
-// fresh-clone runs; two of them together leave half the machine idle: docs/testing.md.
+// a real agent server and a browser (Agent Canvas in chromium, one file per sign-in so that its
+// two runs take two workers). Beside the busy first group they failed in 2 of 4 fresh-clone
+// runs; after it, three at a time keep the machine about as busy as the first group: docs/testing.md.
 const serialFiles = [
   'test/reliability/database-outage.test.ts',
   'test/conversations/start-tasks.test.ts',
   'test/e2e/**/*.test.ts',
-  'test/browser/agent-canvas.test.ts',
+  'test/browser/agent-canvas-*.test.ts',
 ];
 
 export default defineConfig({
@@ -44,7 +44,7 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'serial', include: serialFiles, maxWorkers: 2, sequence: { groupOrder: 1 } },
+        test: { name: 'serial', include: serialFiles, maxWorkers: 3, sequence: { groupOrder: 1 } },
       },
     ],
   },
