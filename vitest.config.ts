@@ -44,7 +44,7 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'serial', include: serialFiles, maxWorkers: 3, sequence: { groupOrder: 1 } },
+        test: { name: 'serial', include: serialFiles, maxWorkers: 2, sequence: { groupOrder: 1 } },
       },
     ],
   },

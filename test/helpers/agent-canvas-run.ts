@@ -28,6 +28,8 @@ export interface CanvasRig {
   browser: TestBrowser;
   shot(page: Page, name: string): Promise<string>;
   close(): Promise<void>;
+  /** Where its conversation's sandbox comes from: started for it, or taken from the warm pool. */
+  sandboxSource: 'cold_start' | 'warm_pool';
 }
 
 export interface ElsewhereRig extends CanvasRig {
@@ -59,6 +61,10 @@ export async function startCanvasRig(name: string, options: { elsewhere?: boolea
       // Canvas served elsewhere calls the agent servers from its own origin: they must allow it.
       TRUSTED_ORIGINS: elsewhere.url,
       TRUST_PROXY: 'loopback', // the TLS front's X-Forwarded-Proto
+      DEVICE_CODE_INTERVAL_SECONDS: '1', // Canvas polls as often as the service says (5 s by default)
+      // Its conversation starts in a sandbox the warm pool started while the browser signed in
+      // (the cookie run starts one cold): both ways a user's first conversation begins.
+      SANDBOX_WARM_POOL_SIZE: '1',
     }),
   });
   front?.forwardTo(app.url);
@@ -69,6 +75,7 @@ export async function startCanvasRig(name: string, options: { elsewhere?: boolea
     llm,
     browser,
     ...(elsewhere && front && { elsewhere, front }),
+    sandboxSource: options.elsewhere ? 'warm_pool' : 'cold_start',
     shot: (page, shotName) => browser.screenshot(page, shotName),
     close: async () => {
       await browser.close();
@@ -271,6 +278,10 @@ export async function afterSignIn(rig: CanvasRig, page: Page, base: string, run:
   const stored = (await call(rig.app, 'GET', '/api/v1/settings', bearer(key))).body;
   expect(stored).toMatchObject({ agent_settings: { llm: { model: 'openai/stub-model', base_url: rig.llm.url } }, llm_api_key_set: true });
   const id = await runConversation(rig, page, run, key);
+  const tasks = (await call(rig.app, 'GET', '/api/v1/app-conversations/start-tasks/search', bearer(key))).body.items;
+  expect(tasks.find((t: { app_conversation_id: string }) => t.app_conversation_id === id)).toMatchObject({
+    sandbox_source: rig.sandboxSource,
+  });
   await secretRoundTrip(rig, page, base, run, key);
   await appSettings(rig, page, base, key);
   await visitOtherPages(rig, page, base, run);

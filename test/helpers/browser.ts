@@ -17,6 +17,10 @@ export const SCREENSHOT_DIR = fileURLToPath(new URL('../../test-results/screensh
  * closed, so every background connection (updates, sync, QUIC probes) must stay off or it is
  * refused noisily and slows start-up. playwright-core adds a fresh --user-data-dir of its own
  * for every launch (a temporary profile it deletes on close), and rejects one passed here.
+ * Names other than loopback fail at once instead of after the resolver's timeout: a page
+ * asking for outside hosts (Canvas's MCP marketplace logos, web fonts) otherwise waited about
+ * 5 s for the closed network's DNS before its requests settled. They are still requested, and
+ * the tests still see and check each of them.
  */
 export const CHROMIUM_ARGS = [
   '--no-sandbox',
@@ -26,6 +30,7 @@ export const CHROMIUM_ARGS = [
   '--disable-background-networking',
   '--disable-component-update',
   '--disable-sync',
+  '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1',
 ];
 
 export class BrowserMissingError extends Error {
