@@ -25,6 +25,8 @@ export interface LeaseQueueOptions<T extends { _id: string }> {
 }
 
 const MAX_BACKOFF_MS = 10_000;
+/** How long stop() waits for a claim under way. */
+const STOP_WAIT_MS = 2_000;
 
 /**
  * Thrown by a worker whose lease another worker has taken over (that worker finishes the
@@ -39,6 +41,8 @@ export class LeaseQueue<T extends { _id: string }> {
   private timer: NodeJS.Timeout | undefined;
   private stopped = true;
   private polling = false;
+  /** The poll under way, if any: stop() waits for it, so a claim it lands is handed back too. */
+  private pollRun: Promise<void> | undefined;
   /** Work was added while a poll was under way (whose claim may have read before it): poll again at once. */
   private kickedWhilePolling = false;
   private failedPolls = 0;
@@ -61,6 +65,12 @@ export class LeaseQueue<T extends { _id: string }> {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    // A claim that lands after this point would hold its lease until it lapses (a whole lease:
+    // 20 s for a webhook lane by default) while no replica may take the work. Bounded: a
+    // stalled database must not hold the shutdown.
+    let bound: NodeJS.Timeout | undefined;
+    await Promise.race([this.pollRun, new Promise((resolve) => (bound = setTimeout(resolve, STOP_WAIT_MS)))]);
+    clearTimeout(bound);
     if (this.active.size === 0) return;
     // Without a database the leases simply lapse; shutting down must not wait for it.
     await this.options.store
@@ -70,7 +80,7 @@ export class LeaseQueue<T extends { _id: string }> {
 
   private schedule(delayMs: number): void {
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.poll(), delayMs);
+    this.timer = setTimeout(() => void (this.pollRun = this.poll()), delayMs);
   }
 
   private async poll(): Promise<void> {
@@ -81,6 +91,13 @@ export class LeaseQueue<T extends { _id: string }> {
       while (!this.stopped && this.active.size < this.options.maxConcurrent) {
         const item = await this.options.store.claim(this.owner, this.options.leaseMs);
         if (!item) break;
+        if (this.stopped) {
+          // Claimed while stopping: handed back now, not run.
+          await this.options.store
+            .release([item._id], this.owner)
+            .catch((error: unknown) => this.options.log.warn({ err: error }, 'handing a lease back failed; it lapses instead'));
+          break;
+        }
         this.active.add(item._id);
         void this.run(item).finally(() => this.active.delete(item._id));
       }

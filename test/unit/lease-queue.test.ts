@@ -47,3 +47,32 @@ describe('the lease queue', () => {
     expect(claimed.map((c) => c.id)).toEqual(['task-1']);
   });
 });
+
+describe('the lease queue stopping', () => {
+  it('hands back, without running it, work whose claim was under way when it stopped', async () => {
+    let answerClaim: ((item: { _id: string } | null) => void) | undefined;
+    const released: string[] = [];
+    const ran: string[] = [];
+    const store: LeaseStore<{ _id: string }> = {
+      claim: () => new Promise((resolve) => (answerClaim = resolve)),
+      renew: async () => {},
+      release: async (ids) => void released.push(...ids),
+    };
+    const queue = new LeaseQueue({
+      store,
+      worker: async (item) => void ran.push(item._id),
+      leaseMs: 60_000,
+      pollMs: 60_000,
+      maxConcurrent: 4,
+      log: createLogger('silent', process.stderr),
+    });
+    queue.start();
+    await eventually('a claim under way', async () => answerClaim !== undefined);
+    const stopped = queue.stop();
+    // The claim lands (the lease is written) after stop() began.
+    answerClaim!({ _id: 'lane-1' });
+    await stopped;
+    expect(released).toEqual(['lane-1']);
+    expect(ran).toEqual([]);
+  });
+});
