@@ -2,11 +2,11 @@ import path from 'node:path';
 import { defineConfig } from 'vitest/config';
 import { cacheRoot } from './src/config-values.js';
 
-// Tests bound to real timing, run three at a time after the others: each kills or stalls real
+// Tests bound to real timing, run two at a time after the others: each kills or stalls real
 // processes against a clock (a database killed and restarted, a start killed mid-way) or drives
 // a real agent server and a browser (Agent Canvas in chromium, one file per sign-in so that its
-// two runs take two workers). Beside the busy first group they failed in 2 of 4 fresh-clone
-// runs; after it, three at a time keep the machine about as busy as the first group: docs/testing.md.
+// two runs take both workers). Beside the busy first group they failed in 2 of 4 fresh-clone
+// runs; three at a time slowed each (two Canvas runs and the start tasks together): docs/testing.md.
 const serialFiles = [
   'test/reliability/database-outage.test.ts',
   'test/conversations/start-tasks.test.ts',
