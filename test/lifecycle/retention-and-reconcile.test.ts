@@ -105,16 +105,26 @@ describe('reconcile', () => {
     const before = await metric(app, 'sandbox_lifecycle_actions_total', { action: 'orphan_removed' });
     const id = crypto.randomBytes(16).toString('hex');
     const runtime = app.server.deps.runtime;
-    // Started behind the service's back: runtime objects without a record.
-    await runtime.start({
-      sandboxId: id,
-      userId: 'nobody',
-      spec: app.server.deps.services.sandboxSpecs.default,
-      sessionApiKey: 'orphan-key',
-      webhookBaseUrl: 'http://127.0.0.1:9/api/v1/webhooks/x',
-    });
-    await eventually('the orphan to run', async () => (await runtime.state(id, 'running')).status === 'RUNNING');
-    const pid = pidOf(id);
+    const lifecycle = app.server.deps.services.sandboxLifecycle;
+    // The reconciler waits while the orphan comes up: it removes an orphan seen by two passes
+    // (400 ms apart here), which can be sooner than a loaded machine starts the fake agent server.
+    await lifecycle.stop();
+    let pid: number;
+    try {
+      // Started behind the service's back: runtime objects without a record.
+      await runtime.start({
+        sandboxId: id,
+        userId: 'nobody',
+        spec: app.server.deps.services.sandboxSpecs.default,
+        sessionApiKey: 'orphan-key',
+        webhookBaseUrl: 'http://127.0.0.1:9/api/v1/webhooks/x',
+      });
+      await eventually('the orphan to run', async () => (await runtime.state(id, 'running')).status === 'RUNNING');
+      pid = pidOf(id);
+      expect(isProcessAlive(pid)).toBe(true);
+    } finally {
+      lifecycle.start();
+    }
 
     await eventually('the orphan to be removed', async () => !fs.existsSync(sandboxDir(id)));
     expect(isProcessAlive(pid)).toBe(false);
