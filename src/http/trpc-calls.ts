@@ -239,10 +239,25 @@ function decodePath(path: string): string {
 function writeAnswer(res: ServerResponse, status: number, body: string, headers: Record<string, string>): void {
   if (res.headersSent) return void res.destroy();
   res.statusCode = status;
-  res.setHeader('vary', VARY);
+  res.setHeader('vary', withVary(res.getHeader('vary'), VARY));
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
   res.setHeader('content-length', Buffer.byteLength(body));
   res.end(body); // one write: headers and body together
+}
+
+/**
+ * A Vary header with `added` after what the answer already varies on (the pipeline's CORS:
+ * Origin), each name once. tRPC's adapter replaces it, and a cache could then hand an answer
+ * allowed for one origin to another.
+ */
+export function withVary(current: number | string | string[] | undefined, added: string): string {
+  if (current === undefined) return added; // most answers: no allowed Origin was sent
+  const names = [current ?? [], added].flat().flatMap((value) => String(value).split(','));
+  const seen = new Set<string>();
+  return names
+    .map((name) => name.trim())
+    .filter((name) => name && !seen.has(name.toLowerCase()) && seen.add(name.toLowerCase()))
+    .join(', ');
 }
 
 /** A result tRPC would only stream: an async iterable, or an object holding promises or async iterables. */

@@ -22,7 +22,7 @@ import { trpcErrorAnswer } from '../library-internals.js';
 import { BodyProblem, checkDepth, readLimited } from './body.js';
 import { createRequestContext } from './context.js';
 import { chargeClient, factsOf } from './pipeline.js';
-import { leanCalls, leanServes } from './trpc-calls.js';
+import { leanCalls, leanServes, withVary } from './trpc-calls.js';
 
 /** tRPC reads a string `body` as the request's text instead of reading the stream again. */
 type TrpcRequest = IncomingMessage & { body?: unknown };
@@ -54,10 +54,17 @@ export function trpcMount(deps: Deps) {
       .then((body) =>
         leanServes(req, query, procedureOf, urlPath)
           ? lean({ req, res, urlPath, query, body })
-          : nodeHTTPRequestHandler({ ...adapterOptions, req, res, path: urlPath }),
+          : nodeHTTPRequestHandler({ ...adapterOptions, req, res: keepingVary(res), path: urlPath }),
       )
       .catch((error: unknown) => writeTrpcError(res, error));
   };
+}
+
+/** tRPC's adapter sets its own Vary: the pipeline's (CORS: Origin) is kept beside it (withVary). */
+export function keepingVary(res: ServerResponse): ServerResponse {
+  const setHeader = res.setHeader.bind(res);
+  res.setHeader = (name, value) => setHeader(name, name.toLowerCase() === 'vary' ? withVary(res.getHeader('vary'), String(value)) : value);
+  return res;
 }
 
 /** The checks before tRPC reads a request; resolves to a POST's body text. */

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appRouter } from '../../routers/index.js';
 import { createRequestContext } from '../../src/http/context.js';
 import { createPipeline, factsOf } from '../../src/http/pipeline.js';
+import { keepingVary } from '../../src/http/trpc.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 
 let app: TestApp;
@@ -29,7 +30,7 @@ beforeAll(async () => {
       createContext: ({ req, res }) => requestContext(req, res),
       maxBatchSize: deps.config.http.trpcMaxBatch,
       req,
-      res,
+      res: keepingVary(res), // as the service's mount gives it
       path: factsOf(req).path.replace(/^\/trpc\/?/i, ''),
     });
   });
@@ -179,6 +180,18 @@ describe('the lean /trpc path', () => {
       headers: trpc.headers,
       body: streamed(trpc.body),
     });
+  });
+
+  it("keeps the pipeline's Vary: Origin (CORS) beside tRPC's own, on the lean path and on tRPC's adapter", async () => {
+    const streamedCase = CASES.find((c) => c.headers?.['trpc-accept'] === 'application/jsonl')!;
+    // CORS varies on Origin when it allows one (a localhost page by default).
+    const fromPage = (c: Case): Case => ({ ...c, headers: { ...c.headers, origin: 'http://localhost:3000' } });
+    for (const c of [CASES[0]!, streamedCase].map(fromPage)) {
+      const names = (await answer(app.url, c)).headers.vary!.split(',').map((name) => name.trim());
+      expect(names[0]).toBe('Origin');
+      expect(names).toContain('trpc-accept');
+      expect(new Set(names).size).toBe(names.length);
+    }
   });
 
   it('answers in one piece, with its length', async () => {
