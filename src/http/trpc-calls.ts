@@ -252,7 +252,7 @@ function writeAnswer(res: ServerResponse, status: number, body: string, headers:
  */
 export function withVary(current: number | string | string[] | undefined, added: string): string {
   if (current === undefined) return added; // most answers: no allowed Origin was sent
-  const names = [current ?? [], added].flat().flatMap((value) => String(value).split(','));
+  const names = [current, added].flat().flatMap((value) => String(value).split(','));
   const seen = new Set<string>();
   return names
     .map((name) => name.trim())
