@@ -44,47 +44,56 @@ export async function startCanvasRig(name: string): Promise<CanvasRig>;
 export async function startCanvasRig(name: string, options: { elsewhere: true }): Promise<ElsewhereRig>;
 export async function startCanvasRig(name: string, options: { elsewhere?: boolean } = {}): Promise<CanvasRig> {
   const canvasDir = agentCanvasBuild();
-  const llm = await startStubLlm({
-    reply: 'Echo hello', // the conversation's title
-    steps: [
-      { tool: 'terminal', arguments: { command: 'echo hello' } },
-      { tool: 'finish', arguments: { message: FINAL_MESSAGE } },
-    ],
-  });
-  const elsewhere = options.elsewhere ? await serveCanvasElsewhere(canvasDir) : undefined;
-  const front = options.elsewhere ? await startTlsFront() : undefined;
-  const app = await startTestApp(name, {
-    WEB_UI: 'canvas',
-    AGENT_CANVAS_DIR: canvasDir,
-    SANDBOX_STARTUP_TIMEOUT_MS: '180000',
-    ...(elsewhere && {
-      // Canvas served elsewhere calls the agent servers from its own origin: they must allow it.
-      TRUSTED_ORIGINS: elsewhere.url,
-      TRUST_PROXY: 'loopback', // the TLS front's X-Forwarded-Proto
-      DEVICE_CODE_INTERVAL_SECONDS: '1', // Canvas polls as often as the service says (5 s by default)
-      // Its conversation starts in a sandbox the warm pool started while the browser signed in
-      // (the cookie run starts one cold): both ways a user's first conversation begins.
-      SANDBOX_WARM_POOL_SIZE: '1',
-    }),
-  });
-  front?.forwardTo(app.url);
-  if (front) elsewhere?.lockTo(front.url);
-  const browser = await launchBrowser('agent-canvas'); // both files' screenshots under one prefix
-  return {
-    app,
-    llm,
-    browser,
-    ...(elsewhere && front && { elsewhere, front }),
-    sandboxSource: options.elsewhere ? 'warm_pool' : 'cold_start',
-    shot: (page, shotName) => browser.screenshot(page, shotName),
-    close: async () => {
-      await browser.close();
-      await app.stop();
-      await elsewhere?.close();
-      await front?.close();
-      await llm.close();
-    },
+  // What is started, stopped last first by close() or when a later step of the set-up fails.
+  const stops: (() => Promise<unknown>)[] = [];
+  const stopAll = async () => {
+    for (const stop of stops.splice(0).reverse()) await stop(); // once: a second call has nothing left
   };
+  try {
+    const llm = await startStubLlm({
+      reply: 'Echo hello', // the conversation's title
+      steps: [
+        { tool: 'terminal', arguments: { command: 'echo hello' } },
+        { tool: 'finish', arguments: { message: FINAL_MESSAGE } },
+      ],
+    });
+    stops.push(() => llm.close());
+    const elsewhere = options.elsewhere ? await serveCanvasElsewhere(canvasDir) : undefined;
+    if (elsewhere) stops.push(() => elsewhere.close());
+    const front = options.elsewhere ? await startTlsFront() : undefined;
+    if (front) stops.push(() => front.close());
+    const app = await startTestApp(name, {
+      WEB_UI: 'canvas',
+      AGENT_CANVAS_DIR: canvasDir,
+      SANDBOX_STARTUP_TIMEOUT_MS: '180000',
+      ...(elsewhere && {
+        // Canvas served elsewhere calls the agent servers from its own origin: they must allow it.
+        TRUSTED_ORIGINS: elsewhere.url,
+        TRUST_PROXY: 'loopback', // the TLS front's X-Forwarded-Proto
+        DEVICE_CODE_INTERVAL_SECONDS: '1', // Canvas polls as often as the service says (5 s by default)
+        // Its conversation starts in a sandbox the warm pool started while the browser signed in
+        // (the cookie run starts one cold): both ways a user's first conversation begins.
+        SANDBOX_WARM_POOL_SIZE: '1',
+      }),
+    });
+    stops.push(() => app.stop());
+    front?.forwardTo(app.url);
+    if (front) elsewhere?.lockTo(front.url);
+    const browser = await launchBrowser('agent-canvas'); // both files' screenshots under one prefix
+    stops.push(() => browser.close());
+    return {
+      app,
+      llm,
+      browser,
+      ...(elsewhere && front && { elsewhere, front }),
+      sandboxSource: options.elsewhere ? 'warm_pool' : 'cold_start',
+      shot: (page, shotName) => browser.screenshot(page, shotName),
+      close: stopAll,
+    };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
 }
 
 /** Canvas's first-run onboarding: the OpenHands agent, then its LLM form (Advanced: any model, a base URL, a key). */
