@@ -9,7 +9,8 @@
 // Then queries and mutations sent as JSON take the lean path (trpc-calls.ts: tRPC's rules
 // without its Fetch Request and Response); the rest (subscriptions, streamed batches, form and
 // binary bodies, other methods) tRPC's node:http adapter. Batches larger than TRPC_MAX_BATCH
-// are refused (400). Errors that carry retryAfterSeconds get a Retry-After header.
+// are refused (400). Errors that carry retryAfterSeconds get a Retry-After header. Both paths
+// keep the pipeline's Vary (CORS: Origin) beside tRPC's own.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { TRPCError } from '@trpc/server';
 import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
