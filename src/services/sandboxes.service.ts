@@ -222,7 +222,8 @@ export class SandboxesService {
     const record = await this.record(userId, sandboxId);
     const state = await this.stateOf(record);
     const sessionKey = this.box.decrypt(record.sessionApiKey, keyContext(sandboxId));
-    const workingDir = this.workingDirOf(record);
+    const spec = this.specs.find(record.specId);
+    const workingDir = this.workingDirOf(record, spec);
     return {
       state: { ...state, exposedUrls: withVscodeToken(state.exposedUrls, sessionKey, workingDir) },
       desired: record.desired,
@@ -230,7 +231,7 @@ export class SandboxesService {
       publicUrl: state.exposedUrls?.find((u) => u.name === 'AGENT_SERVER')?.url ?? null,
       internalUrl: state.internalUrl ?? null,
       workingDir,
-      agentServerVersion: this.specs.find(record.specId)?.agent_server_version ?? null,
+      agentServerVersion: spec?.agent_server_version ?? null,
     };
   }
 
@@ -248,8 +249,7 @@ export class SandboxesService {
     return result;
   }
 
-  private workingDirOf(record: SandboxFields): string {
-    const spec = this.specs.find(record.specId);
+  private workingDirOf(record: SandboxFields, spec = this.specs.find(record.specId)): string {
     return spec ? this.runtime.workingDir(record._id, spec) : '/workspace/project';
   }
 
