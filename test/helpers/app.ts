@@ -49,8 +49,25 @@ export async function startTestApp(
   opts: ServerOptions & { dbName?: string; logLines?: string[] } = {},
 ): Promise<TestApp> {
   const { dbName = uniqueDbName(label), logLines, ...serverOptions } = opts;
-  const commands: CommandStartedEvent[] = [];
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-test-data-'));
+  try {
+    return await startInDataDir(label, env, dbName, dataDir, serverOptions, logLines);
+  } catch (err) {
+    // Tests that expect start-up to fail must not leave the data directory behind.
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+async function startInDataDir(
+  label: string,
+  env: Record<string, string>,
+  dbName: string,
+  dataDir: string,
+  serverOptions: ServerOptions,
+  logLines: string[] | undefined,
+): Promise<TestApp> {
+  const commands: CommandStartedEvent[] = [];
   const config = loadConfig({
     PORT: '0',
     DATA_DIR: dataDir,
