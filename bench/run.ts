@@ -97,16 +97,17 @@ async function main() {
     const apiKeys = new ApiKeysService(db.models.ApiKey, undefined);
     const keys = { service: (await apiKeys.create('bench')).key, reference: generateKeyText() };
 
+    const profileDir = values.profile ? path.join(PACKAGE_ROOT, 'bench-profiles') : undefined;
     const service = await startService({
       mongoUri,
       encryptionKey: generateKeyText(),
       dataDir: path.join(tmp, 'service'),
       logFile: path.join(tmp, 'service.log'),
-      ...(values.profile ? { profileDir: path.join(PACKAGE_ROOT, 'bench-profiles') } : {}),
+      ...(profileDir ? { profileDir } : {}),
     });
     stops.unshift(() => service.stop());
     await saveBenchSettings(service.url, keys.service);
-    const floor = await startFloor(mongoUri, 'bench');
+    const floor = await startFloor(mongoUri, 'bench', profileDir);
     stops.unshift(() => floor.stop());
     const targets: Partial<Record<TargetName, Target>> = { service, floor };
     if (!values['no-reference']) {

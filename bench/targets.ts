@@ -66,11 +66,16 @@ export async function startService(opts: {
   return { name: 'service', url, pid: child.pid!, stop: () => stopChild(child, 10_000) };
 }
 
-export async function startFloor(mongoUri: string, userId: string): Promise<Target> {
+/** profileDir: profile the floor as well, so its shares can be set beside the service's. */
+export async function startFloor(mongoUri: string, userId: string, profileDir?: string): Promise<Target> {
   const port = await freePort();
   const child = spawn(
     process.execPath,
-    [path.join(PACKAGE_ROOT, 'bench/floor-server.mjs'), '--port', String(port), '--mongo-uri', mongoUri, '--user', userId],
+    [
+      ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, '--cpu-prof-name=floor.cpuprofile'] : []),
+      path.join(PACKAGE_ROOT, 'bench/floor-server.mjs'),
+      ...['--port', String(port), '--mongo-uri', mongoUri, '--user', userId],
+    ],
     {
       stdio: ['ignore', 'ignore', 'inherit'],
     },
