@@ -70,10 +70,24 @@ export function boundCollection<T extends Collection>(collection: T, ms: number)
   return collection;
 }
 
+/** The reads of a bounded cursor: shared functions that find their deadline on the cursor, so a cursor costs no closures or bound functions. */
+const DEADLINE = Symbol('the deadline of a bounded cursor');
+type BoundedCursor = Record<string | symbol, unknown> & { [DEADLINE]: { ms: number; what: string; reads: Record<string, Method> } };
+const BOUNDED_READS = Object.fromEntries(
+  CURSOR_READS.map((read) => [
+    read,
+    function (this: BoundedCursor, ...args: unknown[]) {
+      const { ms, what, reads } = this[DEADLINE];
+      return withDeadline(reads[read]!.apply(this, args) as Promise<unknown>, ms, what);
+    },
+  ]),
+) as Record<(typeof CURSOR_READS)[number], Method>;
+
 function boundCursor<C extends Record<string, unknown>>(cursor: C, ms: number, what: string): C {
-  for (const read of CURSOR_READS) {
-    const call = (cursor[read] as Method).bind(cursor);
-    (cursor as Record<string, unknown>)[read] = (...args: unknown[]) => withDeadline(call(...args) as Promise<unknown>, ms, what);
-  }
+  const bounded = cursor as unknown as BoundedCursor;
+  const reads: Record<string, Method> = {};
+  for (const read of CURSOR_READS) reads[read] = bounded[read] as Method;
+  bounded[DEADLINE] = { ms, what, reads };
+  for (const read of CURSOR_READS) bounded[read] = BOUNDED_READS[read];
   return cursor;
 }
