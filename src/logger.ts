@@ -26,7 +26,19 @@ export const REDACT_PATHS = [
   ...SECRET_FIELDS.flatMap((f) => [f, `*.${f}`, `*.*.${f}`]),
 ];
 
-const BASE = { base: { service: 'agent-control-plane' }, timestamp: pino.stdTimeFunctions.isoTime };
+/** pino's isoTime, formatted once per millisecond: a busy service writes many lines in one. */
+let stampedAt = -1;
+let stamp = '';
+function isoTime(): string {
+  const now = Date.now();
+  if (now !== stampedAt) {
+    stampedAt = now;
+    stamp = `,"time":"${new Date(now).toISOString()}"`;
+  }
+  return stamp;
+}
+
+const BASE = { base: { service: 'agent-control-plane' }, timestamp: isoTime };
 
 /** One access-log line per request; its fields are fixed and never carry a secret. */
 export interface AccessLine {
