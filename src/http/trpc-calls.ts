@@ -13,6 +13,7 @@ import { getTRPCErrorFromUnknown, TRPCError, type AnyRouter } from '@trpc/server
 import { getHTTPStatusCode } from '@trpc/server/http';
 import { trpcWireOf, type ErrorSite, type ProcedureRecord } from '../library-internals.js';
 import { transformer as superjson } from '../transformer.js';
+import { isPlainJson, streamsData } from './trpc-results.js';
 
 export interface LeanCallsOptions {
   router: AnyRouter;
@@ -33,10 +34,12 @@ export interface LeanRequest {
   body: string | undefined;
 }
 
-type Outcome = [error: TRPCError, data: undefined] | [error: undefined, data: unknown];
+/** A call's error or result, with the result's wire envelope when it is plain JSON (made once). */
+type Outcome = [error: TRPCError, data: undefined] | [error: undefined, data: unknown, envelope?: { json: unknown }];
 type Item = { error: { data?: unknown } } | { result: { data: unknown } };
 
 const VARY = 'trpc-accept, accept';
+const JSON_ANSWER = { 'content-type': 'application/json' };
 const METHOD_OF = { query: 'GET', mutation: 'POST' } as const;
 
 /** The bodies only tRPC's adapter reads (the router takes neither; its answers stay tRPC's). */
@@ -64,9 +67,13 @@ const mediaTypeOf = (req: IncomingMessage) => req.headers['content-type']?.split
 export function leanCalls(options: LeanCallsOptions) {
   const wire = trpcWireOf(options.router);
   const fastEnvelope = wire.transformer.output === superjson;
-  /** The transformer's envelope of a result; plain JSON (most answers) skips superjson's copying walk. */
-  const serialize = (data: unknown) =>
-    fastEnvelope && isPlainJson(data, new Set()) ? { json: data } : wire.transformer.output.serialize(data);
+  // The inputs were just parsed from the request's text: superjson need not copy them first.
+  const deserialize: (sent: unknown) => unknown =
+    wire.transformer.input === superjson
+      ? (sent) => superjson.deserialize(sent as Parameters<typeof superjson.deserialize>[0], { inPlace: true })
+      : (sent) => wire.transformer.input.deserialize(sent);
+  /** The transformer's envelope of a result: plain JSON's (most results) is made in the call, without superjson's copying walk. */
+  const envelopeOf = ([, data, envelope]: Outcome) => envelope ?? wire.transformer.output.serialize(data);
 
   return async ({ req, res, urlPath, query, body }: LeanRequest): Promise<void> => {
     const method = req.method as 'GET' | 'POST';
@@ -80,25 +87,31 @@ export function leanCalls(options: LeanCallsOptions) {
       if (batch && paths.length > options.maxBatchSize)
         throw new TRPCError({ code: 'BAD_REQUEST', message: 'Batch call exceeds maximum size' });
       calls = paths.map((path) => ({ path, procedure: options.procedures.get(path) }));
-      const types = [...new Set(calls.flatMap((call) => (call.procedure ? [call.procedure.type] : [])))];
-      if (types.length > 1)
-        throw new TRPCError({ code: 'BAD_REQUEST', message: `Cannot mix procedure types in call: ${types.join(', ')}` });
-      type = types[0] ?? 'unknown';
+      type = batch ? typeOfBatch(calls) : (calls[0]!.procedure?.type ?? 'unknown');
     } catch (cause) {
       // Refused before any call: one error, answered as a body without a media type.
       return answerWhole(res, getTRPCErrorFromUnknown(cause), { type: 'unknown', path: undefined, input: undefined, ctx: undefined });
     }
 
     // The inputs, parsed and deserialised once for all calls, when the first call asks.
-    let inputs: Promise<Record<number, unknown>> | undefined;
     let parsed: Record<number, unknown> | undefined;
-    const readInputs = () =>
-      (inputs ??= parseInputs(batch ? calls.length : 0, method === 'GET' ? query.get('input') : body).then((v) => (parsed = v)));
+    let unparsable: TRPCError | undefined;
+    const readInputs = (): Record<number, unknown> => {
+      if (unparsable) throw unparsable;
+      try {
+        return (parsed ??= parseInputs(batch ? calls.length : 0, method === 'GET' ? query.get('input') : body));
+      } catch (cause) {
+        throw (unparsable = cause as TRPCError);
+      }
+    };
 
-    const [ctxError, ctx] = await options.createContext(req, res).then(
-      (value) => [undefined, value] as const,
-      (cause: unknown) => [getTRPCErrorFromUnknown(cause), undefined] as const,
-    );
+    let ctx: unknown;
+    let ctxError: TRPCError | undefined;
+    try {
+      ctx = await options.createContext(req, res);
+    } catch (cause) {
+      ctxError = getTRPCErrorFromUnknown(cause);
+    }
     // Made when a procedure first reads it (few do): a controller and a listener per request cost ~2 % of the CPU.
     let abort: AbortController | undefined;
     const signal = () => {
@@ -111,47 +124,58 @@ export function leanCalls(options: LeanCallsOptions) {
     };
     let allow: string | undefined;
 
-    const outcomes = await Promise.all(
-      calls.map(async ({ path, procedure }, index): Promise<Outcome> => {
-        try {
-          if (!procedure) throw new TRPCError({ code: 'NOT_FOUND', message: `No procedure found on path "${path}"` });
-          const accepted = METHOD_OF[procedure.type as 'query' | 'mutation'];
-          if (method !== accepted) {
-            allow = accepted;
-            throw new TRPCError({
-              code: 'METHOD_NOT_SUPPORTED',
-              message: `Unsupported ${method}-request to ${procedure.type} procedure at path "${path}"`,
-            });
-          }
-          if (ctxError) throw ctxError;
-          const getRawInput = async () => (await readInputs())[index];
-          const data = await procedure.call({
-            path,
-            ctx,
-            type: procedure.type as 'query' | 'mutation',
-            getRawInput,
-            get signal() {
-              return signal();
-            },
-            batchIndex: index,
+    const run = async ({ path, procedure }: (typeof calls)[number], index: number): Promise<Outcome> => {
+      try {
+        if (!procedure) throw new TRPCError({ code: 'NOT_FOUND', message: `No procedure found on path "${path}"` });
+        const accepted = METHOD_OF[procedure.type as 'query' | 'mutation'];
+        if (method !== accepted) {
+          allow = accepted;
+          throw new TRPCError({
+            code: 'METHOD_NOT_SUPPORTED',
+            message: `Unsupported ${method}-request to ${procedure.type} procedure at path "${path}"`,
           });
-          if (streamsData(data)) {
-            const unsupported = new TRPCError({
-              code: 'UNSUPPORTED_MEDIA_TYPE',
-              message: 'Cannot use stream-like response in non-streaming request - use httpBatchStreamLink',
-            });
-            if (!batch) throw new WholeRequestError(unsupported);
-            return [unsupported, undefined];
-          }
-          return [undefined, data];
-        } catch (cause) {
-          if (cause instanceof WholeRequestError) throw cause;
-          return [getTRPCErrorFromUnknown(cause), undefined];
         }
-      }),
-    ).catch((cause: unknown) => (cause instanceof WholeRequestError ? cause.error : Promise.reject(cause)));
-    if (outcomes instanceof TRPCError)
-      return answerWhole(res, outcomes, { type, path: undefined, input: undefined, ctx }, 'application/json');
+        if (ctxError) throw ctxError;
+        const getRawInput = async () => readInputs()[index];
+        const data = await procedure.call({
+          path,
+          ctx,
+          type: procedure.type as 'query' | 'mutation',
+          getRawInput,
+          get signal() {
+            return signal();
+          },
+          batchIndex: index,
+        });
+        // Plain JSON (most results) is sent as it is, and cannot be stream-like.
+        if (fastEnvelope && isPlainJson(data, new Set())) return [undefined, data, { json: data }];
+        if (streamsData(data)) {
+          const unsupported = new TRPCError({
+            code: 'UNSUPPORTED_MEDIA_TYPE',
+            message: 'Cannot use stream-like response in non-streaming request - use httpBatchStreamLink',
+          });
+          if (!batch) throw new WholeRequestError(unsupported);
+          return [unsupported, undefined];
+        }
+        return [undefined, data];
+      } catch (cause) {
+        if (cause instanceof WholeRequestError) throw cause;
+        return [getTRPCErrorFromUnknown(cause), undefined];
+      }
+    };
+    let outcomes: Outcome[];
+    try {
+      // One call (most requests) without a batch's arrays.
+      outcomes = batch ? await Promise.all(calls.map(run)) : [await run(calls[0]!, 0)];
+    } catch (cause) {
+      if (!(cause instanceof WholeRequestError)) throw cause;
+      return answerWhole(res, cause.error, { type, path: undefined, input: undefined, ctx }, 'application/json');
+    }
+    if (outcomes.every(([error]) => error === undefined)) {
+      // Every call answered: 200, as tRPC's status rule gives for results only.
+      const results = outcomes.map((outcome) => ({ result: { data: envelopeOf(outcome) } }));
+      return writeAnswer(res, 200, JSON.stringify(batch ? results : results[0]), JSON_ANSWER);
+    }
 
     const items: Item[] = outcomes.map(([error, data], index) => {
       if (!error) return { result: { data } };
@@ -164,8 +188,8 @@ export function leanCalls(options: LeanCallsOptions) {
       return { error: wire.errorShape(error, site) };
     });
     const errors = outcomes.flatMap(([error]) => (error ? [error] : []));
-    const wireItems = items.map((item) =>
-      'error' in item ? { error: wire.transformer.output.serialize(item.error) } : { result: { data: serialize(item.result.data) } },
+    const wireItems = items.map((item, index) =>
+      'error' in item ? { error: wire.transformer.output.serialize(item.error) } : { result: { data: envelopeOf(outcomes[index]!) } },
     );
     writeAnswer(
       res,
@@ -191,20 +215,20 @@ export function leanCalls(options: LeanCallsOptions) {
     });
   }
 
-  async function parseInputs(batchSize: number, text: string | null | undefined): Promise<Record<number, unknown>> {
+  function parseInputs(batchSize: number, text: string | null | undefined): Record<number, unknown> {
     try {
       const sent: unknown = text ? JSON.parse(text) : undefined;
       const inputs: Record<number, unknown> = Object.create(null);
       if (sent === undefined) return inputs;
       if (batchSize === 0) {
-        inputs[0] = wire.transformer.input.deserialize(sent);
+        inputs[0] = deserialize(sent);
         return inputs;
       }
       if (typeof sent !== 'object' || sent === null || Array.isArray(sent))
         throw new TRPCError({ code: 'BAD_REQUEST', message: '"input" needs to be an object when doing a batch call' });
       for (let index = 0; index < batchSize; index++) {
         const input = (sent as Record<number, unknown>)[index];
-        if (input !== undefined) inputs[index] = wire.transformer.input.deserialize(input);
+        if (input !== undefined) inputs[index] = deserialize(input);
       }
       return inputs;
     } catch (cause) {
@@ -212,6 +236,13 @@ export function leanCalls(options: LeanCallsOptions) {
       throw new TRPCError({ code: 'BAD_REQUEST', message: cause instanceof Error ? cause.message : 'Invalid input', cause });
     }
   }
+}
+
+/** The one procedure type of a batch's calls ('unknown' when none is found); a mix is refused as tRPC does. */
+function typeOfBatch(calls: { procedure: ProcedureRecord<unknown> | undefined }[]): ErrorSite['type'] {
+  const types = [...new Set(calls.flatMap((call) => (call.procedure ? [call.procedure.type] : [])))];
+  if (types.length > 1) throw new TRPCError({ code: 'BAD_REQUEST', message: `Cannot mix procedure types in call: ${types.join(', ')}` });
+  return types[0] ?? 'unknown';
 }
 
 /** A failure of the whole request found after the calls ran (a single call's stream-like result). */
@@ -258,45 +289,4 @@ export function withVary(current: number | string | string[] | undefined, added:
     .map((name) => name.trim())
     .filter((name) => name && !seen.has(name.toLowerCase()) && seen.add(name.toLowerCase()))
     .join(', ');
-}
-
-/** A result tRPC would only stream: an async iterable, or an object holding promises or async iterables. */
-function streamsData(value: unknown): boolean {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const streams = (v: unknown) =>
-    typeof v === 'object' && v !== null && (Symbol.asyncIterator in v || typeof (v as { then?: unknown }).then === 'function');
-  return Symbol.asyncIterator in value || Object.values(value).some(streams);
-}
-
-/**
- * Whether superjson would send a value as it is, with no meta: strings, booleans, finite
- * numbers but -0, null, and plain objects and arrays of those, each object met once (superjson
- * records shared references) and no key superjson refuses. Anything else goes through superjson.
- */
-export function isPlainJson(value: unknown, seen: Set<object>): boolean {
-  switch (typeof value) {
-    case 'string':
-    case 'boolean':
-      return true;
-    case 'number':
-      return Number.isFinite(value) && !(value === 0 && 1 / value < 0);
-    case 'object': {
-      if (value === null) return true;
-      if (seen.has(value)) return false;
-      seen.add(value);
-      if (Array.isArray(value)) {
-        for (let i = 0; i < value.length; i++) if (!(i in value) || !isPlainJson(value[i], seen)) return false;
-        return true;
-      }
-      const proto = Object.getPrototypeOf(value) as unknown;
-      if (proto !== Object.prototype && proto !== null) return false;
-      for (const key in value) {
-        if (key === '__proto__' || key === 'constructor' || key === 'prototype') return false;
-        if (!isPlainJson((value as Record<string, unknown>)[key], seen)) return false;
-      }
-      return true;
-    }
-    default:
-      return false;
-  }
 }

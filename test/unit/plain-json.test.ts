@@ -3,7 +3,7 @@
 // Checked against superjson on what results hold, and on everything superjson annotates.
 import superjson from 'superjson';
 import { describe, expect, it } from 'vitest';
-import { isPlainJson } from '../../src/http/trpc-calls.js';
+import { isPlainJson } from '../../src/http/trpc-results.js';
 
 const plain = (value: unknown) => isPlainJson(value, new Set());
 
