@@ -94,9 +94,9 @@ export function leanCalls(options: LeanCallsOptions) {
     }
 
     // The inputs, parsed and deserialised once for all calls, when the first call asks.
-    let parsed: Record<number, unknown> | undefined;
+    let parsed: unknown[] | undefined;
     let unparsable: TRPCError | undefined;
-    const readInputs = (): Record<number, unknown> => {
+    const readInputs = (): unknown[] => {
       if (unparsable) throw unparsable;
       try {
         return (parsed ??= parseInputs(batch ? calls.length : 0, method === 'GET' ? query.get('input') : body));
@@ -215,10 +215,11 @@ export function leanCalls(options: LeanCallsOptions) {
     });
   }
 
-  function parseInputs(batchSize: number, text: string | null | undefined): Record<number, unknown> {
+  /** Each call's input by its index in the batch (holes for calls sent none). */
+  function parseInputs(batchSize: number, text: string | null | undefined): unknown[] {
     try {
       const sent: unknown = text ? JSON.parse(text) : undefined;
-      const inputs: Record<number, unknown> = Object.create(null);
+      const inputs: unknown[] = [];
       if (sent === undefined) return inputs;
       if (batchSize === 0) {
         inputs[0] = deserialize(sent);
