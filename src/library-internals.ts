@@ -70,6 +70,35 @@ export function procedureRecords<Meta>(router: AnyRouter): Map<string, Procedure
 }
 
 /**
+ * What one middleware layer is given. A class, not an object literal: `signal` is an accessor
+ * (read through: the lean /trpc path makes its abort signal only for a procedure that reads it),
+ * and an accessor in an object literal costs about 0.4 µs per object, 20 times a plain one's
+ * (five layers a call). On the prototype it is read by destructuring as before; a spread would not copy it.
+ */
+class LayerOptions {
+  readonly path: string;
+  readonly type: CallOptions['type'];
+  readonly batchIndex: number;
+  readonly #call: CallOptions;
+  constructor(
+    call: CallOptions,
+    readonly ctx: unknown,
+    readonly input: unknown,
+    readonly getRawInput: () => Promise<unknown>,
+    readonly meta: unknown,
+    readonly next: MiddlewareOptions['next'],
+  ) {
+    this.path = call.path;
+    this.type = call.type;
+    this.batchIndex = call.batchIndex;
+    this.#call = call;
+  }
+  get signal(): AbortSignal | undefined {
+    return this.#call.signal;
+  }
+}
+
+/**
  * Runs a procedure's middleware chain as tRPC's own caller does (each layer gets the call's
  * options with meta and next; next() merges a given ctx into the context and may replace the
  * input or the raw-input getter; a throw becomes a failed result), with object literals instead
@@ -85,27 +114,15 @@ function chainCaller<Meta>(def: ProcedureDef<Meta>): ProcedureCall {
     getRawInput: () => Promise<unknown>,
   ): Promise<MiddlewareResult> => {
     try {
-      return await middlewares[index]!({
-        path: call.path,
-        ctx,
-        type: call.type,
-        input,
-        getRawInput,
-        batchIndex: call.batchIndex,
-        meta,
-        // Read through: the lean /trpc path makes its abort signal only for a procedure that reads it.
-        get signal() {
-          return call.signal;
-        },
-        next: (next) =>
-          run(
-            index + 1,
-            call,
-            next?.ctx ? { ...(ctx as object), ...next.ctx } : ctx,
-            next && 'input' in next ? next.input : input,
-            next?.getRawInput ?? getRawInput,
-          ),
-      });
+      const next: MiddlewareOptions['next'] = (next) =>
+        run(
+          index + 1,
+          call,
+          next?.ctx ? { ...(ctx as object), ...next.ctx } : ctx,
+          next && 'input' in next ? next.input : input,
+          next?.getRawInput ?? getRawInput,
+        );
+      return await middlewares[index]!(new LayerOptions(call, ctx, input, getRawInput, meta, next) as unknown as MiddlewareOptions);
     } catch (cause) {
       return { ok: false, error: getTRPCErrorFromUnknown(cause), marker: middlewareMarker } as MiddlewareResult;
     }
