@@ -36,6 +36,30 @@ export function factsOf(req: IncomingMessage): RequestFacts {
   return facts;
 }
 
+/**
+ * A class, not an object literal: an accessor in a literal costs about 0.4 µs per object, and
+ * every request makes one.
+ */
+class Facts implements RequestFacts {
+  #log: Logger | undefined;
+  readonly #serviceLog: Logger;
+  constructor(
+    readonly id: string,
+    serviceLog: Logger,
+    readonly path: string,
+    readonly search: string,
+    readonly clientAddress: string,
+    readonly protocol: 'http' | 'https',
+  ) {
+    this.#serviceLog = serviceLog;
+  }
+  // Made when first used: a pino child runs its bindings through the redaction (~10 µs), and
+  // most requests log nothing but their access line.
+  get log(): Logger {
+    return (this.#log ??= this.#serviceLog.child({ reqId: this.id }));
+  }
+}
+
 type Trust = (address: string, hop: number) => boolean;
 
 /** Returns `begin`: true when the request goes on, false when the pipeline answered it (a preflight). */
@@ -51,19 +75,7 @@ export function createPipeline(deps: Deps): (req: IncomingMessage, res: ServerRe
     const url = req.url ?? '/';
     const queryAt = url.indexOf('?');
     const path = queryAt < 0 ? url : url.slice(0, queryAt);
-    let log: Logger | undefined;
-    const facts: RequestFacts = {
-      id,
-      // Made when first used: a pino child runs its bindings through the redaction (~10 µs), and
-      // most requests log nothing but their access line.
-      get log() {
-        return (log ??= deps.log.child({ reqId: id }));
-      },
-      path,
-      search: queryAt < 0 ? '' : url.slice(queryAt + 1),
-      clientAddress: proxyaddr(req, trust),
-      protocol: protocolOf(req, trust),
-    };
+    const facts = new Facts(id, deps.log, path, queryAt < 0 ? '' : url.slice(queryAt + 1), proxyaddr(req, trust), protocolOf(req, trust));
     FACTS.set(req, facts);
     res.on('finish', () => {
       const group = path.startsWith('/trpc') ? 'trpc' : path.startsWith('/api') ? 'api' : 'other';
