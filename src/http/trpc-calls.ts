@@ -137,16 +137,7 @@ export function leanCalls(options: LeanCallsOptions) {
         }
         if (ctxError) throw ctxError;
         const getRawInput = async () => readInputs()[index];
-        const data = await procedure.call({
-          path,
-          ctx,
-          type: procedure.type as 'query' | 'mutation',
-          getRawInput,
-          get signal() {
-            return signal();
-          },
-          batchIndex: index,
-        });
+        const data = await procedure.call(new LeanCall(path, ctx, procedure.type as 'query' | 'mutation', getRawInput, index, signal));
         // Plain JSON (most results) is sent as it is, and cannot be stream-like.
         if (fastEnvelope && isPlainJson(data, new Set())) return [undefined, data, { json: data }];
         if (streamsData(data)) {
@@ -236,6 +227,24 @@ export function leanCalls(options: LeanCallsOptions) {
       if (cause instanceof TRPCError) throw cause;
       throw new TRPCError({ code: 'BAD_REQUEST', message: cause instanceof Error ? cause.message : 'Invalid input', cause });
     }
+  }
+}
+
+/** A call's options: a class, for its signal made when first read (an accessor in an object literal costs ~0.4 µs each). */
+class LeanCall {
+  readonly #signal: () => AbortSignal;
+  constructor(
+    readonly path: string,
+    readonly ctx: unknown,
+    readonly type: 'query' | 'mutation',
+    readonly getRawInput: () => Promise<unknown>,
+    readonly batchIndex: number,
+    signal: () => AbortSignal,
+  ) {
+    this.#signal = signal;
+  }
+  get signal(): AbortSignal {
+    return this.#signal();
   }
 }
 
