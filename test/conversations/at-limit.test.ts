@@ -109,14 +109,16 @@ describe('SANDBOX_AT_LIMIT=refuse (the default)', () => {
 
   it('gives the slot of a start that failed back', async () => {
     const key = await app.keyFor(`no-settings-${Date.now()}`); // no LLM settings: the start ends in ERROR
+    const slots = () => app.rawCollection('sandbox_slots').countDocuments({ userId: { $regex: '^no-settings' } });
+    // More failed starts than the limit, one after the other: each gets its slot because the one
+    // before gave its own back. That happens right after the task's ERROR is written (the failed
+    // start's last steps), so each waits for it: a start sent in between could still meet the limit.
     for (let i = 0; i < LIMIT + 1; i++) {
       const started = await as(app, key, 'POST', '/api/v1/app-conversations', hello);
       expect(started.status).toBe(200);
       expect((await waitForTask(app, key, started.body.id)).detail).toMatch(/^Settings not found/);
+      await eventually('the failed start to give its slot back', async () => (await slots()) === 0);
     }
-    // The slot goes back right after the task's ERROR is written (the failed start's last steps).
-    const slots = () => app.rawCollection('sandbox_slots').countDocuments({ userId: { $regex: '^no-settings' } });
-    await eventually('the failed starts to give their slots back', async () => (await slots()) === 0);
   });
 
   it('admits exactly the limit of concurrent starts split across two replicas', async () => {
