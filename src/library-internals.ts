@@ -114,13 +114,13 @@ function chainCaller<Meta>(def: ProcedureDef<Meta>): ProcedureCall {
     getRawInput: () => Promise<unknown>,
   ): Promise<MiddlewareResult> => {
     try {
-      const next: MiddlewareOptions['next'] = (next) =>
+      const next: MiddlewareOptions['next'] = (given) =>
         run(
           index + 1,
           call,
-          next?.ctx ? { ...(ctx as object), ...next.ctx } : ctx,
-          next && 'input' in next ? next.input : input,
-          next?.getRawInput ?? getRawInput,
+          given?.ctx ? { ...(ctx as object), ...given.ctx } : ctx,
+          given && 'input' in given ? given.input : input,
+          given?.getRawInput ?? getRawInput,
         );
       return await middlewares[index]!(new LayerOptions(call, ctx, input, getRawInput, meta, next) as unknown as MiddlewareOptions);
     } catch (cause) {
