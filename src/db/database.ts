@@ -118,7 +118,7 @@ export async function connectDatabase(uri: string, options: DatabaseOptions): Pr
       }
     },
     close: async () => {
-      await writeGate?.settle();
+      await writeGate?.close();
       await connection.close();
     },
   };

@@ -3,6 +3,7 @@
 // (reason database_unavailable, with retryAfterSeconds), so no caller ever shows
 // "connect ECONNREFUSED 127.0.0.1:<port>" or answers 500 for an outage.
 import {
+  MongoClientClosedError,
   MongoNetworkError,
   MongoNotConnectedError,
   MongoOperationTimeoutError,
@@ -25,6 +26,7 @@ const UNAVAILABLE_CLASSES = [
   MongoNotConnectedError,
   MongoTopologyClosedError,
   MongoServerClosedError,
+  MongoClientClosedError, // an operation the client's close() interrupted (a request racing a shutdown)
 ];
 const UNAVAILABLE_NAMES = new Set([
   'MongoPoolClearedError',

@@ -51,6 +51,8 @@ export class WriteGate {
   private readonly locks: LockTable;
   /** The collection whose turn the current async context runs in (an exclusive section). */
   private readonly turn = new AsyncLocalStorage<string>();
+  /** Set by close(): a write sent after it could take a lock that the closed connection never releases. */
+  private closing = false;
 
   constructor(
     locks: Collection<WriteLockDoc>,
@@ -77,6 +79,7 @@ export class WriteGate {
     };
     // Inside an exclusive section of this collection: the section's turn is this write's.
     if (this.turn.getStore() === collection) return once();
+    if (this.closing) return Promise.reject(closedGate());
     return this.lane(collection).enqueue(once);
   }
 
@@ -88,6 +91,7 @@ export class WriteGate {
    * nest, nor write other gated collections (their lanes could wait for each other).
    */
   exclusive<T>(collection: string, section: (epoch: number) => Promise<T>): Promise<T> {
+    if (this.closing) return Promise.reject(closedGate());
     const lane = this.lane(collection);
     return lane.enqueue(() => this.turn.run(collection, () => section(lane.epoch)));
   }
@@ -98,8 +102,13 @@ export class WriteGate {
     return lane;
   }
 
-  /** Waits for the queued writes and the last lock's release (before the connection closes, so no lock is left behind). */
-  async settle(): Promise<void> {
+  /**
+   * Before the connection closes: refuses every write from now on (as the closed connection
+   * would, "database unavailable"), then waits for the queued writes and their locks' release,
+   * so that no lock is left for another replica to wait out (4 × the bound).
+   */
+  async close(): Promise<void> {
+    this.closing = true;
     await Promise.all([...this.lanes.values()].map((lane) => lane.settle()));
   }
 }
@@ -193,6 +202,8 @@ class Lane {
     this.released = this.locks.release(lock);
   }
 }
+
+const closedGate = () => databaseUnavailable(new Error('the database connection is closing'));
 
 /** FerretDB reports an update that breaks a unique index as an internal error; MongoDB as E11000. */
 function asDuplicateKeyError(error: unknown): unknown {

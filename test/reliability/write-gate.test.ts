@@ -3,9 +3,10 @@
 // held by a process that died or by one that never lets go, and its upsert and
 // unique-index rules.
 import { spawn } from 'node:child_process';
-import { MongoClient, MongoServerError } from 'mongodb';
+import { MongoClient, MongoClientClosedError, MongoServerError } from 'mongodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { connectDatabase, type Database } from '../../src/db/database.js';
+import { isDatabaseUnavailable } from '../../src/db/unavailable.js';
 import { lockHost } from '../../src/db/write-locks.js';
 import { call, startTestApp, testDatabaseUri, uniqueDbName, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/eventually.js';
@@ -168,5 +169,58 @@ describe('upserts and unique indexes', () => {
     await CustomSecret.create({ userId: 'u', name: 'TWO', value: 'y' });
     await expect(CustomSecret.updateOne({ userId: 'u', name: 'TWO' }, { $set: { name: 'ONE' } })).rejects.toMatchObject({ code: 11000 });
     expect((await CustomSecret.find({ userId: 'u' }).lean()).map((s) => s.name).sort()).toEqual(['ONE', 'TWO']);
+  });
+});
+
+describe('closing', () => {
+  it('leaves no lock behind: a write that meets the close is done or refused as unavailable, and another replica writes at once', async () => {
+    const dbName = uniqueDbName('gate-close');
+    const raw = new MongoClient(testDatabaseUri(dbName));
+    cleanup.push(() => raw.close());
+    const locks = raw.db().collection('write_locks');
+    const other = await connectDatabase(testDatabaseUri(dbName), { operationTimeoutMs: 5_000 });
+    cleanup.push(() => other.close());
+    const unavailable = { code: 'SERVICE_UNAVAILABLE', reason: 'database_unavailable' };
+    // Gated writes (updates) of two collections; the close comes a little later each round, so
+    // that it meets them at each of their steps.
+    for (let round = 0; round < 8; round++) {
+      const closing = await connectDatabase(testDatabaseUri(dbName), { operationTimeoutMs: 5_000 });
+      const { Settings, CustomSecret } = closing.models;
+      const write = (name: string) =>
+        Promise.allSettled([
+          Settings.updateOne({ userId: name }, { $set: { max_iterations: round } }, { upsert: true }),
+          CustomSecret.updateOne({ userId: name, name: 'S' }, { $set: { value: 'x' } }, { upsert: true }),
+        ]);
+      const before = write(`before-${round}`);
+      for (let turn = 0; turn < round; turn++) await new Promise((resolve) => setImmediate(resolve));
+      // An insert is not gated: one the close interrupts may or may not be stored, but it fails as an outage.
+      const inserted = CustomSecret.create({ userId: `insert-${round}`, name: 'I', value: 'x' }).catch((error: unknown) => error);
+      const closed = closing.close();
+      const after = write(`after-${round}`); // sent once close() began: refused
+      for (const [name, outcomes] of [
+        [`before-${round}`, await before],
+        [`after-${round}`, await after],
+      ] as const) {
+        for (const outcome of outcomes) if (outcome.status === 'rejected') expect(outcome.reason).toMatchObject(unavailable);
+        // A refused write left nothing.
+        const stored = [
+          await raw.db().collection('settings').countDocuments({ userId: name }),
+          await raw.db().collection('custom_secrets').countDocuments({ userId: name }),
+        ];
+        expect(stored).toEqual(outcomes.map((o) => (o.status === 'fulfilled' ? 1 : 0)));
+      }
+      expect((await after).map((o) => o.status)).toEqual(['rejected', 'rejected']);
+      await closed;
+      const insertError = await inserted;
+      if (insertError instanceof Error) expect(insertError).toMatchObject(unavailable);
+      expect(await locks.find().toArray()).toEqual([]);
+    }
+    // Which way an interrupted insert fails depends on timing; the driver's error for it is an outage either way.
+    expect(isDatabaseUnavailable(new MongoClientClosedError())).toBe(true);
+    // Nothing held: the other replica's writes of both collections start at once.
+    const started = Date.now();
+    await other.models.Settings.updateOne({ userId: 'other' }, { $set: { max_iterations: 1 } }, { upsert: true });
+    await other.models.CustomSecret.create({ userId: 'other', name: 'S', value: 'y' });
+    expect(Date.now() - started).toBeLessThan(2_000);
   });
 });
