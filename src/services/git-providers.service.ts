@@ -10,7 +10,7 @@ import { newVersion, untilApplied } from '../db/versions.js';
 import { AppError, isDuplicateKeyError } from '../errors.js';
 import { userIdIn } from './git/client.js';
 import { originOf, providerApiBase } from './git/provider-api.js';
-import { ProviderError, type ProviderHttp } from './git/provider-http.js';
+import { ProviderError, providerAppError, type ProviderFailure, type ProviderHttp } from './git/provider-http.js';
 
 export type ProbeResult = 'valid' | 'invalid' | 'unreachable' | 'refused';
 
@@ -124,13 +124,16 @@ export class GitProvidersService {
   async repositoryAccess(userId: string, repository: string, preferred?: ProviderType | null): Promise<RepositoryAccess | null> {
     const tokens = await this.resolve(userId);
     const order = [...new Set([...(preferred ? [preferred] : []), ...(Object.keys(tokens) as ProviderType[])])];
+    let outage: ProviderError | undefined;
     for (const provider of order) {
       const stored = tokens[provider];
       if (!stored || (stored.host && !this.http.hosts.hostAllowed(stored.host))) continue;
-      if (await this.canReadRepository(provider, stored.token, stored.host, repository)) {
-        return { provider, ...cloneCredentials(provider, stored.token, stored.host, repository) };
-      }
+      const failure = await this.readRepository(provider, stored.token, stored.host, repository);
+      if (failure === null) return { provider, ...cloneCredentials(provider, stored.token, stored.host, repository) };
+      if (TRANSIENT_FAILURES.has(failure.kind)) outage ??= failure;
     }
+    // A provider that could not answer proves no lack of access: say what happened instead.
+    if (outage) throw providerAppError(outage);
     return null;
   }
 
@@ -199,9 +202,15 @@ export class GitProvidersService {
     }
   }
 
-  private async canReadRepository(provider: ProviderType, token: string, host: string | null, repository: string): Promise<boolean> {
+  /** Null when the token reads the repository, else the provider's failure. */
+  private async readRepository(
+    provider: ProviderType,
+    token: string,
+    host: string | null,
+    repository: string,
+  ): Promise<ProviderError | null> {
     const base = providerApiBase(provider, host, this.providers);
-    if (!base) return false;
+    if (!base) return new ProviderError(provider, 'not_found', `No ${provider} API for this token`);
     const path =
       provider === 'gitlab'
         ? `/projects/${encodeURIComponent(repository)}`
@@ -210,12 +219,15 @@ export class GitProvidersService {
           : `/repos/${repository}`;
     try {
       await this.http.request(base + path, { provider, host, token, expect: 'text' });
-      return true;
-    } catch {
-      return false;
+      return null;
+    } catch (error) {
+      return error instanceof ProviderError ? error : new ProviderError(provider, 'unavailable', `Could not reach ${provider}`);
     }
   }
 }
+
+/** Failures that say nothing about access: the provider was down, busy or rate-limited. */
+const TRANSIENT_FAILURES = new Set<ProviderFailure>(['unavailable', 'busy', 'rate_limited']);
 
 export const tokenContext = (userId: string, provider: string) => `git:${userId}:${provider}`;
 

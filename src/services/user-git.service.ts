@@ -27,7 +27,7 @@ import { GitHubClient } from './git/github.client.js';
 import { GitLabClient } from './git/gitlab.client.js';
 import { isMicroagentFile, microagentsDir, parseMicroagent, withoutDomain } from './git/microagents.js';
 import type { ProviderRoots } from './git/provider-api.js';
-import { ProviderError, type ProviderHttp } from './git/provider-http.js';
+import { ProviderError, providerAppError, type ProviderHttp } from './git/provider-http.js';
 import type { GitProvidersService } from './git-providers.service.js';
 
 // The reference's texts for "no token stored", per route.
@@ -159,7 +159,7 @@ export class UserGitService {
     try {
       return await call();
     } catch (error) {
-      throw toAppError(this.providerError(client, error));
+      throw providerAppError(this.providerError(client, error));
     }
   }
 
@@ -188,14 +188,14 @@ export class UserGitService {
     const worst = mostTelling(failures);
     if ((!worst || worst.kind === 'not_found') && options.notFound) return options.notFound();
     if (!worst) throw tokenRequired(TOKEN_REQUIRED);
-    throw toAppError(worst, worst.kind === 'unauthorized' ? options.unauthorized : undefined);
+    throw providerAppError(worst, worst.kind === 'unauthorized' ? options.unauthorized : undefined);
   }
 
   /** Every provider's answer, in order; providers that fail are left out unless all fail. */
   private async fromEach<T>(clients: GitProviderClient[], call: (client: GitProviderClient) => Promise<T[]>): Promise<T[]> {
     const results = await Promise.allSettled(clients.map((c) => call(c)));
     const failures = results.flatMap((r, i) => (r.status === 'rejected' ? [this.providerError(clients[i]!, r.reason)] : []));
-    if (failures.length > 0 && failures.length === clients.length) throw toAppError(mostTelling(failures)!);
+    if (failures.length > 0 && failures.length === clients.length) throw providerAppError(mostTelling(failures)!);
     return results.flatMap((r) => (r.status === 'fulfilled' ? r.value : []));
   }
 }
@@ -226,30 +226,4 @@ function mostTelling(failures: ProviderError[]): ProviderError | undefined {
     (worst, f) => (!worst || SEVERITY[f.kind] > SEVERITY[worst.kind] ? f : worst),
     undefined,
   );
-}
-
-function toAppError(error: ProviderError, unauthorizedMessage?: string): AppError {
-  switch (error.kind) {
-    case 'unauthorized':
-      return new AppError('UNAUTHORIZED', unauthorizedMessage ?? error.message, { reason: 'invalid_provider_token' });
-    case 'forbidden':
-      return new AppError('FORBIDDEN', error.message, { reason: 'provider_refused' });
-    case 'not_found':
-      return new AppError('NOT_FOUND', error.message, { reason: 'provider_not_found' });
-    case 'rate_limited':
-      return new AppError('TOO_MANY_REQUESTS', error.message, {
-        reason: 'provider_rate_limited',
-        retryAfterSeconds: error.retryAfterSeconds ?? 60,
-      });
-    case 'busy':
-      return new AppError('SERVICE_UNAVAILABLE', error.message, {
-        reason: 'provider_busy',
-        retryAfterSeconds: error.retryAfterSeconds ?? 1,
-      });
-    case 'unavailable':
-      return new AppError('BAD_GATEWAY', error.message, { reason: 'provider_unreachable' });
-    case 'host_not_allowed':
-      // A token stored with a host the rules no longer allow: nothing was sent.
-      return new AppError('FORBIDDEN', error.message, { reason: 'provider_host_not_allowed' });
-  }
 }

@@ -202,6 +202,21 @@ describe('V1 start tasks', () => {
     });
   });
 
+  it('ends in ERROR naming the outage, not the access, when the git provider is down', async () => {
+    const { key } = await userWithSettings();
+    await call(app, 'POST', '/api/add-git-providers', { key, body: { provider_tokens: { github: { token: 'ghp_conversation' } } } });
+    provider.failWith = 503;
+    try {
+      const res = await call(app, 'POST', '/api/v1/app-conversations', {
+        key,
+        body: { selected_repository: 'acme/widgets', git_provider: 'github' },
+      });
+      expect(await waitForTask(key, res.body.id)).toMatchObject({ status: 'ERROR', detail: 'github is failing (HTTP 503)' });
+    } finally {
+      provider.failWith = null;
+    }
+  });
+
   it('ends in ERROR within the timeout when the sandbox never becomes healthy', async () => {
     const { key } = await userWithSettings();
     const sandbox = (await call(app, 'POST', '/api/v1/sandboxes?sandbox_spec_id=never-healthy', { key })).body;

@@ -8,6 +8,7 @@
 // reaches a message or a log line. On a host a user named, every failure of the exchange
 // reads the same (closed port, timeout, garbage, wrong status), so the service is no probe.
 import type { ProviderType } from '../../../contract/common.schema.js';
+import { AppError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import { agentsFor, readCapped, send, type Answer } from './http-send.js';
 import { authorizationFor } from './provider-api.js';
@@ -203,4 +204,31 @@ function retryAfterSeconds(header: Answer['header']): number | undefined {
   const reset = header('x-ratelimit-reset');
   if (reset && /^\d+$/.test(reset)) return Math.max(1, Math.min(Number(reset) - Math.floor(Date.now() / 1000), 3600));
   return undefined;
+}
+
+/** A provider's failure as the service answers it (the contract's 401/403/404/429/502/503). */
+export function providerAppError(error: ProviderError, unauthorizedMessage?: string): AppError {
+  switch (error.kind) {
+    case 'unauthorized':
+      return new AppError('UNAUTHORIZED', unauthorizedMessage ?? error.message, { reason: 'invalid_provider_token' });
+    case 'forbidden':
+      return new AppError('FORBIDDEN', error.message, { reason: 'provider_refused' });
+    case 'not_found':
+      return new AppError('NOT_FOUND', error.message, { reason: 'provider_not_found' });
+    case 'rate_limited':
+      return new AppError('TOO_MANY_REQUESTS', error.message, {
+        reason: 'provider_rate_limited',
+        retryAfterSeconds: error.retryAfterSeconds ?? 60,
+      });
+    case 'busy':
+      return new AppError('SERVICE_UNAVAILABLE', error.message, {
+        reason: 'provider_busy',
+        retryAfterSeconds: error.retryAfterSeconds ?? 1,
+      });
+    case 'unavailable':
+      return new AppError('BAD_GATEWAY', error.message, { reason: 'provider_unreachable' });
+    case 'host_not_allowed':
+      // A token stored with a host the rules no longer allow: nothing was sent.
+      return new AppError('FORBIDDEN', error.message, { reason: 'provider_host_not_allowed' });
+  }
 }
