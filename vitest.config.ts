@@ -44,7 +44,8 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'serial', include: serialFiles, maxWorkers: 2, sequence: { groupOrder: 1 } },
+        // Its files, too, share each worker's module cache (none mocks a module or fakes timers).
+        test: { name: 'serial', include: serialFiles, isolate: false, maxWorkers: 2, sequence: { groupOrder: 1 } },
       },
     ],
   },
