@@ -204,7 +204,11 @@ describe('redirects are never followed', () => {
     }
     const gitProviders = strict.server.deps.services.gitProviders;
     expect(await gitProviders.pullRequestOpen('ssrf-redirect', 'gitlab', 'acme/widgets', 7)).toBe(true);
-    expect(await gitProviders.repositoryAccess('ssrf-redirect', 'acme/widgets', 'gitlab')).toBeNull();
+    // A start on its repository fails naming the redirect (no proof the token lacks access).
+    await expect(gitProviders.repositoryAccess('ssrf-redirect', 'acme/widgets', 'gitlab')).rejects.toMatchObject({
+      code: 'BAD_GATEWAY',
+      message: 'gitlab answered with a redirect (not followed)',
+    });
     expect(redirector.requests.length).toBeGreaterThan(before + 5); // the redirects were answered...
     expect(internal.connections).toBe(0); // ...and not one was followed
   });
