@@ -2,17 +2,13 @@ import path from 'node:path';
 import { defineConfig } from 'vitest/config';
 import { cacheRoot } from './src/config-values.js';
 
-// Tests bound to real timing, run two at a time after the others: each kills or stalls real
-// processes against a clock (a database killed and restarted, a start killed mid-way) or drives
-// a real agent server and a browser (Agent Canvas in chromium, one file per sign-in so that its
-// two runs take both workers). Beside the busy first group they failed in 2 of 4 fresh-clone
-// runs; three at a time slowed each (two Canvas runs and the start tasks together): docs/testing.md.
-const serialFiles = [
-  'test/reliability/database-outage.test.ts',
-  'test/conversations/start-tasks.test.ts',
-  'test/e2e/**/*.test.ts',
-  'test/browser/agent-canvas-*.test.ts',
-];
+// Tests bound to real timing, run two at a time after the others: a database killed and
+// restarted against a clock, or a real agent server driven end to end, some through a browser
+// (Agent Canvas in chromium, one file per sign-in so that its two runs take both workers).
+// Beside the busy first group they failed in 2 of 4 fresh-clone runs; three at a time slowed
+// each: docs/testing.md. The start tasks (a start killed mid-way among them) run in the first
+// group: they wait for events, not for time, and kept the second group's two workers busy.
+const serialFiles = ['test/reliability/database-outage.test.ts', 'test/e2e/**/*.test.ts', 'test/browser/agent-canvas-*.test.ts'];
 
 export default defineConfig({
   // Vitest's results (each file's last duration: the longest files start first) are kept outside
