@@ -53,6 +53,8 @@ export class WriteGate {
   private readonly turn = new AsyncLocalStorage<string>();
   /** Set by close(): a write sent after it could take a lock that the closed connection never releases. */
   private closing = false;
+  /** Exclusive sections under way: `turn` is enabled only while one is (see exclusive()). */
+  private sections = 0;
 
   constructor(
     locks: Collection<WriteLockDoc>,
@@ -93,7 +95,16 @@ export class WriteGate {
   exclusive<T>(collection: string, section: (epoch: number) => Promise<T>): Promise<T> {
     if (this.closing) return Promise.reject(closedGate());
     const lane = this.lane(collection);
-    return lane.enqueue(() => this.turn.run(collection, () => section(lane.epoch)));
+    return lane.enqueue(async () => {
+      this.sections++;
+      try {
+        return await this.turn.run(collection, () => section(lane.epoch));
+      } finally {
+        // On Node 20 an enabled AsyncLocalStorage hooks every promise the process makes (about
+        // twice the cost of each); the next section's run() enables it again.
+        if (--this.sections === 0) this.turn.disable();
+      }
+    });
   }
 
   private lane(collection: string): Lane {
