@@ -33,7 +33,9 @@ beforeAll(async () => {
     'sandbox-secrets',
     {
       SANDBOX_SPECS_FILE: writeSpecsFile(tmp, [FAKE_AGENT_SPEC]),
-      SANDBOX_STARTUP_TIMEOUT_MS: '8000',
+      // The fake agent server starts in well under a second, but three at once on a loaded 2-core
+      // machine took over 8 s in one run: the bound is not what this file tests.
+      SANDBOX_STARTUP_TIMEOUT_MS: '60000',
       SANDBOX_MAX_RUNNING_PER_USER: '5',
       GITHUB_API_URL: provider.url,
     },
@@ -52,7 +54,7 @@ beforeAll(async () => {
   });
   await call(app, 'POST', '/api/v1/secrets', { ...bearer(bob), body: { name: 'BOB_ONLY', value: 'bob_value' } });
   [aliceBox, aliceOther, bobBox] = await Promise.all([running(alice), running(alice), running(bob)]);
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   await app?.stop();
@@ -67,10 +69,15 @@ function bearer(key: string) {
 /** A new sandbox of the user, once RUNNING (what the SDK workspace waits for). */
 async function running(key: string): Promise<Sandbox> {
   const started = (await call(app, 'POST', '/api/v1/sandboxes', bearer(key))).body as Sandbox;
-  await eventually('the sandbox to run', async () => {
-    const [info] = (await call(app, 'GET', `/api/v1/sandboxes?id=${started.id}`, bearer(key))).body;
-    return info?.status === 'RUNNING';
-  });
+  await eventually(
+    'the sandbox to run',
+    async () => {
+      const [info] = (await call(app, 'GET', `/api/v1/sandboxes?id=${started.id}`, bearer(key))).body;
+      if (info?.status === 'ERROR') throw new Error(`sandbox failed: ${info.status_reason}`);
+      return info?.status === 'RUNNING';
+    },
+    90_000,
+  );
   return started;
 }
 
