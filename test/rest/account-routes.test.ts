@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApp, type TestApp } from '../helpers/app.js';
-import { eventually } from '../helpers/eventually.js';
+import { sandboxRunning } from '../helpers/real-sandbox.js';
 import { FAKE_AGENT_SPEC, writeSpecsFile } from '../helpers/specs.js';
 
 let app: TestApp;
@@ -51,10 +51,7 @@ afterAll(async () => {
 async function runningSandbox(key: string): Promise<{ id: string; session_api_key: string }> {
   const started = await call(app, 'POST', '/api/v1/sandboxes', bearer(key, { 'content-type': 'application/json' }));
   expect(started.status).toBe(200);
-  return eventually('the sandbox to run', async () => {
-    const [sandbox] = (await call(app, 'GET', `/api/v1/sandboxes?id=${started.body.id}`, bearer(key))).body;
-    return sandbox?.status === 'RUNNING' ? sandbox : null;
-  });
+  return sandboxRunning(app, key, started.body.id, 20_000);
 }
 
 describe('GET /api/keys/current (Agent Canvas health probe)', () => {

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApp, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/eventually.js';
 import { startFakeGitProvider, type FakeGitProvider } from '../helpers/fake-git-provider.js';
+import { sandboxRunning } from '../helpers/real-sandbox.js';
 import { FAKE_AGENT_SPEC, writeSpecsFile } from '../helpers/specs.js';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-sandbox-secrets-'));
@@ -69,15 +70,7 @@ function bearer(key: string) {
 /** A new sandbox of the user, once RUNNING (what the SDK workspace waits for). */
 async function running(key: string): Promise<Sandbox> {
   const started = (await call(app, 'POST', '/api/v1/sandboxes', bearer(key))).body as Sandbox;
-  await eventually(
-    'the sandbox to run',
-    async () => {
-      const [info] = (await call(app, 'GET', `/api/v1/sandboxes?id=${started.id}`, bearer(key))).body;
-      if (info?.status === 'ERROR') throw new Error(`sandbox failed: ${info.status_reason}`);
-      return info?.status === 'RUNNING';
-    },
-    90_000,
-  );
+  await sandboxRunning(app, key, started.id, 90_000);
   return started;
 }
 
