@@ -190,7 +190,7 @@ export function leanCalls(options: LeanCallsOptions) {
       ),
       JSON.stringify(batch ? wireItems : wireItems[0]),
       {
-        'content-type': 'application/json',
+        ...JSON_ANSWER,
         ...(allow ? { allow } : {}),
         ...options.errorHeaders(errors),
       },
