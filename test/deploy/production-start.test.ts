@@ -13,7 +13,7 @@ import { PACKAGE_ROOT } from '../../src/processes.js';
 import { call, testDatabaseUri, uniqueDbName } from '../helpers/app.js';
 import { eventually } from '../helpers/eventually.js';
 import { startFakeGitProvider, type FakeGitProvider } from '../helpers/fake-git-provider.js';
-import { runCli, startServiceProcess } from '../helpers/processes.js';
+import { ensureServiceBuilt, runCli, startServiceProcess } from '../helpers/processes.js';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-prod-'));
 const BUILD = path.join(PACKAGE_ROOT, 'scripts/build-if-changed.mjs');
@@ -21,7 +21,7 @@ let provider: FakeGitProvider;
 let env: Record<string, string>;
 
 beforeAll(async () => {
-  await promisify(execFile)(process.execPath, [BUILD], { cwd: PACKAGE_ROOT }); // npm start's build step
+  await ensureServiceBuilt(); // npm start's build step
   provider = await startFakeGitProvider();
   provider.validTokens.add('ghp_slow');
   const specsFile = path.join(tmp, 'specs.json');

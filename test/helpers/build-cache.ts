@@ -9,6 +9,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { cacheRoot } from '../../src/config-values.js';
+import { PACKAGE_ROOT } from '../../src/processes.js';
+
+/** Stamps and locks of the tests' builds: per checkout, git-ignored, gone with `npm ci`. */
+export const TEST_BUILD_STATE = path.join(PACKAGE_ROOT, 'node_modules', '.cache', 'agent-control-plane-tests');
 
 const SKIPPED_DIRS = new Set(['node_modules', 'dist', '.next', '.next-test', '.git']);
 
@@ -54,14 +58,21 @@ export async function buildOnce({
   const stamp = () => `${key} ${fingerprint?.() ?? ''}`;
   const current = () => fs.existsSync(stampFile) && fs.existsSync(output) && fs.readFileSync(stampFile, 'utf8') === stamp();
   if (current()) return 'reused';
-  await acquire(lockDir);
-  try {
+  return withLock(lockDir, async () => {
     if (current()) return 'reused';
     fs.rmSync(stampFile, { force: true });
     const made = (await build()) ?? 'built';
     fs.mkdirSync(path.dirname(stampFile), { recursive: true });
     fs.writeFileSync(stampFile, stamp());
     return made;
+  });
+}
+
+/** Runs `work` holding the lock directory: one holder at a time across test workers. */
+export async function withLock<T>(lockDir: string, work: () => Promise<T>): Promise<T> {
+  await acquire(lockDir);
+  try {
+    return await work();
   } finally {
     fs.rmSync(lockDir, { recursive: true, force: true });
   }

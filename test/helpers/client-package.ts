@@ -3,11 +3,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { PACKAGE_ROOT } from '../../src/processes.js';
-import { buildOnce, hashInputs, run, sharedBuild } from './build-cache.js';
+import { buildOnce, hashInputs, run, sharedBuild, TEST_BUILD_STATE } from './build-cache.js';
 
 export const CLIENT_DIR = path.join(PACKAGE_ROOT, 'client');
-/** Stamps and locks of the tests' builds: per checkout, git-ignored, gone with `npm ci`. */
-export const TEST_BUILD_STATE = path.join(PACKAGE_ROOT, 'node_modules', '.cache', 'agent-control-plane-tests');
 
 /** Everything the client's JavaScript and declarations are made from. */
 const CLIENT_INPUTS = ['client/src', 'client/scripts', 'client/package.json', 'client/tsconfig.json', 'tsconfig.json', 'package-lock.json'];

@@ -6,8 +6,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { freePort, PACKAGE_ROOT } from '../../src/processes.js';
-import { buildOnce, hashInputs, run, sharedBuild } from './build-cache.js';
-import { clientBuildKey, ensureClientBuilt, TEST_BUILD_STATE } from './client-package.js';
+import { buildOnce, hashInputs, run, sharedBuild, TEST_BUILD_STATE } from './build-cache.js';
+import { clientBuildKey, ensureClientBuilt } from './client-package.js';
 
 export const EXAMPLE_DIR = path.join(PACKAGE_ROOT, 'examples', 'nextjs');
 const NEXT_BIN = path.join(EXAMPLE_DIR, 'node_modules', 'next', 'dist', 'bin', 'next');
