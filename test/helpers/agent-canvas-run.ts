@@ -9,7 +9,7 @@
 // recorded: no 404 or 5xx from the service, no outside host but the harmless ones.
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Page } from 'playwright-core';
+import type { Page, Request } from 'playwright-core';
 import { expect } from 'vitest';
 import { call, startTestApp, type TestApp } from './app.js';
 import { agentCanvasBuild, HARMLESS_OUTSIDE_HOSTS, recordTraffic, serveCanvasElsewhere } from './agent-canvas.js';
@@ -224,7 +224,12 @@ async function appSettings(rig: CanvasRig, page: Page, base: string, key: string
   await expect.poll(async () => (await call(rig.app, 'GET', '/api/v1/settings', bearer(key))).body.git_user_name).toBe('Canvas Tester');
 }
 
-/** Canvas's other pages (automations aside: not available here), each loaded until its requests settle; the recorder checks their answers. */
+/**
+ * Canvas's other pages (automations aside: not available here), each opened within the app until
+ * its requests settle; the recorder checks their answers. Within the app, as its own links do:
+ * loading each by URL re-ran Canvas's start-up nine times (16 s of CPU a run); the other pages
+ * of the run are loaded by URL.
+ */
 const OTHER_PAGES = [
   '/settings/agent',
   '/settings/agents',
@@ -238,11 +243,40 @@ const OTHER_PAGES = [
 ];
 
 async function visitOtherPages(rig: CanvasRig, page: Page, base: string, run: string): Promise<void> {
+  await page.goto(`${base}/`);
+  const requests = inFlight(page); // after the load: the page before left requests that never end
+  await page.locator('[data-testid=backend-status-dot][data-status=connected]').first().waitFor();
+  await requests.settled();
+  const home = String(await page.evaluate('document.body.innerText'));
   for (const pathname of OTHER_PAGES) {
-    await page.goto(`${base}${pathname}`);
-    await page.waitForLoadState('networkidle');
+    // The router follows the history (React Router listens for popstate, as for the back button).
+    await page.evaluate(`history.pushState(null, '', ${JSON.stringify(pathname)}); dispatchEvent(new PopStateEvent('popstate'))`);
+    await requests.settled();
+    expect(String(await page.evaluate('document.body.innerText')), `${pathname} shows the home page`).not.toBe(home);
     await rig.shot(page, `${run}-page${pathname.replaceAll('/', '-')}`);
   }
+}
+
+/** The page's requests under way; settled() once none has been for QUIET_MS (Playwright's networkidle, for navigations within a page). */
+function inFlight(page: Page): { settled(): Promise<void> } {
+  const QUIET_MS = 500;
+  const pending = new Set<Request>();
+  let lastChange = Date.now();
+  const change = (request: Request, under: boolean) => {
+    if (under) pending.add(request);
+    else pending.delete(request);
+    lastChange = Date.now();
+  };
+  page.on('request', (request) => change(request, true));
+  page.on('requestfinished', (request) => change(request, false));
+  page.on('requestfailed', (request) => change(request, false));
+  return {
+    settled: async () => {
+      const quiet = () => pending.size === 0 && Date.now() - lastChange >= QUIET_MS;
+      const under = () => [...pending].map((r) => `${r.method()} ${r.url()}`);
+      await expect.poll(() => (quiet() ? [] : under()), { timeout: 30_000, interval: 100 }).toEqual([]);
+    },
+  };
 }
 
 /** Renames the conversation from the list's menu, then deletes it from there. */
