@@ -20,7 +20,8 @@ export default async function setup(project: TestProject) {
   const { cacheDir } = loadConfig(process.env);
   const binary = await ensureFerretDbBinary(cacheDir, log);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-test-db-'));
-  const { uri, child } = await startFerretDb({ binary, dbDir: path.join(dir, 'db'), stateDir: dir, log });
+  // The busiest process after the test workers; GOGC=400 took a sixth off its CPU (44 → 37 s over 40 files).
+  const { uri, child } = await startFerretDb({ binary, dbDir: path.join(dir, 'db'), stateDir: dir, log, goGc: 400 });
   project.provide('mongoUri', uri);
   return async () => {
     await stopChild(child);
