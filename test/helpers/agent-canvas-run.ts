@@ -217,8 +217,8 @@ async function addLlmProfile(rig: CanvasRig, page: Page, run: string, key: strin
 }
 
 /** The application settings page saves. */
-async function appSettings(rig: CanvasRig, page: Page, base: string, key: string): Promise<void> {
-  await page.goto(`${base}/settings/app`);
+async function appSettings(rig: CanvasRig, page: Page, key: string): Promise<void> {
+  await openInApp(page, '/settings/app');
   await page.getByTestId('git-user-name-input').fill('Canvas Tester');
   await page.getByTestId('submit-button').click();
   await expect.poll(async () => (await call(rig.app, 'GET', '/api/v1/settings', bearer(key))).body.git_user_name).toBe('Canvas Tester');
@@ -227,8 +227,8 @@ async function appSettings(rig: CanvasRig, page: Page, base: string, key: string
 /**
  * Canvas's other pages (automations aside: not available here), each opened within the app until
  * its requests settle; the recorder checks their answers. Within the app, as its own links do:
- * loading each by URL re-ran Canvas's start-up nine times (16 s of CPU a run); the other pages
- * of the run are loaded by URL.
+ * loading each by URL re-ran Canvas's start-up nine times (16 s of CPU a run). The secrets page,
+ * the LLM page and the first page of each run are loaded by URL.
  */
 const OTHER_PAGES = [
   '/settings/agent',
@@ -242,19 +242,23 @@ const OTHER_PAGES = [
   '/mcp',
 ];
 
-async function visitOtherPages(rig: CanvasRig, page: Page, base: string, run: string): Promise<void> {
-  await page.goto(`${base}/`);
-  const requests = inFlight(page); // after the load: the page before left requests that never end
+async function visitOtherPages(rig: CanvasRig, page: Page, run: string): Promise<void> {
+  const requests = inFlight(page); // not across a load: the page before leaves requests that never end
+  await openInApp(page, '/');
   await page.locator('[data-testid=backend-status-dot][data-status=connected]').first().waitFor();
   await requests.settled();
   const home = String(await page.evaluate('document.body.innerText'));
   for (const pathname of OTHER_PAGES) {
-    // The router follows the history (React Router listens for popstate, as for the back button).
-    await page.evaluate(`history.pushState(null, '', ${JSON.stringify(pathname)}); dispatchEvent(new PopStateEvent('popstate'))`);
+    await openInApp(page, pathname);
     await requests.settled();
     expect(String(await page.evaluate('document.body.innerText')), `${pathname} shows the home page`).not.toBe(home);
     await rig.shot(page, `${run}-page${pathname.replaceAll('/', '-')}`);
   }
+}
+
+/** Opens a page of Canvas within the app (React Router follows the history on popstate, as for the back button). */
+async function openInApp(page: Page, pathname: string): Promise<void> {
+  await page.evaluate(`history.pushState(null, '', ${JSON.stringify(pathname)}); dispatchEvent(new PopStateEvent('popstate'))`);
 }
 
 /** The page's requests under way; settled() once none has been for QUIET_MS (Playwright's networkidle, for navigations within a page). */
@@ -280,8 +284,8 @@ function inFlight(page: Page): { settled(): Promise<void> } {
 }
 
 /** Renames the conversation from the list's menu, then deletes it from there. */
-async function renameAndDelete(rig: CanvasRig, page: Page, base: string, run: string, id: string, key: string): Promise<void> {
-  await page.goto(`${base}/`);
+async function renameAndDelete(rig: CanvasRig, page: Page, run: string, id: string, key: string): Promise<void> {
+  await openInApp(page, '/');
   const card = page.locator(`a[href^="/conversations/${id}"]`).first();
   await card.hover();
   await card.getByTestId('ellipsis-button').click();
@@ -326,13 +330,13 @@ export async function afterSignIn(rig: CanvasRig, page: Page, base: string, run:
     sandbox_source: rig.sandboxSource,
   });
   await secretRoundTrip(rig, page, base, run, key);
-  await appSettings(rig, page, base, key);
-  await visitOtherPages(rig, page, base, run);
+  await appSettings(rig, page, key);
+  await visitOtherPages(rig, page, run);
   if (!(await call(rig.app, 'GET', '/api/v1/settings/profiles', bearer(key))).body.profiles.length) {
     await page.goto(`${base}/settings/llm`);
     await addLlmProfile(rig, page, `${run}-6`, key);
   }
-  await renameAndDelete(rig, page, base, run, id, key);
+  await renameAndDelete(rig, page, run, id, key);
 }
 
 /** No 404/5xx from us, only harmless outside hosts; their list is kept beside the screenshots. */
