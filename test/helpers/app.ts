@@ -11,6 +11,7 @@ import { generateKeyText } from '../../src/crypto.js';
 import { createLogger } from '../../src/logger.js';
 import { startServer, type RunningServer, type ServerOptions } from '../../src/server.js';
 import { declaredIndexes, queriesOf, unservedReason } from './query-indexes.js';
+import { writeSpecsFile } from './specs.js';
 
 export interface TestApp {
   url: string;
@@ -39,19 +40,21 @@ export const liveTestApps = new Map<object, string>();
 
 /**
  * opts.dbName: share a database with another app (a second replica). opts.logLines: collect the
- * service's log lines (JSON text) there, at LOG_LEVEL (default debug then). Every command the
+ * service's log lines (JSON text) there, at LOG_LEVEL (default debug then). opts.specs: the
+ * sandbox specs (SANDBOX_SPECS_FILE, written in the app's data folder). Every command the
  * service sends is recorded; stop() fails when a query is not served by a declared index
  * (helpers/query-indexes.ts), so each test checks the queries of the routes it exercises.
  */
 export async function startTestApp(
   label: string,
   env: Record<string, string> = {},
-  opts: ServerOptions & { dbName?: string; logLines?: string[] } = {},
+  opts: ServerOptions & { dbName?: string; logLines?: string[]; specs?: object[] } = {},
 ): Promise<TestApp> {
-  const { dbName = uniqueDbName(label), logLines, ...serverOptions } = opts;
+  const { dbName = uniqueDbName(label), logLines, specs, ...serverOptions } = opts;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-test-data-'));
   try {
-    return await startInDataDir(label, env, dbName, dataDir, serverOptions, logLines);
+    const specsEnv: Record<string, string> = specs ? { SANDBOX_SPECS_FILE: writeSpecsFile(dataDir, specs) } : {};
+    return await startInDataDir(label, { ...specsEnv, ...env }, dbName, dataDir, serverOptions, logLines);
   } catch (err) {
     // Tests that expect start-up to fail must not leave the data directory behind.
     fs.rmSync(dataDir, { recursive: true, force: true });

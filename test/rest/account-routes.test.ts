@@ -3,18 +3,14 @@
 // get_llm / get_mcp_config), and who may see what: another user's key sees nothing of this
 // user, and secrets open only to this user's running sandbox (not another user's sandbox, not
 // a paused one).
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApp, type TestApp } from '../helpers/app.js';
 import { sandboxRunning } from '../helpers/real-sandbox.js';
-import { FAKE_AGENT_SPEC, writeSpecsFile } from '../helpers/specs.js';
+import { FAKE_AGENT_SPEC } from '../helpers/specs.js';
 
 let app: TestApp;
 let alice: string;
 let bob: string;
-const specsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-account-'));
 const LLM_KEY = 'sk-alice-llm-5d1e2f';
 const MCP_KEY = 'mcp-alice-key-0c9b';
 const PROFILE_KEY = 'sk-alice-profile-8f7e';
@@ -22,10 +18,7 @@ const PROFILE_KEY = 'sk-alice-profile-8f7e';
 const bearer = (key: string, extra: Record<string, string> = {}) => ({ headers: { authorization: `Bearer ${key}`, ...extra } });
 
 beforeAll(async () => {
-  app = await startTestApp('account', {
-    SANDBOX_SPECS_FILE: writeSpecsFile(specsDir, [FAKE_AGENT_SPEC]),
-    SANDBOX_STARTUP_TIMEOUT_MS: '10000',
-  });
+  app = await startTestApp('account', { SANDBOX_STARTUP_TIMEOUT_MS: '10000' }, { specs: [FAKE_AGENT_SPEC] });
   alice = await app.keyFor('alice');
   bob = await app.keyFor('bob');
   await call(app, 'POST', '/api/v1/settings', {
@@ -43,10 +36,7 @@ beforeAll(async () => {
     body: { llm: { model: 'openai/gpt-4o-mini', api_key: PROFILE_KEY } },
   });
 });
-afterAll(async () => {
-  await app.stop();
-  fs.rmSync(specsDir, { recursive: true, force: true });
-});
+afterAll(() => app.stop());
 
 async function runningSandbox(key: string): Promise<{ id: string; session_api_key: string }> {
   const started = await call(app, 'POST', '/api/v1/sandboxes', bearer(key, { 'content-type': 'application/json' }));

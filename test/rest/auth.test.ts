@@ -1,32 +1,24 @@
 // Every contract route refuses a missing or wrong key. Driven from the generated OpenAPI
 // document and the router itself, so a new route cannot escape the check.
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROCEDURES } from '../../routers/index.js';
 import { openApiDocument } from '../../src/http/rest/openapi-document.js';
 import { call, startTestApp, type TestApp } from '../helpers/app.js';
-import { FAKE_AGENT_SPEC, writeSpecsFile } from '../helpers/specs.js';
+import { FAKE_AGENT_SPEC } from '../helpers/specs.js';
 
 let app: TestApp;
 let validKey: string;
 let revokedKey: string;
 
-// A valid key's POST /api/v1/sandboxes starts a sandbox: the fake agent server's, not the real one's (~6 s of CPU).
-const specsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-auth-specs-'));
-
 beforeAll(async () => {
-  app = await startTestApp('auth', { SANDBOX_SPECS_FILE: writeSpecsFile(specsDir, [FAKE_AGENT_SPEC]) });
+  // A valid key's POST /api/v1/sandboxes starts a sandbox: the fake agent server's, not the real one's (~6 s of CPU).
+  app = await startTestApp('auth', {}, { specs: [FAKE_AGENT_SPEC] });
   validKey = await app.keyFor('alice');
   const revoked = await app.server.deps.services.apiKeys.create('alice');
   revokedKey = revoked.key;
   await app.server.deps.services.apiKeys.revoke(revoked.info.id);
 });
-afterAll(async () => {
-  await app.stop();
-  fs.rmSync(specsDir, { recursive: true, force: true });
-});
+afterAll(() => app.stop());
 
 // Which routes authenticate with something other than a user key (webhooks: the sandbox's
 // session key or a signed access token; the device flow's own steps: nothing), from the

@@ -2,23 +2,18 @@
 // shutdown), refuses a start that comes late (a start task still under way), so no process is
 // left that nothing watches and no shutdown lists.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { call, startTestApp, type TestApp } from '../helpers/app.js';
-import { FAKE_AGENT_SPEC, writeSpecsFile } from '../helpers/specs.js';
+import { FAKE_AGENT_SPEC } from '../helpers/specs.js';
 
-const specsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-closed-specs-'));
 let app: TestApp;
 
 beforeAll(async () => {
-  app = await startTestApp('closed-runtime', { SANDBOX_SPECS_FILE: writeSpecsFile(specsDir, [FAKE_AGENT_SPEC]) });
+  app = await startTestApp('closed-runtime', {}, { specs: [FAKE_AGENT_SPEC] });
 });
 
-afterAll(async () => {
-  await app.stop();
-  fs.rmSync(specsDir, { recursive: true, force: true });
-});
+afterAll(() => app.stop());
 
 it('answers 503 to a start once the runtime is closed, and leaves no sandbox behind', async () => {
   const key = await app.keyFor('late-starter');
