@@ -12,6 +12,28 @@ export interface SandboxSpec {
   read_only_paths?: string[];
   /** The agent-server version whose cached venv fills {agent_server_python} (process runtime); else AGENT_SERVER_VERSION. */
   agent_server_version?: string;
+  /** Resource limits of each sandbox of this spec; unset fields take the runtime's defaults (SandboxLimits). */
+  limits?: SpecLimits;
+}
+
+/**
+ * A spec's limits as written: memory and disk as Kubernetes quantities ("4Gi", "512Mi"), cpu in
+ * cores ("2", "500m"), pids a count. src/sandbox/quantities.ts reads them.
+ */
+export interface SpecLimits {
+  memory?: string;
+  cpu?: string;
+  pids?: number;
+  disk?: string;
+}
+
+/** The limits a sandbox runs with, resolved from its spec and the deployment's defaults. */
+export interface SandboxLimits {
+  memoryBytes: number;
+  /** CPU time per wall-clock second, in cores (1.5 = one and a half cores). */
+  cpus: number;
+  pids: number;
+  diskBytes: number;
 }
 
 export type SandboxStatus = 'STARTING' | 'RUNNING' | 'PAUSED' | 'ERROR' | 'MISSING';

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { pageOf, pageOffset } from '../../contract/common.schema.js';
 import type { ClientGeneration, SandboxSpecInfo } from '../../contract/sandbox-specs.schema.js';
 import type { Config } from '../config.js';
+import { parseBytes, parseCores } from '../sandbox/quantities.js';
 import type { SandboxSpec } from '../sandbox/runtime.js';
 
 /** The spec file format: a list of specs, or {"specs": [...]}; the first is the default. */
@@ -20,6 +21,14 @@ const SandboxSpecsFileSchema = z.preprocess(
         working_dir: z.string().default('/workspace/project'),
         read_only_paths: z.array(z.string().startsWith('/', 'an absolute path')).optional(),
         agent_server_version: z.string().min(1).optional(),
+        limits: z
+          .strictObject({
+            memory: z.string().refine((v) => parseBytes(v) !== null, 'a size such as 4Gi or 512Mi').optional(),
+            cpu: z.string().refine((v) => parseCores(v) !== null, 'cores such as 2 or 500m').optional(),
+            pids: z.number().int().min(16).optional(),
+            disk: z.string().refine((v) => parseBytes(v) !== null, 'a size such as 10Gi').optional(),
+          })
+          .optional(),
       }),
     )
     .min(1, 'at least one sandbox spec is required'),
