@@ -3,8 +3,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { keyValues, optionalString, shaped, splitList, tolerations } from './config-values.js';
-import type { SandboxLimits } from './sandbox/runtime.js';
-import { parseBytes, parseCores } from './sandbox/quantities.js';
+import { parseBytes, parseCores } from './quantities.js';
 
 const quantity = (parse: (v: string) => number | null, fallback: string, shape: string) =>
   z
@@ -83,7 +82,7 @@ export function sandboxConfig(e: SandboxEnv) {
         cpus: parseCores(e.SANDBOX_CPU_LIMIT)!,
         pids: e.SANDBOX_PIDS_LIMIT,
         diskBytes: parseBytes(e.SANDBOX_DISK_LIMIT)!,
-      } satisfies SandboxLimits,
+      },
       specsFile: e.SANDBOX_SPECS_FILE ? path.resolve(e.SANDBOX_SPECS_FILE) : undefined,
       maxRunningPerUser: e.SANDBOX_MAX_RUNNING_PER_USER,
       // What a start or resume past the limit does (src/services/sandbox-slots.ts).

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { pageOf, pageOffset } from '../../contract/common.schema.js';
 import type { ClientGeneration, SandboxSpecInfo } from '../../contract/sandbox-specs.schema.js';
 import type { Config } from '../config.js';
-import { parseBytes, parseCores } from '../sandbox/quantities.js';
+import { parseBytes, parseCores } from '../quantities.js';
 import type { SandboxSpec } from '../sandbox/runtime.js';
 
 /** The spec file format: a list of specs, or {"specs": [...]}; the first is the default. */

@@ -75,7 +75,7 @@ const LAYERS: [number, RegExp][] = [
     1,
     /^src\/(sandbox|agent-server|db)\/|^models\/|^src\/(access-token|crypto|processes|keyed-queue|logger|metrics|rate-limit|json-depth)\.ts$/,
   ],
-  [0, /^contract\/|^src\/(errors|config|config-values|transformer|library-internals)\.ts$/],
+  [0, /^contract\/|^src\/(errors|config|config-values|config-sandbox|quantities|transformer|library-internals)\.ts$/],
 ];
 const LAYER_NAMES = ['contract & base', 'infrastructure', 'services', 'conversations', 'tRPC core', 'routers', 'HTTP wing & entry'];
 

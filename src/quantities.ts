@@ -1,7 +1,6 @@
 // Kubernetes-style quantities, as sandbox specs write their limits: bytes ("512Mi", "4Gi", "1G",
 // "1500000") and cores ("2", "500m"). The process runtime reads them into numbers; the Kubernetes
 // runtime passes them through as written.
-import type { SandboxLimits, SandboxSpec } from './runtime.js';
 
 const BYTE_SUFFIXES: Record<string, number> = {
   '': 1,
@@ -32,15 +31,4 @@ export function parseCores(quantity: string): number | null {
   if (!match) return null;
   const cores = Number(match[1]) / (match[2] ? 1000 : 1);
   return cores > 0 ? cores : null;
-}
-
-/** A sandbox's limits: its spec's where it sets them, else the deployment's defaults. */
-export function resolveLimits(spec: Pick<SandboxSpec, 'limits'>, defaults: SandboxLimits): SandboxLimits {
-  const set = spec.limits ?? {};
-  return {
-    memoryBytes: (set.memory && parseBytes(set.memory)) || defaults.memoryBytes,
-    cpus: (set.cpu && parseCores(set.cpu)) || defaults.cpus,
-    pids: set.pids ?? defaults.pids,
-    diskBytes: (set.disk && parseBytes(set.disk)) || defaults.diskBytes,
-  };
 }
