@@ -23,10 +23,19 @@ const SandboxSpecsFileSchema = z.preprocess(
         agent_server_version: z.string().min(1).optional(),
         limits: z
           .strictObject({
-            memory: z.string().refine((v) => parseBytes(v) !== null, 'a size such as 4Gi or 512Mi').optional(),
-            cpu: z.string().refine((v) => parseCores(v) !== null, 'cores such as 2 or 500m').optional(),
+            memory: z
+              .string()
+              .refine((v) => parseBytes(v) !== null, 'a size such as 4Gi or 512Mi')
+              .optional(),
+            cpu: z
+              .string()
+              .refine((v) => parseCores(v) !== null, 'cores such as 2 or 500m')
+              .optional(),
             pids: z.number().int().min(16).optional(),
-            disk: z.string().refine((v) => parseBytes(v) !== null, 'a size such as 10Gi').optional(),
+            disk: z
+              .string()
+              .refine((v) => parseBytes(v) !== null, 'a size such as 10Gi')
+              .optional(),
           })
           .optional(),
       }),
