@@ -1,7 +1,16 @@
 // Pure builders for the Kubernetes objects of one sandbox (unit-tested; no API calls here).
 // Every object is named sandbox-<id>, carries the managed-by and sandbox-id labels (to find
 // them) and the owner in an annotation (user ids need not be valid label values).
-import type { V1Ingress, V1PersistentVolumeClaim, V1Pod, V1Secret, V1Service, V1Toleration } from '@kubernetes/client-node';
+import type {
+  V1Ingress,
+  V1PersistentVolumeClaim,
+  V1Pod,
+  V1ResourceRequirements,
+  V1Secret,
+  V1Service,
+  V1Toleration,
+} from '@kubernetes/client-node';
+import { parseBytes, parseCores } from '../quantities.js';
 import { corsEnv, type ExposedUrl, type SandboxLaunch, type SandboxSpec } from './runtime.js';
 import { AGENT_SERVER, exposedUrls, exposureEnv, VSCODE, vscodeEnabled, WORKERS, type SandboxPorts } from './sandbox-ports.js';
 
@@ -86,6 +95,42 @@ export function buildSecret(launch: SandboxLaunch): V1Secret {
   };
 }
 
+/**
+ * What a sandbox of this spec may use: the spec's limits where it sets them, else the
+ * SANDBOX_K8S_* defaults, as written (the API server reads the quantities). Disk sizes both places
+ * a sandbox writes: the workspace claim and, as ephemeral-storage, the node's disk under the
+ * container (image layer, /tmp, logs), past which the kubelet evicts the pod; its request is the
+ * limit (the API server's default for it, written out), so a node holds only what its disk holds.
+ * A cpu or memory request above its limit is lowered to it (the API server refuses such a pod).
+ * pids has no per-pod field: the kubelet's podPidsLimit bounds every pod of a node.
+ */
+export function sandboxResources(
+  spec: Pick<SandboxSpec, 'limits'>,
+  options: KubernetesSandboxOptions,
+): { container: V1ResourceRequirements; workspaceSize: string } {
+  const set = spec.limits ?? {};
+  const memory = set.memory ?? options.memoryLimit;
+  const cpu = set.cpu ?? options.cpuLimit;
+  const disk = set.disk ?? options.storageSize;
+  return {
+    container: {
+      requests: {
+        cpu: atMost(options.cpuRequest, cpu, parseCores),
+        memory: atMost(options.memoryRequest, memory, parseBytes),
+        'ephemeral-storage': disk,
+      },
+      limits: { memory, ...(cpu ? { cpu } : {}), 'ephemeral-storage': disk },
+    },
+    workspaceSize: disk,
+  };
+}
+
+/** The request, or the limit where the request is the larger (a quantity it cannot read stays, for the API server to judge). */
+function atMost(request: string, limit: string | undefined, parse: (quantity: string) => number | null): string {
+  const [wanted, most] = [parse(request), limit === undefined ? null : parse(limit)];
+  return wanted !== null && most !== null && wanted > most ? limit! : request;
+}
+
 export function buildWorkspaceClaim(launch: SandboxLaunch, options: KubernetesSandboxOptions): V1PersistentVolumeClaim {
   return {
     apiVersion: 'v1',
@@ -93,7 +138,7 @@ export function buildWorkspaceClaim(launch: SandboxLaunch, options: KubernetesSa
     metadata: metadata(launch, workspaceClaimName(launch.sandboxId)),
     spec: {
       accessModes: ['ReadWriteOnce'],
-      resources: { requests: { storage: options.storageSize } },
+      resources: { requests: { storage: sandboxResources(launch.spec, options).workspaceSize } },
       ...(options.storageClass ? { storageClassName: options.storageClass } : {}),
     },
   };
@@ -157,6 +202,8 @@ export function buildPod(launch: SandboxLaunch, options: KubernetesSandboxOption
       automountServiceAccountToken: false,
       enableServiceLinks: false,
       restartPolicy: 'Always',
+      // With the container's below, what the restricted Pod Security level asks of a pod (the
+      // sandbox namespace enforces it: k8s/base/namespaces.yaml); no host namespaces, ports or paths.
       securityContext: {
         runAsNonRoot: true,
         runAsUser: options.runAsUser,
@@ -189,10 +236,7 @@ export function buildPod(launch: SandboxLaunch, options: KubernetesSandboxOption
             timeoutSeconds: 3,
             failureThreshold: 3,
           },
-          resources: {
-            requests: { cpu: options.cpuRequest, memory: options.memoryRequest },
-            limits: { memory: options.memoryLimit, ...(options.cpuLimit ? { cpu: options.cpuLimit } : {}) },
-          },
+          resources: sandboxResources(launch.spec, options).container,
           securityContext: {
             allowPrivilegeEscalation: false,
             privileged: false,

@@ -5,13 +5,23 @@
 // manifests' ServiceAccount, with a token bound to it, while anything outside its Role is refused.
 import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import { BlockList } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { ApiException, CoreV1Api, KubeConfig, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
+import {
+  ApiException,
+  CoreV1Api,
+  KubeConfig,
+  KubernetesObjectApi,
+  type KubernetesObject,
+  type V1NetworkPolicy,
+  type V1NetworkPolicyEgressRule,
+} from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { PACKAGE_ROOT } from '../../src/processes.js';
 import { createLogger } from '../../src/logger.js';
+import { buildPod } from '../../src/sandbox/kubernetes-objects.js';
 import { KubernetesSandboxRuntime } from '../../src/sandbox/kubernetes-runtime.js';
 import { eventually } from '../helpers/eventually.js';
 import { kubernetesOptions } from '../helpers/kubernetes-options.js';
@@ -132,6 +142,85 @@ describe('k8s/ kustomize targets, rendered by kubectl', () => {
     expect(container.livenessProbe.httpGet.path).toBe('/alive');
     expect(container.resources.limits).toBeDefined();
   });
+});
+
+/** Whether a connection to this address leaves by some ipBlock of these rules (in its cidr, in none of its excepts). */
+function leavesByIpBlock(rules: V1NetworkPolicyEgressRule[], address: string): boolean {
+  const within = (cidr: string) => {
+    const [network, bits] = cidr.split('/') as [string, string];
+    const family = network.includes(':') ? 'ipv6' : 'ipv4';
+    const list = new BlockList();
+    list.addSubnet(network, Number(bits), family);
+    return address.includes(':') === (family === 'ipv6') && list.check(address, family);
+  };
+  const blocks = rules.flatMap((rule) => (rule.to ?? []).flatMap((peer) => (peer.ipBlock ? [peer.ipBlock] : [])));
+  return blocks.some((block) => within(block.cidr) && !(block.except ?? []).some(within));
+}
+
+describe('the sandbox network and pod security, in every kustomize target', () => {
+  const find = (target: string, kind: string, name: string) =>
+    rendered.get(target)!.find((d) => d.kind === kind && d.metadata?.name === name) as any;
+  const policy = (target: string, name: string) => find(target, 'NetworkPolicy', name) as V1NetworkPolicy | undefined;
+  const labelled = (labels: Record<string, string>) => ({ matchLabels: labels });
+  const inNamespace = (name: string) => labelled({ 'kubernetes.io/metadata.name': name });
+
+  it.each(TARGETS)('%s lets sandbox pods reach only DNS, the control plane pods and the public internet', (target) => {
+    const egress = policy(target, 'sandboxes-egress');
+    expect(egress?.metadata?.namespace).toBe('agent-sandboxes');
+    expect(egress?.spec?.policyTypes).toEqual(['Egress']);
+    const [dns, controlPlane, internet, ...more] = egress?.spec?.egress ?? [];
+    expect(more).toEqual([]);
+    const port53 = ['UDP', 'TCP'].map((protocol) => ({ port: 53, protocol }));
+    expect(dns).toEqual({
+      to: [{ namespaceSelector: inNamespace('kube-system'), podSelector: labelled({ 'k8s-app': 'kube-dns' }) }],
+      ports: port53,
+    });
+    // The control plane as its Deployment runs it: its pods' labels, the port its Service targets.
+    const deployment = find(target, 'Deployment', 'agent-control-plane');
+    const service = find(target, 'Service', 'agent-control-plane');
+    const port = deployment.spec.template.spec.containers[0].ports.find((p: any) => p.name === service.spec.ports[0].targetPort);
+    expect(deployment.spec.template.metadata.labels).toMatchObject(service.spec.selector);
+    expect(controlPlane).toEqual({
+      to: [{ namespaceSelector: inNamespace('agent-control-plane'), podSelector: labelled(service.spec.selector) }],
+      ports: [{ port: port.containerPort, protocol: 'TCP' }],
+    });
+    // Any port, to any address outside the excepts (their order means nothing to Kubernetes).
+    expect(Object.keys(internet!)).toEqual(['to']);
+    expect(internet!.to!.map((peer) => [peer.ipBlock?.cidr, [...(peer.ipBlock?.except ?? [])].sort().join(' ')])).toEqual([
+      ['0.0.0.0/0', '10.0.0.0/8 100.64.0.0/10 127.0.0.0/8 169.254.0.0/16 169.254.169.254/32 172.16.0.0/12 192.168.0.0/16'],
+      ['::/0', 'fc00::/7 fd00:ec2::254/128 fe80::/10'],
+    ]);
+  });
+
+  it.each(TARGETS)('%s keeps cloud metadata, link-local, private and loopback addresses out of the open rule', (target) => {
+    const rules = policy(target, 'sandboxes-egress')?.spec?.egress ?? [];
+    // Metadata (AWS/GCP/Azure, ECS task credentials, AWS over IPv6, Alibaba's in the shared range),
+    // link-local, a typical cluster's pods, services and nodes, private networks, loopback.
+    const closed = ['169.254.169.254', '169.254.170.2', 'fd00:ec2::254', '100.100.100.200', 'fe80::1', '10.96.0.1', '172.17.0.1'];
+    closed.push('192.168.1.10', 'fd12:3456::1', '127.0.0.1');
+    expect(closed.filter((address) => leavesByIpBlock(rules, address))).toEqual([]);
+    const open = ['140.82.112.3', '1.1.1.1', '2606:4700:4700::1111'];
+    expect(open.filter((address) => leavesByIpBlock(rules, address))).toEqual(open);
+  });
+
+  it.each(TARGETS)(
+    '%s selects the pods the runtime builds, denies the rest egress, keeps ingress closed, enforces restricted',
+    (target) => {
+      const launch = { sandboxId: 'x', userId: 'u', sessionApiKey: 'k', webhookBaseUrl: 'http://w' };
+      const spec = { id: 'i', command: null, initial_env: {}, working_dir: '/w' };
+      const selector = policy(target, 'sandboxes-egress')?.spec?.podSelector;
+      expect(selector).toEqual(
+        labelled({ 'app.kubernetes.io/managed-by': 'agent-control-plane', 'app.kubernetes.io/component': 'sandbox' }),
+      );
+      expect(buildPod({ ...launch, spec }, kubernetesOptions()).metadata?.labels).toMatchObject(selector!.matchLabels!);
+      expect(find(target, 'ConfigMap', 'agent-control-plane').data.SANDBOX_K8S_NAMESPACE).toBe('agent-sandboxes');
+      expect(policy(target, 'default-deny-egress')?.spec).toEqual({ podSelector: {}, policyTypes: ['Egress'] });
+      expect(policy(target, 'default-deny-ingress')?.spec).toEqual({ podSelector: {}, policyTypes: ['Ingress'] });
+      expect(policy(target, 'sandboxes-ingress-from-control-plane')?.spec?.policyTypes).toEqual(['Ingress']);
+      const levels = ['enforce', 'audit', 'warn'].map((mode) => [`pod-security.kubernetes.io/${mode}`, 'restricted']);
+      expect(find(target, 'Namespace', 'agent-sandboxes').metadata.labels).toMatchObject(Object.fromEntries(levels));
+    },
+  );
 });
 
 describe('the Kubernetes runtime as the manifests ServiceAccount', () => {

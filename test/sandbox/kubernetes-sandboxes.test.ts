@@ -111,7 +111,11 @@ describe('Kubernetes runtime', () => {
       { name: 'OH_ALLOW_CORS_ORIGINS_1', value: app.url.replace('127.0.0.1', 'localhost') },
     ]);
     expect(JSON.stringify(spec)).not.toContain(sessionKey);
-    expect(container.resources).toEqual({ requests: { cpu: '1', memory: '1Gi' }, limits: { memory: '2Gi' } });
+    // The SANDBOX_K8S_* defaults (the spec sets no limits); its disk is the claim's size too.
+    expect(container.resources).toEqual({
+      requests: { cpu: '1', memory: '1Gi', 'ephemeral-storage': '2Gi' },
+      limits: { memory: '2Gi', 'ephemeral-storage': '2Gi' },
+    });
     expect(container.securityContext).toMatchObject({
       allowPrivilegeEscalation: false,
       privileged: false,

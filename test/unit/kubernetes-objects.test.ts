@@ -1,9 +1,16 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { buildIngress, buildPod, buildService, podExposedUrls, slimPod } from '../../src/sandbox/kubernetes-objects.js';
+import {
+  buildIngress,
+  buildPod,
+  buildService,
+  buildWorkspaceClaim,
+  podExposedUrls,
+  slimPod,
+} from '../../src/sandbox/kubernetes-objects.js';
 import { kubernetesOptions } from '../helpers/kubernetes-options.js';
 import { podStatus } from '../../src/sandbox/kubernetes-runtime.js';
-import type { SandboxLaunch } from '../../src/sandbox/runtime.js';
+import type { SandboxLaunch, SandboxSpec } from '../../src/sandbox/runtime.js';
 
 const launch: SandboxLaunch = {
   sandboxId: 'abc123',
@@ -21,7 +28,7 @@ describe('sandbox pod', () => {
     const pod = buildPod(launch, options);
     const container = pod.spec!.containers[0]!;
     expect(container.args).toBeUndefined();
-    expect(container.resources?.limits).toEqual({ memory: '1Gi', cpu: '2' });
+    expect(container.resources?.limits).toEqual({ memory: '1Gi', cpu: '2', 'ephemeral-storage': '1Gi' });
     expect(pod.spec).not.toHaveProperty('nodeSelector');
     expect(pod.spec).not.toHaveProperty('runtimeClassName');
     expect(pod.metadata?.annotations?.['agent-control-plane/owner']).toBe('user@example.com');
@@ -92,6 +99,57 @@ describe('sandbox pod', () => {
     // A pod made before the extra ports existed still exposes its agent server.
     const old: V1Pod = { spec: { containers: [{ name: 'agent-server', ports: [{ name: 'agent-server', containerPort: 8000 }] }] } };
     expect(podExposedUrls(old, 'abc123', options).map((u) => u.name)).toEqual(['AGENT_SERVER']);
+  });
+});
+
+describe('sandbox limits', () => {
+  // The deployment's defaults (SANDBOX_K8S_*): requests 500m / 512Mi, limits 2 cores / 1Gi, 2Gi disk.
+  const defaults = { ...options, storageSize: '2Gi' };
+  const withLimits = (limits: SandboxSpec['limits']) => ({ ...launch, spec: { ...launch.spec, limits } });
+  const shape = (l: SandboxLaunch, o = defaults) => ({
+    resources: buildPod(l, o).spec!.containers[0]!.resources,
+    workspace: buildWorkspaceClaim(l, o).spec!.resources!.requests!.storage,
+  });
+
+  it("takes the spec's memory, cpu and disk as written: the container's limits, the claim's size and ephemeral storage", () => {
+    expect(shape(withLimits({ memory: '4Gi', cpu: '3', pids: 256, disk: '10Gi' }))).toEqual({
+      resources: {
+        requests: { cpu: '500m', memory: '512Mi', 'ephemeral-storage': '10Gi' },
+        limits: { memory: '4Gi', cpu: '3', 'ephemeral-storage': '10Gi' },
+      },
+      workspace: '10Gi',
+    });
+  });
+
+  it('takes the defaults for what the spec leaves unset, one limit at a time', () => {
+    expect(shape(launch)).toEqual({
+      resources: {
+        requests: { cpu: '500m', memory: '512Mi', 'ephemeral-storage': '2Gi' },
+        limits: { memory: '1Gi', cpu: '2', 'ephemeral-storage': '2Gi' },
+      },
+      workspace: '2Gi',
+    });
+    expect(shape(withLimits({ cpu: '1500m' })).resources?.limits).toEqual({ memory: '1Gi', cpu: '1500m', 'ephemeral-storage': '2Gi' });
+    expect(shape(withLimits({ disk: '5G' }))).toMatchObject({
+      resources: { requests: { 'ephemeral-storage': '5G' }, limits: { memory: '1Gi', 'ephemeral-storage': '5G' } },
+      workspace: '5G',
+    });
+    // No default cpu limit (SANDBOX_K8S_CPU_LIMIT unset): none, unless the spec sets one.
+    expect(shape(launch, { ...defaults, cpuLimit: undefined }).resources?.limits).not.toHaveProperty('cpu');
+    expect(shape(withLimits({ cpu: '2' }), { ...defaults, cpuLimit: undefined }).resources?.limits?.cpu).toBe('2');
+  });
+
+  it('lowers a cpu or memory request above its limit to the limit (the API server refuses request > limit), in any unit', () => {
+    expect(shape(withLimits({ memory: '256Mi', cpu: '250m' })).resources?.requests).toMatchObject({ cpu: '250m', memory: '256Mi' });
+    expect(shape(withLimits({ memory: '0.25Gi', cpu: '0.25' })).resources?.requests).toMatchObject({ cpu: '0.25', memory: '0.25Gi' });
+    expect(shape(withLimits({ memory: '512Mi', cpu: '0.5' })).resources?.requests).toMatchObject({ cpu: '500m', memory: '512Mi' });
+    expect(shape(withLimits({ memory: '600M' })).resources?.requests?.memory).toBe('512Mi'); // 600 MB > 512 MiB
+  });
+
+  it("gives pids no field: Kubernetes bounds them per node (the kubelet's podPidsLimit)", () => {
+    const pod = JSON.stringify(buildPod(withLimits({ pids: 321 }), defaults));
+    expect(pod).not.toContain('321');
+    expect(pod).toEqual(JSON.stringify(buildPod(launch, defaults)));
   });
 });
 
