@@ -1,12 +1,14 @@
 // A small client for the agent server inside a sandbox (the reference's; observed shapes in
 // docs/agent-server-notes.md). Every call carries the sandbox's session key and gives up
-// after the client's timeout. Failures are AgentServerErrors: unreachable or too slow →
-// SERVICE_UNAVAILABLE (status null); any other answer than 2xx (redirects are not followed),
-// and a 2xx whose body is not JSON of the expected shape → BAD_GATEWAY naming the agent server.
+// after the client's timeout; every answer is read through bounded-read.ts. Failures are
+// AgentServerErrors: unreachable or no answer in time → SERVICE_UNAVAILABLE (status null); any
+// other answer than 2xx (redirects are not followed), a 2xx whose body is not JSON of the
+// expected shape, larger than its bound or unfinished in time → BAD_GATEWAY naming the agent server.
 // A sandbox's agent server is the user's to change, so nothing it answers is trusted as is.
 // Messages never repeat what was sent (the agent server's validation errors echo the input).
 import { z } from 'zod';
 import { AppError } from '../errors.js';
+import { BodyNotRead, discard, inMegabytes, MAX_AGENT_ERROR_BYTES, MAX_AGENT_JSON_BYTES, readBounded } from './bounded-read.js';
 import { errorSummary, stringsOf } from './error-summary.js';
 
 export { errorSummary } from './error-summary.js';
@@ -143,15 +145,16 @@ export class AgentServerClient {
     return this.request('GET', `/api/conversations/${id}`, SHAPE.conversation);
   }
 
-  /** One page of the conversation's events, oldest first. */
+  /** One page of the conversation's events, oldest first, and its size as read (bytes). */
   async searchEvents(
     id: string,
     pageId: string | null,
     limit = 100,
-  ): Promise<{ items: Record<string, unknown>[]; next_page_id: string | null }> {
+  ): Promise<{ items: Record<string, unknown>[]; next_page_id: string | null; bytes: number }> {
     const page = pageId ? `&page_id=${encodeURIComponent(pageId)}` : '';
-    const events = await this.request('GET', `/api/conversations/${id}/events/search?limit=${limit}${page}`, SHAPE.events);
-    return { items: events.items, next_page_id: events.next_page_id ?? null };
+    const path = `/api/conversations/${id}/events/search?limit=${limit}${page}`;
+    const { value, bytes } = await this.sized('GET', path, SHAPE.events);
+    return { items: value.items, next_page_id: value.next_page_id ?? null, bytes };
   }
 
   /** A one-off question to the conversation's agent, with the conversation as context. */
@@ -207,20 +210,7 @@ export class AgentServerClient {
   /** A file's bytes; null when it is larger than maxBytes (nothing more is read). */
   async readFile(path: string, maxBytes: number): Promise<Buffer | null> {
     const response = await this.send('GET', `/api/file/download?${query({ path })}`);
-    const chunks: Buffer[] = [];
-    let size = 0;
-    try {
-      for await (const chunk of response.body ?? []) {
-        size += (chunk as Uint8Array).byteLength;
-        if (size > maxBytes) return null;
-        chunks.push(Buffer.from(chunk as Uint8Array));
-      }
-    } catch (error) {
-      throw new AgentServerError(null, `Agent server unreachable (GET /api/file/download): ${(error as Error).message}`);
-    } finally {
-      if (size > maxBytes) await response.body?.cancel().catch(() => {});
-    }
-    return Buffer.concat(chunks);
+    return this.body(response, maxBytes, 'GET /api/file/download');
   }
 
   private accepted(answer: { success: boolean }, what: string): void {
@@ -233,16 +223,22 @@ export class AgentServerClient {
     return (await this.request('POST', '/api/skills', SHAPE.skills, body)).skills;
   }
 
-  /** One call; `shape`: what a 2xx body must be (JSON), or null when only the status matters. */
+  /** One call; `shape`: what a 2xx body must be (JSON), or null when only the status matters (the body is not read). */
   private async request<T>(method: string, path: string, shape: z.ZodType<T>, body?: unknown): Promise<T>;
   private async request(method: string, path: string, shape: null, body?: unknown): Promise<void>;
   private async request<T>(method: string, path: string, shape: z.ZodType<T> | null, body?: unknown): Promise<T | void> {
+    if (shape !== null) return (await this.sized(method, path, shape, body)).value;
+    await discard(await this.send(method, path, body));
+  }
+
+  /** One call whose 2xx body must be JSON of `shape` (at most MAX_AGENT_JSON_BYTES), with its size. */
+  private async sized<T>(method: string, path: string, shape: z.ZodType<T>, body?: unknown): Promise<{ value: T; bytes: number }> {
     const response = await this.send(method, path, body);
     const what = `${method} ${path.split('?')[0]}`;
-    const text = await response.text().catch((error: unknown) => {
-      throw new AgentServerError(null, `Agent server unreachable (${what}): ${(error as Error).message}`);
-    });
-    if (shape === null) return;
+    const bytes = await this.body(response, MAX_AGENT_JSON_BYTES, what);
+    if (bytes === null)
+      throw new AgentServerError(response.status, `Agent server answered ${what} with more than ${inMegabytes(MAX_AGENT_JSON_BYTES)}`);
+    const text = bytes.toString('utf8');
     const type = response.headers.get('content-type') ?? '';
     if (!/^application\/([\w.+-]+\+)?json\s*(;|$)/i.test(type)) {
       throw new AgentServerError(response.status, `Agent server answered ${what} with a content type that is not JSON`);
@@ -257,7 +253,20 @@ export class AgentServerClient {
     const checked = shape.safeParse(parsed);
     // The issues would quote the body: the message names only the call.
     if (!checked.success) throw new AgentServerError(response.status, `Agent server answered ${what} with an unexpected body`);
-    return checked.data;
+    return { value: checked.data, bytes: bytes.length };
+  }
+
+  /** A 2xx answer's body up to maxBytes (null past it); one that does not arrive whole is the agent server's failure. */
+  private async body(response: Response, maxBytes: number, what: string): Promise<Buffer | null> {
+    try {
+      return await readBounded(response, maxBytes);
+    } catch (error) {
+      if (!(error instanceof BodyNotRead)) throw error;
+      // A connection broken midway is unreachable, as one never opened (503); an answer begun and never finished is a 502.
+      if (!error.timedOut) throw new AgentServerError(null, `Agent server unreachable (${what}): ${error.message}`);
+      const within = `within ${this.requestTimeoutMs / 1000} s`;
+      throw new AgentServerError(response.status, `Agent server did not finish its answer to ${what} ${within}`);
+    }
   }
 
   /** Sends a call and answers its 2xx response (body unread); any other answer is an AgentServerError. */
@@ -281,7 +290,8 @@ export class AgentServerClient {
     }
     if (response.ok) return response;
     // Only the sanitised summary of the agent server's text goes on: it can echo what we sent.
-    const text = await response.text().catch(() => '');
+    // An error body past its bound, or unfinished, has no summary: the status says enough.
+    const text = (await readBounded(response, MAX_AGENT_ERROR_BYTES).catch(() => null))?.toString('utf8') ?? '';
     const detail = errorSummary(text, [this.sessionKey, ...(isForm ? [] : stringsOf(body))]);
     throw new AgentServerError(
       response.status,

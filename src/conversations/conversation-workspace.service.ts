@@ -2,6 +2,7 @@
 // asked of the agent server in its sandbox (sandbox-access.ts decides what happens when that
 // is not possible). The workspace root is the sandbox's working directory; a repository is
 // cloned into <root>/<repository name>.
+import { inMegabytes, MAX_AGENT_EVENTS_BYTES } from '../agent-server/bounded-read.js';
 import { AgentServerError } from '../agent-server/client.js';
 import { AppError } from '../errors.js';
 import type { EventsService } from './events.service.js';
@@ -125,8 +126,14 @@ export class ConversationWorkspaceService {
     }
     const trajectory: Record<string, unknown>[] = [];
     let pageId: string | null = null;
+    let bytes = 0;
     do {
       const page = await running.agent.searchEvents(conversationId, pageId);
+      // Each page is bounded on its own; so are the pages together (a page count alone is not).
+      bytes += page.bytes;
+      if (bytes > MAX_AGENT_EVENTS_BYTES) {
+        throw new AgentServerError(200, `Agent server answered events of more than ${inMegabytes(MAX_AGENT_EVENTS_BYTES)} in all`);
+      }
       trajectory.push(...page.items);
       pageId = page.next_page_id;
     } while (pageId && trajectory.length < TRAJECTORY_MAX);

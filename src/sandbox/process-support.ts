@@ -1,6 +1,7 @@
 // Small pieces of the process runtime: spec placeholders, the health and VS Code probes over
 // loopback, the log tail and stopping a sandbox's process group.
 import fs from 'node:fs';
+import { readBounded } from '../agent-server/bounded-read.js';
 
 const STOP_GRACE_MS = 5_000;
 
@@ -106,7 +107,9 @@ export async function vscodeRunning(port: number, sessionKey: string): Promise<b
       signal: AbortSignal.timeout(5_000),
     });
     if (!response.ok) return false;
-    return ((await response.json()) as { running?: unknown }).running === true;
+    // {"running": …} is a few bytes: anything past 64 KiB is not that answer (and is not read).
+    const body = await readBounded(response, 64 * 1024);
+    return body !== null && (JSON.parse(body.toString('utf8')) as { running?: unknown }).running === true;
   } catch {
     return false;
   }
