@@ -90,6 +90,18 @@ describe('REST authentication', () => {
     expect(docs.text).toContain('swagger-ui');
     expect((await call(app, 'GET', '/api/docs/assets/swagger-ui-bundle.js')).status).toBe(200);
   });
+
+  it('keeps the docs page out of frames and its types as sent, as the other pages', async () => {
+    for (const path of ['/api/docs', '/docs']) {
+      const { headers } = await call(app, 'GET', path);
+      expect(headers.get('content-type'), path).toMatch(/^text\/html/);
+      expect(headers.get('x-frame-options'), path).toBe('DENY');
+      expect(headers.get('content-security-policy'), path).toBe("frame-ancestors 'none'");
+      expect(headers.get('x-content-type-options'), path).toBe('nosniff');
+    }
+    const bundle = await call(app, 'GET', '/api/docs/assets/swagger-ui-bundle.js');
+    expect(bundle.headers.get('x-content-type-options')).toBe('nosniff');
+  });
 });
 
 describe('tRPC authentication', () => {
