@@ -11,7 +11,7 @@ bash "$here/build-kube.sh" >/dev/null
 # not fatal here, the tests that need the tool fail loudly saying what is missing instead.
 optional() {
   local status=0
-  bash "$here/$1" >/dev/null || status=$?
+  bash "$here/$1" "${@:2}" >/dev/null || status=$?
   if [ "$status" -ne 0 ] && [ "$status" -ne 3 ]; then exit "$status"; fi
 }
 optional setup-agent-server.sh
@@ -19,7 +19,8 @@ optional setup-agent-server.sh
 AGENT_SERVER_VERSION=1.0.0a6 optional setup-agent-server.sh
 optional setup-browser.sh
 optional setup-schemathesis.sh
-optional setup-bubblewrap.sh
+optional setup-debian-tool.sh bubblewrap bwrap
+optional setup-debian-tool.sh passt pasta
 optional setup-sdk-workspace.sh
 optional setup-ts-client.sh
 optional setup-openhands-cli.sh

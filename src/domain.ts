@@ -74,7 +74,9 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
   const secrets = new SecretsService(models, box);
   const sandboxSpecs = new SandboxSpecsService(config.sandbox);
   const corsOrigins = () => browserOrigins(config.publicUrl ?? webUrl(), config.session.trustedOrigins);
-  const sandboxes = new SandboxesService(models, box, sandboxSpecs, runtime, config.sandbox, webUrl, metrics, corsOrigins);
+  // Where agent servers call back: an isolated process sandbox only through its network's one path.
+  const callbackUrl = () => runtime.callbackOrigin?.() ?? webUrl();
+  const sandboxes = new SandboxesService(models, box, sandboxSpecs, runtime, config.sandbox, callbackUrl, metrics, corsOrigins);
   const sandboxKeys = new SandboxKeys(models, box, sandboxes, log);
   const { apiKeys, sessions } = createCredentialServices(models, config, clock);
   const options = new OptionsService(config.webUi);
@@ -131,7 +133,7 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     accessTokens,
     metrics,
     config,
-    webUrl,
+    webUrl: callbackUrl,
     log: startLog,
     profiles: agentProfiles,
     pendingMessages,

@@ -40,7 +40,11 @@ export interface Domain {
   close(): Promise<void>;
 }
 
-export async function openDomain(config: Config, log: Logger, options: ServerOptions & { webUrl?: () => string } = {}): Promise<Domain> {
+export async function openDomain(
+  config: Config,
+  log: Logger,
+  options: ServerOptions & { webUrl?: () => string; servicePort?: () => number | null } = {},
+): Promise<Domain> {
   ensureDataDir(config, log);
   const box = loadSecretBox(config, log);
   const metrics = createMetrics();
@@ -50,7 +54,7 @@ export async function openDomain(config: Config, log: Logger, options: ServerOpt
     ...(config.mongo.commandMetrics ? { onCommandDone: metrics.observeCommand } : {}),
   });
   try {
-    const runtime = await createSandboxRuntime(config, log);
+    const runtime = await createSandboxRuntime(config, log, options.servicePort);
     const services = createServices({
       db: opened.db,
       box,
@@ -79,10 +83,15 @@ export async function openDomain(config: Config, log: Logger, options: ServerOpt
 
 export async function startServer(config: Config, log: Logger, options: ServerOptions = {}): Promise<RunningServer> {
   let listeningUrl = '';
+  let listeningPort: number | null = null;
   // Fetched (first start) while the database starts; a failed fetch resolves to no UI.
   const served = resolveServedUi(config, log);
   served.catch(() => undefined); // awaited below; no unhandled rejection meanwhile
-  const domain = await openDomain(config, log, { ...options, webUrl: () => config.webUrl ?? listeningUrl });
+  const domain = await openDomain(config, log, {
+    ...options,
+    webUrl: () => config.webUrl ?? listeningUrl,
+    servicePort: () => listeningPort,
+  });
   const { deps } = domain;
   const { services } = deps;
   try {
@@ -96,6 +105,7 @@ export async function startServer(config: Config, log: Logger, options: ServerOp
     const { port } = server.address() as AddressInfo;
     const host = config.http.host === '0.0.0.0' || config.http.host === '::' ? '127.0.0.1' : config.http.host;
     listeningUrl = `http://${host}:${port}`;
+    listeningPort = port;
     services.startTasks.start();
     services.webhookDispatcher.start();
     services.sandboxLifecycle.start(); // after listening: warm sandboxes need the webhook URL

@@ -3,11 +3,18 @@
 import path from 'node:path';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
+import { trialIsolation } from './isolated-launch.js';
 import { announceIsolation, resolveIsolation } from './isolation.js';
+import { detectLimitEnforcer } from './limits.js';
 import { ProcessSandboxRuntime } from './process-runtime.js';
 import type { SandboxRuntime } from './runtime.js';
 
-export async function createSandboxRuntime(config: Config, log: Logger): Promise<SandboxRuntime> {
+/** servicePort: the port the service listens on, once it does (isolated sandboxes call back through it). */
+export async function createSandboxRuntime(
+  config: Config,
+  log: Logger,
+  servicePort: () => number | null = () => null,
+): Promise<SandboxRuntime> {
   switch (config.sandbox.runtime) {
     case 'process': {
       const runtimeLog = log.child({ component: 'process-runtime' });
@@ -15,8 +22,11 @@ export async function createSandboxRuntime(config: Config, log: Logger): Promise
         mode: config.sandbox.isolation,
         cacheDir: config.cacheDir,
         bwrapPath: config.sandbox.bwrapPath,
+        pastaPath: config.sandbox.pastaPath,
+        trial: trialIsolation,
       });
       announceIsolation(isolation, runtimeLog);
+      const enforcer = await detectLimitEnforcer(runtimeLog);
       return new ProcessSandboxRuntime({
         rootDir: path.join(config.dataDir, 'sandboxes'),
         cacheDir: config.cacheDir,
@@ -24,6 +34,9 @@ export async function createSandboxRuntime(config: Config, log: Logger): Promise
         agentServerVersion: config.sandbox.agentServerVersion,
         agentServerPython: config.sandbox.agentServerPython,
         isolation,
+        limits: { enforcer, defaults: config.sandbox.limits },
+        servicePort,
+        hostPorts: config.sandbox.hostPorts,
         log: runtimeLog,
       });
     }

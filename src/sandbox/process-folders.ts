@@ -11,8 +11,6 @@ import { loadRuntimeRecord } from './process-handles.js';
 import { groupAlive, stopProcessGroup } from './process-support.js';
 
 const SANDBOX_ID = /^[a-z0-9-]+$/;
-/** Who may start sandboxes while they cannot be isolated (see admit). */
-const SINGLE_USER_FILE = 'single-user';
 
 export class SandboxFolders {
   constructor(
@@ -51,25 +49,25 @@ export class SandboxFolders {
   }
 
   /**
-   * Without isolation a sandbox could read every other sandbox and the service's files, so
-   * sandboxes start for one user at a time: whoever started the sandboxes that exist now.
-   * (Concurrent first starts of two users can both pass; the next start is refused.)
+   * Without isolation a sandbox could read every other sandbox and the service's files, reach
+   * every loopback listener and bind the service's port, so none starts or resumes unless the
+   * operator declared the deployment single-user (SANDBOX_ISOLATION=none). Fail closed: one
+   * user at a time was tried before, and the admitted sandbox could still read the service's key.
    */
-  async admit(userId: string): Promise<void> {
+  refuseUnisolated(): void {
     const isolation = this.isolation;
     if (isolation.kind !== 'none' || isolation.declaredSingleUser) return;
-    const file = path.join(this.stateRoot, SINGLE_USER_FILE);
-    const owner = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : null;
-    if (owner === userId) return;
-    if (owner !== null && (await this.list()).length > 0) {
-      throw new AppError(
-        'SERVICE_UNAVAILABLE',
-        `Sandboxes cannot be isolated on this machine (${isolation.reason}), so they run for one user at a time and another ` +
-          'user has sandboxes. The operator can install bubblewrap, or set SANDBOX_ISOLATION=none for a single-user deployment.',
-        { reason: 'sandbox_isolation_unavailable' },
-      );
-    }
-    fs.writeFileSync(file, userId, { mode: 0o600 });
+    throw new AppError(
+      'SERVICE_UNAVAILABLE',
+      `Sandboxes cannot be isolated on this machine (${isolation.reason}), so none starts. The operator can install ` +
+        'bubblewrap and passt, or set SANDBOX_ISOLATION=none for a single-user deployment.',
+      { reason: 'sandbox_isolation_unavailable' },
+    );
+  }
+
+  /** Before a sandbox's record is written: refused at once where it could not start. */
+  async admit(_userId: string): Promise<void> {
+    this.refuseUnisolated();
   }
 
   /**

@@ -1,36 +1,43 @@
 // The embedded default runtime: each sandbox is a local child process running the spec's
-// command, with its own directory under DATA_DIR/sandboxes/<id> and a free loopback port,
-// isolated by bubblewrap where the machine allows (src/sandbox/isolation.ts): its own uid,
-// pid namespace and a filesystem view of its own directory and the read-only toolchain.
+// command, with its own directory under DATA_DIR/sandboxes/<id>, isolated by bubblewrap where
+// the machine allows (src/sandbox/isolation.ts): its own uid, pid namespace, a filesystem view of
+// its own directory and the read-only toolchain, a network of its own (sandbox-network.ts: the
+// service reaches it through forwarded loopback ports) and its limits (limits.ts).
 // What the service keeps about a sandbox (runtime.json, its log, its passwd file) lives in
 // DATA_DIR/sandboxes/.state/<id>, out of the sandbox's reach: a sandbox that could write its
 // runtime.json could make the service signal another sandbox's processes.
 //
-// - RUNNING only after GET /alive answers 200; a start that does not get there within the
+// - RUNNING only after GET /alive answers 200 from the sandbox's own agent server (the listener
+//   holds the key it was given: listener-proof.ts); a start that does not get there within the
 //   start-up timeout ends in ERROR with the reason, and the process is stopped.
 // - Pause stops the process group and keeps the directory; resume starts it again.
 // - Processes run in their own process group and outlive a service restart; runtime.json
 //   in the sandbox directory lets the next service instance find and adopt them.
 // - The child gets a minimal environment: nothing of the service's own (database URI,
-//   encryption key) leaks into agent code. Besides the agent server's port it gets two free
-//   loopback worker ports (WORKER_1, WORKER_2) and, when its spec enables VS Code, a VS Code
-//   port; VSCODE is exposed only once the agent server reports VS Code running.
-// - Without isolation, sandboxes start for one user at a time (admit) unless the operator
-//   declared the deployment single-user.
-import { spawn, type ChildProcess } from 'node:child_process';
+//   encryption key) leaks into agent code. Besides the agent server's port it gets two worker
+//   ports (WORKER_1, WORKER_2) and, when its spec enables VS Code, a VS Code port; VSCODE is
+//   exposed only once the agent server reports VS Code running.
+// - Without isolation, no sandbox starts or resumes (503) unless the operator declared the
+//   deployment single-user (process-folders.ts).
 import fs from 'node:fs';
 import path from 'node:path';
 import { KeyedQueue } from '../keyed-queue.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { AGENT_SERVER_INSTALLING, AgentServerInstall } from './agent-server-setup.js';
+import { launchSandboxProcess, stopNetwork } from './isolated-launch.js';
 import type { Isolation } from './isolation.js';
+import type { LimitEnforcer } from './limits.js';
 import { prepareCommand, unrunnable } from './process-command.js';
 import { SandboxFolders } from './process-folders.js';
+import { identify } from './process-identity.js';
 import { loadRuntimeRecord, saveRuntimeRecord, type Handle } from './process-handles.js';
 import { fill, groupAlive, isHealthy, stopProcessGroup, tail, vscodeRunning } from './process-support.js';
-import type { SandboxLaunch, SandboxRuntime, SandboxSpec, SandboxState } from './runtime.js';
+import { LimitsWatch, watchHealth } from './process-watch.js';
+import type { SandboxLaunch, SandboxLimits, SandboxRuntime, SandboxSpec, SandboxState } from './runtime.js';
+import { CONTROL_PLANE_ORIGIN } from './sandbox-network.js';
 import { exposedUrls } from './sandbox-ports.js';
+import { resolveLimits } from './spec-limits.js';
 
 export interface ProcessRuntimeOptions {
   rootDir: string;
@@ -40,10 +47,14 @@ export interface ProcessRuntimeOptions {
   /** An interpreter >= 3.12 to use instead of probing PATH and pyenv. */
   agentServerPython?: string | undefined;
   isolation: Isolation;
+  /** How this machine enforces limits, and the deployment's defaults (a spec may set its own). */
+  limits: { enforcer: LimitEnforcer; defaults: SandboxLimits };
+  /** The service's own port, which isolated sandboxes call back through; null before it listens. */
+  servicePort: () => number | null;
+  /** SANDBOX_HOST_PORTS: host loopback ports isolated sandboxes may reach. */
+  hostPorts: number[];
   log: Logger;
 }
-
-const HEALTH_INTERVAL_MS = 250;
 /** How long a start waits for a first-use install before answering STARTING and going on in the background. */
 const FIRST_USE_WAIT_MS = 2_000;
 
@@ -57,8 +68,25 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
   /** One install per agent-server version (a spec may name its own: agent_server_version). */
   private readonly agentServers = new Map<string, AgentServerInstall>();
 
+  /** Each running sandbox's disk limit (from its spec), for the limits watch. */
+  private readonly diskLimits = new Map<string, number>();
+  private readonly limitsWatch: LimitsWatch;
+
   constructor(private readonly options: ProcessRuntimeOptions) {
     this.folders = new SandboxFolders(options.rootDir, options.isolation, options.log);
+    this.limitsWatch = new LimitsWatch(
+      () => this.handles.entries(),
+      (id) => this.sandboxDir(id),
+      (id) => this.diskLimits.get(id) ?? null,
+      (id, handle, reason) => this.locks.run(id, () => this.endForLimit(id, handle, reason)),
+      options.log,
+    );
+    this.limitsWatch.start();
+  }
+
+  /** Isolated sandboxes reach the service only through their network's one path. */
+  callbackOrigin(): string | null {
+    return this.options.isolation.kind === 'bubblewrap' ? CONTROL_PLANE_ORIGIN : null;
   }
 
   private agentServerFor(spec: SandboxSpec): AgentServerInstall {
@@ -107,6 +135,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
   }
 
   private async resumeNow(launch: SandboxLaunch): Promise<void> {
+    this.folders.refuseUnisolated();
     const current = await this.state(launch.sandboxId, 'running');
     if (current.status === 'RUNNING' || current.status === 'STARTING') return;
     if (!fs.existsSync(this.sandboxDir(launch.sandboxId))) {
@@ -125,7 +154,12 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
     }
     if (handle.phase === 'RUNNING') {
       const ports = handle.vscode ? handle.ports : { ...handle.ports, vscode: null };
-      const urls = exposedUrls(ports, (port) => `http://127.0.0.1:${port}`);
+      const inside = exposedUrls(handle.insidePorts, () => '');
+      // The URL is the host's end of the forward; `port`, what the process inside listens on.
+      const urls = exposedUrls(ports, (port) => `http://127.0.0.1:${port}`).map((u) => ({
+        ...u,
+        port: inside.find((i) => i.name === u.name)?.port ?? u.port,
+      }));
       return { status: 'RUNNING', exposedUrls: urls, reason: null, internalUrl: urls[0]!.url };
     }
     return { status: handle.phase, exposedUrls: null, reason: handle.reason };
@@ -140,13 +174,37 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
   }
 
   private async pauseNow(sandboxId: string): Promise<void> {
-    const handle = this.handles.get(sandboxId) ?? (await this.adopt(sandboxId));
+    const handle = this.handles.get(sandboxId) ?? (await this.adopt(sandboxId)) ?? this.recorded(sandboxId);
     this.handles.delete(sandboxId);
-    if (handle) {
-      clearTimeout(handle.healthTimer);
-      await stopProcessGroup(handle.pid);
-    }
+    this.diskLimits.delete(sandboxId);
+    if (handle) await this.stopHandle(handle);
+    const cgroup = this.options.limits.enforcer.find(sandboxId);
+    if (cgroup) await cgroup.remove();
     fs.rmSync(path.join(this.stateDir(sandboxId), 'runtime.json'), { force: true });
+  }
+
+  /** Stops the sandbox's processes, its network and what remains in its cgroup. */
+  private async stopHandle(handle: Handle): Promise<void> {
+    clearTimeout(handle.healthTimer);
+    if (handle.pid > 0) await stopProcessGroup(handle.pid, handle.leader);
+    stopNetwork(handle.network);
+    await handle.cgroup?.kill();
+  }
+
+  /** A recorded sandbox whose launcher is gone (its network may still run): what is left to stop. */
+  private recorded(sandboxId: string): Handle | undefined {
+    const record = loadRuntimeRecord(this.stateDir(sandboxId));
+    if (!record) return undefined;
+    return { ...record, child: null, cgroup: null, phase: 'ERROR', reason: null };
+  }
+
+  /** A limit was hit: the sandbox ends (ERROR, with the reason), its workspace kept. */
+  private async endForLimit(sandboxId: string, handle: Handle, reason: string): Promise<void> {
+    if (this.handles.get(sandboxId) !== handle || handle.phase === 'ERROR') return;
+    handle.phase = 'ERROR';
+    handle.reason = reason;
+    this.options.log.warn({ sandboxId, reason }, 'sandbox ended at a limit');
+    await this.stopHandle(handle);
   }
 
   private async removeNow(sandboxId: string): Promise<void> {
@@ -161,6 +219,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
   async close(): Promise<void> {
     // Sandboxes keep running across service restarts; only stop watching them.
     this.closed = true;
+    this.limitsWatch.stop();
     for (const handle of this.handles.values()) clearTimeout(handle.healthTimer);
     this.handles.clear();
   }
@@ -171,6 +230,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
    * goes on in the background with the sandbox STARTING (then launched, or ERROR with why).
    */
   private async launch(launch: SandboxLaunch): Promise<void> {
+    this.folders.refuseUnisolated();
     const needsPython = [...(launch.spec.command ?? []), ...Object.values(launch.spec.initial_env)].some((s) =>
       s.includes('{agent_server_python}'),
     );
@@ -180,10 +240,16 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
     const python = await agentServer.within(install, FIRST_USE_WAIT_MS);
     if (python !== null) return this.spawn(launch, { agent_server_python: python });
 
+    const noPorts = { agentServer: 0, workers: [], vscode: null };
     const pending: Handle = {
       child: null,
       pid: -1,
-      ports: { agentServer: 0, workers: [], vscode: null },
+      leader: null,
+      ports: noPorts,
+      insidePorts: noPorts,
+      nsPid: null,
+      network: null,
+      cgroup: null,
       vscode: false,
       phase: 'STARTING',
       reason: AGENT_SERVER_INSTALLING,
@@ -207,71 +273,110 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
   }
 
   private async spawn(launch: SandboxLaunch, extra: Record<string, string>): Promise<void> {
-    const dir = this.sandboxDir(launch.sandboxId);
-    const stateDir = this.stateDir(launch.sandboxId);
-    const run = await prepareCommand(launch, extra, { dir, stateDir, uid: this.folders.uidOf(launch.sandboxId) }, this.options.isolation);
-    const { env, ports } = run;
+    const { sandboxId } = launch;
+    const dir = this.sandboxDir(sandboxId);
+    const stateDir = this.stateDir(sandboxId);
+    const run = await prepareCommand(
+      launch,
+      extra,
+      { dir, stateDir, uid: this.folders.uidOf(sandboxId) },
+      {
+        isolation: this.options.isolation,
+        servicePort: this.options.servicePort(),
+        hostPorts: this.options.hostPorts,
+      },
+    );
     // A stopping service starts nothing: the sandbox would be watched by nothing, and no shutdown would list it.
     if (this.closed) throw new AppError('SERVICE_UNAVAILABLE', 'The service is shutting down', { retryAfterSeconds: 5 });
+    const limits = resolveLimits(launch.spec, this.options.limits.defaults);
+    const cgroup = await this.options.limits.enforcer.create(sandboxId, limits);
     const logFile = fs.openSync(path.join(stateDir, 'sandbox.log'), 'a', 0o600);
-    let child: ChildProcess;
+    let launched;
     try {
-      child = spawn(run.command, run.args, { cwd: dir, env, detached: true, stdio: ['ignore', logFile, logFile] });
+      launched = await launchSandboxProcess({
+        command: run.command,
+        args: run.args,
+        env: run.env,
+        cwd: dir,
+        output: logFile,
+        isolation: this.options.isolation,
+        network: run.network,
+        stateDir,
+        prefix: [...(cgroup?.enterPrefix() ?? []), ...this.options.limits.enforcer.commandPrefix(limits)],
+      });
+    } catch (error) {
+      await cgroup?.remove().catch(() => undefined);
+      if ((error as NodeJS.ErrnoException).code)
+        throw unrunnable(`Cannot run the sandbox command "${run.name}": ${(error as Error).message}`);
+      this.options.log.warn({ sandboxId, err: error }, 'sandbox network could not be set up');
+      throw new AppError('SERVICE_UNAVAILABLE', `The sandbox's network could not be set up: ${(error as Error).message}`, {
+        reason: 'sandbox_runtime_unavailable',
+        retryAfterSeconds: 5,
+      });
     } finally {
       fs.closeSync(logFile);
     }
-    const handle: Handle = { child, pid: child.pid ?? -1, ports, vscode: false, phase: 'STARTING', reason: null };
-    const spawnError = await new Promise<Error | null>((resolve) => {
-      child.once('spawn', () => resolve(null));
-      child.once('error', (error) => resolve(error));
-    });
-    if (spawnError) {
-      throw unrunnable(`Cannot run the sandbox command "${run.name}": ${spawnError.message}`);
-    }
-    this.handles.set(launch.sandboxId, handle);
-    this.record(launch.sandboxId, handle);
+    const { child } = launched;
+    const pid = child.pid ?? -1;
+    const handle: Handle = {
+      child,
+      pid,
+      leader: identify(pid),
+      ports: run.ports,
+      insidePorts: run.insidePorts,
+      nsPid: launched.nsPid,
+      network: launched.network,
+      cgroup,
+      vscode: false,
+      phase: 'STARTING',
+      reason: null,
+    };
+    this.handles.set(sandboxId, handle);
+    this.diskLimits.set(sandboxId, limits.diskBytes);
+    this.record(sandboxId, handle);
     child.once('exit', (code, signal) => {
       clearTimeout(handle.healthTimer);
+      stopNetwork(handle.network);
       // Paused or removed on purpose, or already failed (a timed-out start is stopped by us).
-      if (this.handles.get(launch.sandboxId) !== handle || handle.phase === 'ERROR') return;
+      if (this.handles.get(sandboxId) !== handle || handle.phase === 'ERROR') return;
       handle.phase = 'ERROR';
-      handle.reason = `The sandbox process exited (${signal ?? `code ${code}`}); last output: ${tail(path.join(stateDir, 'sandbox.log'))}`;
-      this.options.log.warn({ sandboxId: launch.sandboxId, code, signal }, 'sandbox process exited');
+      handle.reason =
+        cgroup?.breach() ??
+        `The sandbox process exited (${signal ?? `code ${code}`}); last output: ${tail(path.join(stateDir, 'sandbox.log'))}`;
+      this.options.log.warn({ sandboxId, code, signal }, 'sandbox process exited');
     });
-    this.watchHealth(launch.sandboxId, handle, Date.now() + this.options.startupTimeoutMs, launch.sessionApiKey);
+    this.watchStart(sandboxId, handle, launch.sessionApiKey);
   }
 
   private record(sandboxId: string, handle: Handle): void {
     saveRuntimeRecord(this.stateDir(sandboxId), handle);
   }
 
-  /** sessionKey: to ask the agent server whether VS Code runs (unknown for an adopted process that is still starting). */
-  private watchHealth(sandboxId: string, handle: Handle, deadline: number, sessionKey?: string): void {
-    const check = async () => {
-      if (this.closed || this.handles.get(sandboxId) !== handle || handle.phase !== 'STARTING') return;
-      if (await isHealthy(handle.ports.agentServer)) {
+  /** sessionKey: to prove the listener and ask whether VS Code runs (unknown for a process adopted while still starting). */
+  private watchStart(sandboxId: string, handle: Handle, sessionKey?: string): void {
+    watchHealth({
+      sandboxId,
+      handle,
+      deadline: Date.now() + this.options.startupTimeoutMs,
+      timeoutMs: this.options.startupTimeoutMs,
+      sessionKey,
+      current: () => !this.closed && this.handles.get(sandboxId) === handle,
+      onRunning: async () => {
         if (handle.ports.vscode !== null && sessionKey) {
           handle.vscode = await vscodeRunning(handle.ports.agentServer, sessionKey);
           if (this.handles.get(sandboxId) === handle) this.record(sandboxId, handle);
         }
         handle.phase = 'RUNNING';
         this.options.log.info({ sandboxId, port: handle.ports.agentServer, vscode: handle.vscode }, 'sandbox running');
-        return;
-      }
-      if (Date.now() > deadline) {
+      },
+      onTimeout: async (reason) => {
         handle.phase = 'ERROR';
-        handle.reason = `The agent server did not become healthy within ${Math.round(this.options.startupTimeoutMs / 1000)} s`;
-        this.options.log.warn({ sandboxId }, 'sandbox start timed out');
-        await stopProcessGroup(handle.pid);
-        return;
-      }
-      handle.healthTimer = setTimeout(watched, HEALTH_INTERVAL_MS);
-    };
-    // A timer's callback must not reject (the process would end): a failed check (its state folder
-    // removed by another replica meanwhile) ends the watch, logged.
-    const watched = () =>
-      void check().catch((error: unknown) => this.options.log.warn({ sandboxId, err: error }, 'sandbox health check failed'));
-    handle.healthTimer = setTimeout(watched, 0);
+        handle.reason = reason;
+        this.options.log.warn({ sandboxId, reason }, 'sandbox start failed');
+        await this.stopHandle(handle);
+      },
+      log: this.options.log,
+    });
   }
 
   /**
@@ -299,9 +404,10 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
     // A live process that is not healthy yet is still ours: adopt it as STARTING and keep
     // checking it (its start-up deadline restarts from now), so it can be stopped and removed.
     const phase = healthy ? 'RUNNING' : 'STARTING';
-    const handle: Handle = { child: null, pid: record.pid, ports: record.ports, vscode: record.vscode, phase, reason: null };
+    const cgroup = this.options.limits.enforcer.find(sandboxId);
+    const handle: Handle = { ...record, child: null, cgroup, phase, reason: null };
     this.handles.set(sandboxId, handle);
-    if (!healthy) this.watchHealth(sandboxId, handle, Date.now() + this.options.startupTimeoutMs);
+    if (!healthy) this.watchStart(sandboxId, handle);
     return handle;
   }
 }

@@ -1,6 +1,7 @@
 // Small pieces of the process runtime: spec placeholders, the health and VS Code probes over
 // loopback, the log tail and stopping a sandbox's process group.
 import fs from 'node:fs';
+import { identify, isSameProcess, type ProcessIdentity } from './process-identity.js';
 import { readBounded } from '../agent-server/bounded-read.js';
 
 const STOP_GRACE_MS = 5_000;
@@ -35,10 +36,13 @@ export async function isHealthy(port: number): Promise<boolean> {
  * Stops a sandbox started as the leader of its own process group: SIGTERM to the group, a
  * grace time until every member but a namespace's init has exited, then SIGKILL to the group
  * and to the init of an isolated sandbox's pid namespace (bwrap's child), which ends whatever
- * escaped the group (a daemon that called setsid) with the namespace.
+ * escaped the group (a daemon that called setsid) with the namespace. When the leader was
+ * recorded and its pid now names another process (reused after the sandbox died, an unrelated
+ * process that made itself a group leader), nothing is signalled.
  */
-export async function stopProcessGroup(pid: number): Promise<void> {
+export async function stopProcessGroup(pid: number, leader: ProcessIdentity | null = null): Promise<void> {
   if (!groupAlive(pid)) return;
+  if (leader && identify(pid) && !isSameProcess(leader)) return;
   const inits = childrenOf(pid);
   signalGroup(pid, 'SIGTERM');
   const deadline = Date.now() + STOP_GRACE_MS;

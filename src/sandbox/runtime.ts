@@ -76,6 +76,8 @@ export interface SandboxState {
 
 export interface SandboxRuntime {
   readonly kind: 'process' | 'kubernetes';
+  /** Where sandboxes reach this service (callbacks), when not at its own URL; undefined/null = WEB_URL or the listening URL. */
+  callbackOrigin?(): string | null;
   /** Refuses (AppError) a new sandbox for a user this runtime cannot take now; undefined = always takes. */
   admit?(userId: string): Promise<void>;
   /** Creates and starts everything; on failure removes what it created and throws AppError. */

@@ -1,10 +1,11 @@
 // What an isolated process sandbox sees (src/sandbox/isolation.ts wraps its command): the
 // system's toolchain read-only, private /proc, /dev and /tmp, the read-only folders its command
-// needs, its own folder writable at the same path, and a passwd file naming its uid; and the
-// ownership of that folder.
+// needs, its own folder writable at the same path, a passwd file naming its uid and a resolv.conf
+// naming its network's resolver; and the ownership of that folder.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { resolvConf } from './sandbox-network.js';
 
 /** What a wrapped command sees besides the system's toolchain. */
 export interface SandboxView {
@@ -32,9 +33,6 @@ export function systemView(): string[] {
     else if (stat.isDirectory()) args.push('--ro-bind', top, top);
   }
   args.push('--ro-bind', '/etc', '/etc');
-  // A resolv.conf that links into /run (systemd-resolved) would dangle without its target.
-  const resolv = realpathOrNull('/etc/resolv.conf');
-  if (resolv && !resolv.startsWith('/etc/') && !resolv.startsWith('/usr/')) args.push('--ro-bind-try', resolv, resolv);
   args.push('--proc', '/proc', '--dev', '/dev', '--perms', '1777', '--tmpfs', '/tmp');
   return args;
 }
@@ -85,6 +83,11 @@ export class MountPlan {
     return args;
   }
 
+  /** One host file at another path (a file of the service's over the host's, such as resolv.conf). */
+  readOnlyAt(source: string, target: string): string[] {
+    return [...this.parents(target), '--ro-bind', source, target];
+  }
+
   writable(dir: string): string[] {
     const args = [...this.parents(dir), '--bind', dir, dir];
     this.made.add(dir);
@@ -116,6 +119,13 @@ export function writeIdentityFiles(view: SandboxView): void {
     `root:x:0:0:root:/root:/usr/sbin/nologin\nsandbox:x:${uid}:${uid}:sandbox:${view.dir}:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`,
   );
   fs.writeFileSync(path.join(view.stateDir, 'group'), `root:x:0:\nsandbox:x:${uid}:\nnogroup:x:65534:\n`);
+  let host = '';
+  try {
+    host = fs.readFileSync('/etc/resolv.conf', 'utf8');
+  } catch {
+    // no resolver configured: the relay alone
+  }
+  fs.writeFileSync(path.join(view.stateDir, 'resolv.conf'), resolvConf(host));
 }
 
 /**
@@ -147,13 +157,33 @@ export async function ownTree(dir: string, uid: number): Promise<void> {
   );
 }
 
-/** mkdir -p, giving what it creates to the uid. */
-export function mkdirOwned(dir: string, uid: number | null): void {
-  const first = fs.mkdirSync(dir, { recursive: true });
-  if (first === undefined || uid === null) return;
-  for (let current = dir; ; current = path.dirname(current)) {
-    fs.chownSync(current, uid, uid);
-    if (current === first) break;
+/**
+ * mkdir -p of a folder in the sandbox's own, giving what it creates to the uid. The sandbox has
+ * written in its folder before (a resume): a link it planted on the way could otherwise make the
+ * service create and chown folders anywhere, so a path through anything but a real folder is
+ * refused, and nothing is chowned through a link (lchown). A folder outside the sandbox's
+ * (a spec's working_dir elsewhere, the operator's choice) is made as it is, owned by no sandbox.
+ */
+export function mkdirOwned(sandboxDir: string, dir: string, uid: number | null): void {
+  const relative = path.relative(sandboxDir, dir);
+  if (relative.startsWith('..') || path.isAbsolute(relative)) {
+    fs.mkdirSync(dir, { recursive: true });
+    return;
+  }
+  let current = sandboxDir;
+  for (const part of relative.split(path.sep).filter(Boolean)) {
+    current = path.join(current, part);
+    let stat: fs.Stats | null = null;
+    try {
+      stat = fs.lstatSync(current);
+    } catch {
+      // missing: made below (mkdir fails on anything planted meanwhile, link included)
+    }
+    if (stat && !stat.isDirectory())
+      throw new Error(`${current} is not a folder (a link or a file): the sandbox's working folder cannot be made there`);
+    if (stat) continue;
+    fs.mkdirSync(current, { mode: 0o755 });
+    if (uid !== null) fs.lchownSync(current, uid, uid);
   }
 }
 
