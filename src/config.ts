@@ -47,6 +47,8 @@ const EnvSchema = z
     PERMITTED_CORS_ORIGINS: optionalString,
     RATE_LIMIT_PER_USER: rateLimit(600),
     RATE_LIMIT_PER_IP: rateLimit(1200),
+    // Agent servers' callbacks per sandbox: the 1200 all local sandboxes once shared from 127.0.0.1, each.
+    RATE_LIMIT_PER_SANDBOX: rateLimit(1200),
     RATE_LIMIT_WINDOW_MS: z.coerce.number().int().min(1000).max(86_400_000).default(60_000),
     TRPC_MAX_BATCH: z.coerce.number().int().min(1).max(10_000).default(50),
     GIT_PROVIDER_HOSTS: hostRules,
@@ -57,6 +59,7 @@ const EnvSchema = z
     WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(15_000),
     WEBHOOK_POLL_MS: z.coerce.number().int().min(50).default(1_000),
     WEBHOOK_HISTORY_DAYS: z.coerce.number().min(1).default(30),
+    WEBHOOK_TESTS_PER_MINUTE: z.coerce.number().int().min(1).max(1000).default(10),
     GITHUB_API_URL: z.url().default('https://api.github.com'),
     GITLAB_API_URL: z.url().default('https://gitlab.com/api/v4'),
     BITBUCKET_API_URL: z.url().default('https://api.bitbucket.org/2.0'),
@@ -96,6 +99,7 @@ const EnvSchema = z
       .min(10_000)
       .default(15 * 60_000),
     START_TASK_POLL_MS: z.coerce.number().int().min(50).default(1_000),
+    START_TASK_WORKERS: z.coerce.number().int().min(1).max(64).default(4),
     AGENT_TOOLS: z.string().default('terminal,file_editor,task_tracker'),
     EVENTS_MAX_PER_CONVERSATION: z.coerce.number().int().min(10).default(10_000),
     EVENTS_RETENTION_DAYS: z.coerce.number().min(0).default(0),
@@ -154,7 +158,12 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
       trustProxy: parseTrustProxy(e.TRUST_PROXY),
       trpcMaxBatch: e.TRPC_MAX_BATCH,
     },
-    rateLimits: { perUser: e.RATE_LIMIT_PER_USER, perIp: e.RATE_LIMIT_PER_IP, windowMs: e.RATE_LIMIT_WINDOW_MS },
+    rateLimits: {
+      perUser: e.RATE_LIMIT_PER_USER,
+      perIp: e.RATE_LIMIT_PER_IP,
+      perSandbox: e.RATE_LIMIT_PER_SANDBOX,
+      windowMs: e.RATE_LIMIT_WINDOW_MS,
+    },
     log: { level: e.LOG_LEVEL },
     dataDir,
     cacheDir,
@@ -190,6 +199,8 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
       maxAttempts: e.START_TASK_MAX_ATTEMPTS,
       deadlineMs: e.START_TASK_DEADLINE_MS,
       pollMs: e.START_TASK_POLL_MS,
+      /** Start tasks one replica works at once; each user holds at most half of them (task-queue.ts, startsPerUser). */
+      workers: e.START_TASK_WORKERS,
       agentTools: splitList(e.AGENT_TOOLS),
       gitTokenTtlSeconds: e.GIT_TOKEN_TTL_SECONDS,
       /** Every call this service makes into a sandbox's agent server for a conversation page gives up after this. */
@@ -206,6 +217,7 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       pollMs: e.WEBHOOK_POLL_MS,
       historyMs: e.WEBHOOK_HISTORY_DAYS * 24 * 3600_000,
+      testsPerMinute: e.WEBHOOK_TESTS_PER_MINUTE,
     },
     providers: {
       githubApiUrl: trimSlash(e.GITHUB_API_URL),

@@ -73,6 +73,12 @@ export interface Context {
   browser: BrowserRequest | undefined;
   /** Who sent the HTTP request; undefined for internal calls. */
   requester: Requester | undefined;
+  /**
+   * Charges the client's address for this call when the HTTP edge left the charge to the
+   * request's credentials and they proved nothing (src/http/pipeline.ts); a no-op otherwise.
+   * Undefined for internal calls.
+   */
+  chargeAddress: (() => void) | undefined;
 }
 
 export function createContextInner(
@@ -93,5 +99,6 @@ export function createContextInner(
     session: null,
     browser: undefined,
     requester: undefined,
+    chargeAddress: undefined,
   };
 }

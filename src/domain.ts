@@ -15,7 +15,8 @@ import { FeedbackService } from './conversations/feedback.service.js';
 import { LeaseQueue } from './conversations/lease-queue.js';
 import { PendingMessages } from './conversations/pending-messages.js';
 import { profilesFromSettings, type AgentProfiles, type LlmProfiles } from './conversations/profiles.js';
-import { CONCURRENT_STARTS, StartWorkflow } from './conversations/start-workflow.js';
+import { StartWorkflow } from './conversations/start-workflow.js';
+import { startsPerUser } from './conversations/task-queue.js';
 import { ConversationStore, type StartTask } from './conversations/store.js';
 import { SandboxAccess } from './conversations/sandbox-access.js';
 import { SpendRecords } from './conversations/spend-records.js';
@@ -144,8 +145,9 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     worker: (task, owner) => workflow.run(task, owner),
     leaseMs: config.conversations.leaseMs,
     pollMs: config.conversations.pollMs,
-    maxConcurrent: CONCURRENT_STARTS,
+    maxConcurrent: config.conversations.workers,
     log: startLog,
+    share: { keyOf: (task) => task.userId, max: startsPerUser(config.conversations.workers) },
   });
   const events = new EventsService(
     new EventStore(models, config.events.maxPerConversation),

@@ -1,10 +1,14 @@
 // Base procedures. Every procedure converts domain errors (AppError) to tRPC errors in one
-// place, logs and times itself; authedProcedure also narrows ctx.user to non-null.
+// place, logs and times itself; authedProcedure also narrows ctx.user to non-null. Each call
+// over HTTP is charged to exactly one rate-limit bucket (src/rate-limit.ts): the user's, the
+// sandbox's whose key it proved, or, when the edge left it to credentials that prove nothing
+// here, the client address's (ctx.chargeAddress; requests without credentials paid at the edge).
 import { TRPCError } from '@trpc/server';
 import { unsafeInputIssue } from '../contract/common.schema.js';
 import { databaseUnavailable, isDatabaseUnavailable } from './db/unavailable.js';
 import { appErrorOf, InputIssuesError, toTRPCError } from './errors.js';
-import type { User } from './context.js';
+import type { AccessClaims } from './access-token.js';
+import type { Context, User } from './context.js';
 import { middleware, publicProcedure as basePublic } from './trpc.js';
 
 /** Every procedure: converts domain errors, and logs and times the call. */
@@ -71,7 +75,26 @@ function rejectUnsafeInput(input: unknown): void {
   }
 }
 
-export const publicProcedure = basePublic.use(observed);
+const observedProcedure = basePublic.use(observed);
+
+/** No credential is checked: a call the edge left to credentials is the address's to pay. */
+export const publicProcedure = observedProcedure.use(({ ctx, next }) => {
+  ctx.chargeAddress?.();
+  return next();
+});
+
+/** A sandbox's key proven: its own bucket; not proven, the address's (an id merely named never opens a bucket). */
+async function provenSandbox<T>(ctx: Context, prove: () => Promise<T>, sandboxOf: (proven: T) => string): Promise<T> {
+  let proven: T;
+  try {
+    proven = await prove();
+  } catch (error) {
+    ctx.chargeAddress?.();
+    throw error;
+  }
+  if (ctx.transport !== 'internal') ctx.deps.limits.sandbox(sandboxOf(proven));
+  return proven;
+}
 
 const forbidden = () => new TRPCError({ code: 'FORBIDDEN', message: 'Forbidden' });
 
@@ -82,14 +105,21 @@ const forbidden = () => new TRPCError({ code: 'FORBIDDEN', message: 'Forbidden' 
  * limit is checked earlier, at each transport's edge). One middleware for all of it: each
  * tRPC middleware layer copies the call's context.
  */
-export const authedProcedure = publicProcedure.use(async ({ ctx, type, getRawInput, next }) => {
-  if (!ctx.user) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'Unauthorized' });
+export const authedProcedure = observedProcedure.use(async ({ ctx, type, getRawInput, next }) => {
+  if (!ctx.user) {
+    ctx.chargeAddress?.();
+    throw new TRPCError({ code: 'UNAUTHORIZED', message: 'Unauthorized' });
+  }
   // Cross-site protection of the cookie (the header cannot be sent by another site's page):
   // no cookie request made by another site, no state change without one of our origins, and
   // no read announcing a foreign origin (CORS lets localhost pages read with credentials).
+  // Refused on the address's account: another site's page must not spend its visitor's requests.
   const browser = ctx.authVia === 'cookie' ? ctx.browser : undefined;
   const stateChanging = type === 'mutation' || browser?.unsafeMethod;
-  if (browser && (browser.crossSite || ((stateChanging || browser.originPresent) && !browser.originTrusted))) throw forbidden();
+  if (browser && (browser.crossSite || ((stateChanging || browser.originPresent) && !browser.originTrusted))) {
+    ctx.chargeAddress?.();
+    throw forbidden();
+  }
   if (ctx.transport !== 'internal') ctx.deps.limits.user(ctx.user.id);
   rejectUnsafeInput(await getRawInput());
   // Only narrows ctx.user's type: it is already set, and a ctx given to next() would make tRPC
@@ -115,10 +145,10 @@ export const signInProcedure = publicProcedure.use(({ ctx, next }) => {
  * named in the path. Checked before input validation, so an unauthenticated caller learns
  * nothing about the expected body.
  */
-export const sandboxProcedure = publicProcedure.use(async ({ ctx, getRawInput, next }) => {
+export const sandboxProcedure = observedProcedure.use(async ({ ctx, getRawInput, next }) => {
   const raw = (await getRawInput()) as { sandbox_id?: unknown } | undefined;
   const sandboxId = typeof raw?.sandbox_id === 'string' ? raw.sandbox_id : '';
-  const sandboxOwner = await ctx.services.webhooks.authenticate(sandboxId, ctx.sessionKey);
+  const sandboxOwner = await provenSandbox(ctx, () => ctx.services.webhooks.authenticate(sandboxId, ctx.sessionKey), () => sandboxId);
   return next({ ctx: { ...ctx, sandboxOwner } });
 });
 
@@ -126,18 +156,42 @@ export const sandboxProcedure = publicProcedure.use(async ({ ctx, getRawInput, n
  * For the agent servers' key-only webhooks (/api/v1/webhooks/conversations, /events/{id}): the
  * sandbox is the one whose session key X-Session-API-Key carries, whoever owns it.
  */
-export const sandboxKeyProcedure = publicProcedure.use(async ({ ctx, next }) => {
-  const { sandboxId, userId } = await ctx.services.webhooks.authenticateKey(ctx.sessionKey);
+export const sandboxKeyProcedure = observedProcedure.use(async ({ ctx, next }) => {
+  const { sandboxId, userId } = await provenSandbox(
+    ctx,
+    () => ctx.services.webhooks.authenticateKey(ctx.sessionKey),
+    (proven) => proven.sandboxId,
+  );
   return next({ ctx: { ...ctx, sandboxOwner: userId, sandboxId } });
+});
+
+/**
+ * For the agents' git-token lookup: a signed access token (X-Access-Token), whose user's
+ * bucket pays (the token cannot be varied into fresh buckets: it is signed).
+ */
+export const accessTokenProcedure = observedProcedure.use(async ({ ctx, next }) => {
+  let accessClaims: AccessClaims;
+  try {
+    accessClaims = ctx.services.webhooks.accessClaims(ctx.accessToken);
+  } catch (error) {
+    ctx.chargeAddress?.();
+    throw error;
+  }
+  if (ctx.transport !== 'internal') ctx.deps.limits.user(accessClaims.sub);
+  return next({ ctx: { ...ctx, accessClaims } });
 });
 
 /**
  * For the sandbox-scoped secrets: X-Session-API-Key must be the session key of the sandbox named
  * in the path, and that sandbox must be running (checked before the input, as the webhooks do).
  */
-export const sandboxScopedProcedure = publicProcedure.use(async ({ ctx, getRawInput, next }) => {
+export const sandboxScopedProcedure = observedProcedure.use(async ({ ctx, getRawInput, next }) => {
   const raw = (await getRawInput()) as { sandbox_id?: unknown } | undefined;
   const sandboxId = typeof raw?.sandbox_id === 'string' ? raw.sandbox_id : '';
-  const sandboxOwner = await ctx.services.sandboxSecrets.authenticate(sandboxId, ctx.sessionKey);
+  const sandboxOwner = await provenSandbox(
+    ctx,
+    () => ctx.services.sandboxSecrets.authenticate(sandboxId, ctx.sessionKey),
+    () => sandboxId,
+  );
   return next({ ctx: { ...ctx, sandboxOwner } });
 });

@@ -1,7 +1,11 @@
-// Request limits, in process: token buckets per user and per client IP (shared by REST and
-// tRPC, so switching transports does not reset them), and counting gates for expensive
-// operations. Each check is O(1) and never touches the database. With several replicas each
-// holds its own buckets, so a client spread over N replicas gets up to N times the limit.
+// Request limits, in process: token buckets per user, per sandbox and per client IP (shared by
+// REST and tRPC, so switching transports does not reset them), and counting gates for expensive
+// operations. A request is charged to what its credentials prove (a user, or a sandbox for the
+// agent servers' callbacks), and to its client address only when it carries none or they prove
+// nothing (src/http/pipeline.ts): every local sandbox calls back from 127.0.0.1, so one address
+// bucket for them all would let one chatty sandbox silence the others. Each check is O(1) and
+// never touches the database. With several replicas each holds its own buckets, so a client
+// spread over N replicas gets up to N times the limit.
 import { AppError } from './errors.js';
 
 /** Buckets kept at most; idle (full) buckets are dropped first when there are more. */
@@ -86,8 +90,10 @@ export class ConcurrencyGate {
 export interface RateLimitSettings {
   /** Requests per window per user; null = off. */
   perUser: number | null;
-  /** Requests per window per client IP; null = off. */
+  /** Requests per window per client IP, of requests no credential vouches for; null = off. */
   perIp: number | null;
+  /** Callbacks per window per sandbox (its session key proven); null = off. */
+  perSandbox: number | null;
   windowMs: number;
 }
 
@@ -98,6 +104,7 @@ export function rateLimited(retryAfterSeconds: number): AppError {
 export function createRateLimits(settings: RateLimitSettings) {
   const user = settings.perUser === null ? null : new TokenBuckets(settings.perUser, settings.windowMs);
   const ip = settings.perIp === null ? null : new TokenBuckets(settings.perIp, settings.windowMs);
+  const sandbox = settings.perSandbox === null ? null : new TokenBuckets(settings.perSandbox, settings.windowMs);
   const check = (buckets: TokenBuckets | null, key: string, cost: number) => {
     const taken = buckets?.take(key, cost) ?? { ok: true };
     if (!taken.ok) throw rateLimited(taken.retryAfterSeconds);
@@ -105,7 +112,9 @@ export function createRateLimits(settings: RateLimitSettings) {
   return {
     /** Throws AppError TOO_MANY_REQUESTS (reason rate_limited) when the user is over the limit. */
     user: (userId: string, cost = 1) => check(user, userId, cost),
-    /** The same for a client address, checked before authentication. */
+    /** The same for a sandbox whose session key the request proved (never a sandbox id merely named). */
+    sandbox: (sandboxId: string, cost = 1) => check(sandbox, sandboxId, cost),
+    /** The same for a client address: requests without credentials, or whose credentials proved nothing. */
     ip: (address: string, cost = 1) => check(ip, address, cost),
   };
 }

@@ -4,6 +4,7 @@
 // reads that need the workspace resume a paused sandbox, as the V0 conversation page's do;
 // skills and hooks do not (the reference answers them empty for a paused sandbox, and clients
 // ask for them on every page), and the export needs no sandbox at all.
+import { posix } from 'node:path';
 import type { AppConversation } from '../../contract/app-conversations.schema.js';
 import { AgentServerError } from '../agent-server/client.js';
 import { AppError } from '../errors.js';
@@ -146,11 +147,25 @@ find . \\( ${prune} \\) -prune -o -type f -print 2>/dev/null | head -n ${MAX_LIS
   }
 }
 
-/** A client's path inside the sandbox: under the conventional root it names the working directory; relative ones start there. */
+/**
+ * A client's path inside the sandbox: under the conventional root it names the working directory;
+ * relative ones start there. Whatever it resolves to must stay in the working directory: without
+ * isolation (SANDBOX_ISOLATION=none) the agent server reads the host's files as the service's
+ * user, and `../../encryption.key` or `/etc/shadow` would reach them.
+ */
 export function inSandbox(workingDir: string, path: string): string {
-  const root = workingDir.replace(/\/+$/, '');
-  if (path === CONVENTIONAL_ROOT || path.startsWith(`${CONVENTIONAL_ROOT}/`)) return root + path.slice(CONVENTIONAL_ROOT.length);
-  return path.startsWith('/') ? path : `${root}/${path}`;
+  const root = posix.normalize(workingDir).replace(/\/+$/, '');
+  const named =
+    path === CONVENTIONAL_ROOT || path.startsWith(`${CONVENTIONAL_ROOT}/`)
+      ? root + path.slice(CONVENTIONAL_ROOT.length)
+      : path.startsWith('/')
+        ? path
+        : `${root}/${path}`;
+  const resolved = posix.normalize(named).replace(/\/+$/, '') || '/';
+  if (resolved !== root && !resolved.startsWith(`${root}/`)) {
+    throw new AppError('NOT_FOUND', `No such file in the workspace: ${path}`, { reason: 'workspace_path_not_found' });
+  }
+  return resolved;
 }
 
 function projectDirFor(connection: SandboxConnection, repository: string | null | undefined): string {

@@ -3,13 +3,16 @@
 // of unfinished work are handed back so another replica takes it over at once. If this
 // process dies, the lease expires and any replica claims the record again. The queue knows
 // nothing of what the records are: the store claims them and the worker does the work.
+// With a share, the workers are shared fairly between keys (users): a key holds at most
+// `share.max` of this replica's workers at once, and keys with work waiting are served in turn
+// (round-robin), so one key's backlog neither fills the workers nor goes first.
 import crypto from 'node:crypto';
 import os from 'node:os';
 import type { Logger } from '../logger.js';
 
 export interface LeaseStore<T extends { _id: string }> {
-  /** Claims one record that is due, or null. */
-  claim(owner: string, leaseMs: number): Promise<T | null>;
+  /** Claims one record that is due, oldest first, whose key is not in `passOver`; or null. */
+  claim(owner: string, leaseMs: number, passOver: readonly string[]): Promise<T | null>;
   renew(id: string, owner: string, leaseMs: number): Promise<void>;
   release(ids: string[], owner: string): Promise<void>;
 }
@@ -22,9 +25,13 @@ export interface LeaseQueueOptions<T extends { _id: string }> {
   pollMs: number;
   maxConcurrent: number;
   log: Logger;
+  /** Whose work an item is (a user), and how many of this queue's workers one key may hold at once. */
+  share?: { keyOf: (item: T) => string; max: number };
 }
 
 const MAX_BACKOFF_MS = 10_000;
+/** Keys one round remembers at most (more: the round starts over; fairness degrades to age order, nothing is lost). */
+const MAX_ROUND = 256;
 /** How long stop() waits for a claim under way. */
 const STOP_WAIT_MS = 2_000;
 
@@ -46,6 +53,10 @@ export class LeaseQueue<T extends { _id: string }> {
   /** Work was added while a poll was under way (whose claim may have read before it): poll again at once. */
   private kickedWhilePolling = false;
   private failedPolls = 0;
+  /** Items each key holds here now (with a share). */
+  private readonly held = new Map<string, number>();
+  /** Keys served since the round began: passed over while other keys have work due. */
+  private readonly round = new Set<string>();
 
   constructor(private readonly options: LeaseQueueOptions<T>) {}
 
@@ -89,7 +100,7 @@ export class LeaseQueue<T extends { _id: string }> {
     let delayMs = this.options.pollMs;
     try {
       while (!this.stopped && this.active.size < this.options.maxConcurrent) {
-        const item = await this.options.store.claim(this.owner, this.options.leaseMs);
+        const item = await this.claimNext();
         if (!item) break;
         if (this.stopped) {
           // Claimed while stopping: handed back now, not run.
@@ -99,7 +110,12 @@ export class LeaseQueue<T extends { _id: string }> {
           break;
         }
         this.active.add(item._id);
-        void this.run(item).finally(() => this.active.delete(item._id));
+        const key = this.options.share?.keyOf(item);
+        if (key !== undefined) this.hold(key, +1);
+        void this.run(item).finally(() => {
+          this.active.delete(item._id);
+          if (key !== undefined) this.hold(key, -1);
+        });
       }
       if (this.failedPolls > 0) this.options.log.info({ failedPolls: this.failedPolls }, 'claiming work again');
       this.failedPolls = 0;
@@ -115,6 +131,36 @@ export class LeaseQueue<T extends { _id: string }> {
       this.kickedWhilePolling = false;
       if (!this.stopped) this.schedule(delayMs);
     }
+  }
+
+  /**
+   * The next item in turn. Keys holding their share are passed over, and so are keys already
+   * served this round; when only those have work due, the round starts over. Without a share,
+   * simply the oldest due item.
+   */
+  private async claimNext(): Promise<T | null> {
+    const { store, share, leaseMs } = this.options;
+    if (!share) return store.claim(this.owner, leaseMs, []);
+    const full = [...this.held].filter(([, count]) => count >= share.max).map(([key]) => key);
+    if (this.round.size > 0) {
+      const item = await store.claim(this.owner, leaseMs, [...new Set([...full, ...this.round])]);
+      if (item) return this.served(share.keyOf(item), item);
+      this.round.clear();
+    }
+    const item = await store.claim(this.owner, leaseMs, full);
+    return item && this.served(share.keyOf(item), item);
+  }
+
+  private served(key: string, item: T): T {
+    if (this.round.size >= MAX_ROUND) this.round.clear();
+    this.round.add(key);
+    return item;
+  }
+
+  private hold(key: string, change: 1 | -1): void {
+    const count = (this.held.get(key) ?? 0) + change;
+    if (count > 0) this.held.set(key, count);
+    else this.held.delete(key);
   }
 
   private async run(item: T): Promise<void> {

@@ -27,8 +27,6 @@ import { TaskSteps } from './task-steps.js';
 import type { ConversationStore, StartTask } from './store.js';
 import * as scripts from './workspace-scripts.js';
 
-/** Start tasks one replica works at once. */
-export const CONCURRENT_STARTS = 4;
 const SETUP_SCRIPT_TIMEOUT_S = 600;
 const CAPACITY_RETRY_MS = 1_000;
 

@@ -81,7 +81,7 @@ export class ConversationStore {
       sealed[field] ? this.box.encrypt(JSON.stringify(sealed[field]), sealContext(task._id, field)) : null;
     const record = newStartTask(task, { mcpConfig: seal('mcpConfig'), requestSecrets: seal('requestSecrets') });
     // The queue entry first: a crash in between leaves an entry without a task (dropped), never a task no worker finds.
-    await this.queue.enqueue(record._id, record.createdAt, new Date(record.createdAt.getTime() + holdMs));
+    await this.queue.enqueue(record._id, record.userId, record.createdAt, new Date(record.createdAt.getTime() + holdMs));
     await this.tables.tasks.insert(record);
     try {
       // No sandbox yet: the start sets it once it has the (checked) sandbox.

@@ -23,12 +23,13 @@ export function startTaskLeases(
   return {
     /**
      * The task of the oldest due queue entry whose lease is free or expired (of the first few,
-     * one another replica has not just taken); the claim counts as an attempt. The attempt's
-     * claim key makes it exclusive by an insert alone, on either database.
+     * one another replica has not just taken), of a user not passed over (fair shares,
+     * lease-queue.ts); the claim counts as an attempt. The attempt's claim key makes it
+     * exclusive by an insert alone, on either database.
      */
-    claim: async (owner, leaseMs) => {
+    claim: async (owner, leaseMs, passOver) => {
       const now = new Date();
-      for (const entry of await queue.due(now, 4)) {
+      for (const entry of await queue.due(now, 4, passOver)) {
         const task = await models.StartTask.findOne({ _id: entry._id }, { status: 1, leaseExpiresAt: 1, attempts: 1 }).lean();
         if (!task || TERMINAL.includes(task.status as StartTaskStatus) || (task.leaseExpiresAt && task.leaseExpiresAt >= now)) {
           await queue.settle(entry, task && { unfinished: !TERMINAL.includes(task.status as StartTaskStatus), ...task }, now);

@@ -6,7 +6,7 @@
 // reaches only its own conversations: an id that belongs to another user or another sandbox
 // (or to a start that has not chosen its sandbox yet) answers 401 and nothing changes.
 import type { ProviderType } from '../../contract/common.schema.js';
-import type { AccessTokens } from '../access-token.js';
+import type { AccessClaims, AccessTokens } from '../access-token.js';
 import { secretsEqual } from '../crypto.js';
 import { AppError } from '../errors.js';
 import type { GitProvidersService } from '../services/git-providers.service.js';
@@ -152,10 +152,15 @@ export class WebhooksService {
     }
   }
 
-  /** The user's current token for the provider named in a valid access token. */
-  async lookupGitToken(accessToken: string | undefined): Promise<string> {
+  /** What a valid, unexpired access token says (its user and provider); 401 otherwise. */
+  accessClaims(accessToken: string | undefined): AccessClaims {
     const claims = accessToken ? this.accessTokens.verify(accessToken) : null;
     if (!claims) throw unauthorized();
+    return claims;
+  }
+
+  /** The user's current token for the provider named in a valid access token's claims. */
+  async gitToken(claims: AccessClaims): Promise<string> {
     const token = (await this.gitProviders.resolve(claims.sub))[claims.provider as ProviderType]?.token;
     if (!token) throw new AppError('NOT_FOUND', 'No such provider', { reason: 'provider_token_not_found' });
     return token;

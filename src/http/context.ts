@@ -1,11 +1,12 @@
 // A request's Context (src/context.ts), built the same way for every transport: the
 // credentials (credentials.ts), the browser facts with the session-cookie writer (browser.ts),
-// who sent it, and the request's logger from the pipeline.
+// who sent it, the request's logger from the pipeline, and the per-IP charge the edge left to
+// the credentials (pipeline.ts chargeLeftCall).
 import type { IncomingMessage } from 'node:http';
 import { createContextInner, type Context, type Deps, type Requester, type Transport } from '../context.js';
 import { browserRequest, configuredOrigins, type HeaderWriter } from './browser.js';
 import { authenticate, credentialsOf } from './credentials.js';
-import { factsOf } from './pipeline.js';
+import { chargeLeftCall, factsOf } from './pipeline.js';
 
 export type RequestContext = (req: IncomingMessage, res?: HeaderWriter) => Promise<Context>;
 
@@ -26,6 +27,7 @@ export function createRequestContext(deps: Deps, transport: Transport): RequestC
       },
       browser,
       requester: requesterOf(req),
+      chargeAddress: () => chargeLeftCall(deps, req),
     };
   };
 }

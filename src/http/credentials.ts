@@ -30,6 +30,15 @@ export function credentialsOf(req: IncomingMessage): Credentials {
   };
 }
 
+/**
+ * Whether the request carries any credential at all, valid or not: then the per-client-IP
+ * limit is charged only if it proves nothing (pipeline.ts chargeClient).
+ */
+export function carriesCredential(req: IncomingMessage): boolean {
+  const { bearer, sessionKey, accessToken, sessionId } = credentialsOf(req);
+  return bearer !== undefined || sessionKey !== undefined || accessToken !== undefined || sessionId !== undefined;
+}
+
 export interface Authenticated {
   user: User | null;
   authVia: AuthVia;

@@ -6,7 +6,8 @@
 //   3. the client's address and protocol under TRUST_PROXY (`proxy-addr`, express's rule):
 //      X-Forwarded-For and -Proto count only from a trusted proxy; X-Forwarded-Host nowhere.
 // The facts are kept beside the request (factsOf), never written onto it. The per-IP limit
-// and credentials come next, from the transports (src/http/app.ts).
+// and credentials come next, from the transports (src/http/app.ts): the per-IP limit only for
+// requests no credential vouches for (chargeClient).
 import crypto from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import cors from 'cors';
@@ -25,6 +26,8 @@ export interface RequestFacts {
   clientAddress: string;
   /** https when the socket is TLS or a trusted proxy says so. */
   protocol: 'http' | 'https';
+  /** The edge left the request's charge to its credentials (chargeClient): chargeLeftCall charges the address. */
+  chargeLeft: boolean;
 }
 
 const FACTS = new WeakMap<IncomingMessage, RequestFacts>();
@@ -41,6 +44,7 @@ export function factsOf(req: IncomingMessage): RequestFacts {
  * every request makes one.
  */
 class Facts implements RequestFacts {
+  chargeLeft = false;
   #log: Logger | undefined;
   readonly #serviceLog: Logger;
   constructor(
@@ -124,7 +128,26 @@ function corsHandler(permitted: string[]): (req: IncomingMessage, res: ServerRes
 /**
  * The per-client-IP limit, charged by each transport before it reads the request (a tRPC
  * batch costs one per call): throws AppError rate_limited, which each answers in its shape.
+ * Only a request without credentials is charged here. One with a key, a token or the session
+ * cookie is charged per call to what they prove, once checked (src/procedures.ts): the user's
+ * bucket, the sandbox's, or this address's after all when they prove nothing (chargeLeftCall).
+ * So a user or a sandbox behind a shared address (every local sandbox calls back from
+ * 127.0.0.1) spends its own requests, not its neighbours'. `leaveToCredentials`: the request
+ * carries some (credentials.ts carriesCredential) and a procedure will check them; a request no
+ * procedure will check (a path no route takes, a refused batch) is charged here whatever it carries.
  */
-export function chargeClient(deps: Deps, req: IncomingMessage, cost = 1): void {
-  deps.limits.ip(factsOf(req).clientAddress, cost);
+export function chargeClient(deps: Deps, req: IncomingMessage, cost: number, leaveToCredentials: boolean): void {
+  const facts = factsOf(req);
+  facts.chargeLeft = leaveToCredentials;
+  if (!leaveToCredentials) deps.limits.ip(facts.clientAddress, cost);
+}
+
+/**
+ * One call of a request whose charge the edge left to its credentials, which proved nothing (or
+ * were never checked: a body refused before any procedure ran): its address pays after all.
+ * Nothing for any other request.
+ */
+export function chargeLeftCall(deps: Deps, req: IncomingMessage): void {
+  const facts = factsOf(req);
+  if (facts.chargeLeft) deps.limits.ip(facts.clientAddress);
 }

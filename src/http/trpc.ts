@@ -1,7 +1,8 @@
 // The tRPC mount at /trpc. First the checks that must happen before tRPC reads a request,
 // answered in tRPC's own error envelope:
-//   1. the per-client-IP rate limit (each call of a batch counts; the per-user limit is a
-//      procedure middleware, src/procedures.ts, shared with REST);
+//   1. the per-client-IP rate limit for calls without credentials (each call of a batch
+//      counts); calls with credentials are charged by the procedure middlewares, shared with
+//      REST (src/procedures.ts): the user's limit, the sandbox's, or the address's after all;
 //   2. the body, read by the one body reader (size, JSON nesting depth before anything
 //      parses it); the query-string input's depth too;
 //   3. subscriptions: no valid key → 401 before any event stream starts (tRPC itself would
@@ -22,7 +23,8 @@ import { AppError, appErrorOf, InputIssuesError, toTRPCError } from '../errors.j
 import { trpcErrorAnswer } from '../library-internals.js';
 import { BodyProblem, checkDepth, readLimited } from './body.js';
 import { createRequestContext } from './context.js';
-import { chargeClient, factsOf } from './pipeline.js';
+import { carriesCredential } from './credentials.js';
+import { chargeClient, chargeLeftCall, factsOf } from './pipeline.js';
 import { leanCalls, leanServes, withVary } from './trpc-calls.js';
 
 /** tRPC reads a string `body` as the request's text instead of reading the stream again. */
@@ -79,22 +81,34 @@ async function checks(
   requestContext: ReturnType<typeof createRequestContext>,
 ): Promise<string | undefined> {
   const paths = urlPath.split(',');
-  // Each call counts; a batch over TRPC_MAX_BATCH is refused by tRPC and costs one.
-  chargeClient(deps, req, paths.length > deps.config.http.trpcMaxBatch ? 1 : paths.length);
+  // Each call counts; a batch over TRPC_MAX_BATCH is refused by tRPC and costs one. Calls with
+  // credentials are charged by their procedures, to what the credentials prove; a refused batch
+  // or a path naming no procedure reaches none, so it is charged here whatever it carries.
+  const refused = paths.length > deps.config.http.trpcMaxBatch;
+  const checked = !refused && paths.every((p) => PROCEDURES.has(safeDecode(p))) && carriesCredential(req);
+  chargeClient(deps, req, refused ? 1 : paths.length, checked);
 
   const maxDepth = deps.config.http.maxJsonDepth;
-  const input = query.get('input');
-  if (input) checkInputText(input, maxDepth);
   let body: string | undefined;
-  if (req.method === 'POST') {
-    body = (await readLimited(req, maxBodySize).catch(asTrpcError)).toString('utf8');
-    checkInputText(body, maxDepth);
-    req.body = body;
+  try {
+    const input = query.get('input');
+    if (input) checkInputText(input, maxDepth);
+    if (req.method === 'POST') {
+      body = (await readLimited(req, maxBodySize).catch(asTrpcError)).toString('utf8');
+      checkInputText(body, maxDepth);
+      req.body = body;
+    }
+  } catch (error) {
+    chargeLeftCall(deps, req); // refused before any procedure checked the credentials
+    throw error;
   }
 
   if (paths.length === 1 && PROCEDURES.get(safeDecode(paths[0]!))?.type === 'subscription') {
     const context = await requestContext(req, res);
-    if (!context.user) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'Unauthorized' });
+    if (!context.user) {
+      context.chargeAddress?.();
+      throw new TRPCError({ code: 'UNAUTHORIZED', message: 'Unauthorized' });
+    }
   }
   return body;
 }

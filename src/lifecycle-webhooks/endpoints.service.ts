@@ -1,24 +1,34 @@
 // What the webhook-endpoint procedures call (routers/webhook-endpoints.router.ts): the
 // endpoints themselves (endpoints.ts), their delivery history, and a test event, which goes
 // through the outbox like any other event (signed, retried, in the history) to that endpoint
-// alone. Owner ids are the caller's; the operator CLI passes ALL_USERS.
+// alone, at most WEBHOOK_TESTS_PER_MINUTE per owner (each is a delivery stored and sent like a
+// real one: unlimited, they would fill the outbox every user's events go through). Owner ids
+// are the caller's; the operator CLI passes ALL_USERS.
 import type { Models, WebhookDeliveryRecord } from '../../models/index.js';
 import { pageFromExtra, pageOffset } from '../../contract/common.schema.js';
 import type { WebhookDelivery, WebhookEventType } from '../../contract/webhook-endpoints.schema.js';
 import type { EndpointInput, WebhookEndpoints } from './endpoints.js';
 import { messageFor, type WebhookOutbox } from './outbox.js';
+import { AppError } from '../errors.js';
+import { TokenBuckets } from '../rate-limit.js';
 
 type DeliveryStatus = WebhookDelivery['status'];
 
 export class WebhookEndpointsService {
+  /** Test events per owner: a bucket of testsPerMinute, refilled over a minute (per replica, as the request limits). */
+  private readonly tests: TokenBuckets;
+
   constructor(
     private readonly models: Models,
     private readonly endpoints: WebhookEndpoints,
     private readonly outbox: WebhookOutbox,
     /** Tells this process's dispatcher that work was added. */
     private readonly kick: () => void,
+    testsPerMinute: number,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.tests = new TokenBuckets(testsPerMinute, 60_000, now);
+  }
 
   search(ownerId: string, pageId: string | null | undefined, limit: number) {
     return this.endpoints.search(ownerId, pageId, limit);
@@ -63,13 +73,20 @@ export class WebhookEndpointsService {
 
   /** Queues a webhook.test event for this endpoint only; the answer is its delivery, pending. */
   async sendTest(ownerId: string, endpointId: string): Promise<WebhookDelivery> {
-    await this.endpoints.owned(ownerId, endpointId);
+    const endpoint = await this.endpoints.owned(ownerId, endpointId);
+    const taken = this.tests.take(ownerId);
+    if (!taken.ok) {
+      throw new AppError('TOO_MANY_REQUESTS', `Too many test events: at most ${this.tests.capacity} a minute`, {
+        reason: 'rate_limited',
+        retryAfterSeconds: taken.retryAfterSeconds,
+      });
+    }
     const type: WebhookEventType = 'webhook.test';
     const data = { endpoint_id: endpointId, message: 'A test event from agent-control-plane' };
     // Each test event is a lane of its own: nothing orders it against other events.
     const message = messageFor(type, 'test', data, new Date(this.now()));
     message.resourceKey = `test:${message.eventId}`;
-    const id = await this.outbox.enqueue(endpointId, message);
+    const id = await this.outbox.enqueue(endpoint, message);
     this.kick();
     const record = await this.models.WebhookDelivery.findOne({ _id: id }).lean();
     return toDelivery(record!);

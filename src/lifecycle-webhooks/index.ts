@@ -32,6 +32,13 @@ export interface LifecycleWebhooksOptions {
 
 /** Lanes one replica sends at once. */
 const CONCURRENT_LANES = 8;
+/**
+ * Lanes one user (an endpoint's owner) holds on a replica at once: half, so however many
+ * deliveries one user has due (test events, a receiver that hangs every attempt for
+ * WEBHOOK_TIMEOUT_MS), the other half stays free for everyone else, whose due lanes are taken
+ * in turn (lease-queue.ts) rather than behind that backlog.
+ */
+const LANES_PER_USER = Math.ceil(CONCURRENT_LANES / 2);
 const PRUNE_INTERVAL_MS = 3600_000;
 
 export function createLifecycleWebhooks({ models, box, claims, config, metrics, log: parent, now = Date.now }: LifecycleWebhooksOptions) {
@@ -62,6 +69,8 @@ export function createLifecycleWebhooks({ models, box, claims, config, metrics, 
     pollMs: config.pollMs,
     maxConcurrent: CONCURRENT_LANES,
     log,
+    // Lanes written before they named their owner are shared by endpoint.
+    share: { keyOf: (lane) => lane.userId ?? lane.endpointId, max: LANES_PER_USER },
   });
   const prune = () =>
     models.WebhookDelivery.deleteMany({ finishedAt: { $lt: new Date(now() - config.historyMs) } }).catch((error: unknown) => {
@@ -69,7 +78,7 @@ export function createLifecycleWebhooks({ models, box, claims, config, metrics, 
     });
   let pruner: NodeJS.Timeout | undefined;
   return {
-    service: new WebhookEndpointsService(models, endpoints, outbox, kick, now),
+    service: new WebhookEndpointsService(models, endpoints, outbox, kick, config.testsPerMinute, now),
     events: outbox,
     dispatcher: {
       start(): void {

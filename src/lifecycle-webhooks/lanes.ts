@@ -3,7 +3,8 @@
 // work never reads the history). One replica at a time holds a lane's lease and sends its
 // deliveries in order; each claim is decided by inserting its key (src/db/claims.ts), so it is
 // exclusive on MongoDB and FerretDB alike. While leased, a lane is due when its lease ends: a
-// replica that died mid-lane is replaced then.
+// replica that died mid-lane is replaced then. Lanes of users who hold their share of this
+// replica's lanes, or were served this round, are passed over (fair shares, lease-queue.ts).
 import type { Models, WebhookLaneRecord } from '../../models/index.js';
 import type { DecisionClaims } from '../db/claims.js';
 import type { LeaseStore } from '../conversations/lease-queue.js';
@@ -29,9 +30,10 @@ export function webhookLanes(models: Models, claims: DecisionClaims, now: () => 
     return claims.claim(`${key}:after:${taken.at.getTime()}`);
   };
   return {
-    claim: async (owner, leaseMs) => {
+    claim: async (owner, leaseMs, passOver) => {
       const at = new Date(now());
-      for (const lane of await WebhookLane.find({ dueAt: { $lte: at } })
+      const users = passOver.length > 0 ? { userId: { $nin: [...passOver] } } : {};
+      for (const lane of await WebhookLane.find({ dueAt: { $lte: at }, ...users })
         .sort({ dueAt: 1 })
         .limit(CANDIDATES)
         .lean()) {

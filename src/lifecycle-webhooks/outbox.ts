@@ -67,7 +67,7 @@ export class WebhookOutbox implements LifecycleEvents {
       if (listening.length === 0) return;
       const resourceKey = `${event.resource.kind}:${event.resource.id}`;
       const message = messageFor(event.type, resourceKey, event.data, new Date(this.now()));
-      await this.order.run(resourceKey, () => Promise.all(listening.map((endpoint) => this.enqueue(endpoint._id, message))));
+      await this.order.run(resourceKey, () => Promise.all(listening.map((endpoint) => this.enqueue(endpoint, message))));
       this.kick();
     } catch (error) {
       // The state change stands; only its notification is lost (the log says which).
@@ -76,8 +76,9 @@ export class WebhookOutbox implements LifecycleEvents {
   }
 
   /** One message for one endpoint: the lane's next place, and the lane woken. Returns the delivery's id. */
-  async enqueue(endpointId: string, message: OutboxMessage): Promise<string> {
+  async enqueue(endpoint: { _id: string; userId: string }, message: OutboxMessage): Promise<string> {
     const { WebhookDelivery, WebhookLane } = this.models;
+    const endpointId = endpoint._id;
     const id = deliveryId(message.eventId, endpointId);
     for (let attempt = 1; ; attempt++) {
       const last = await WebhookDelivery.findOne({ endpointId, resourceKey: message.resourceKey }, { seq: 1 }).sort({ seq: -1 }).lean();
@@ -110,6 +111,7 @@ export class WebhookOutbox implements LifecycleEvents {
         $inc: { wakes: 1 },
         $setOnInsert: {
           endpointId,
+          userId: endpoint.userId,
           resourceKey: message.resourceKey,
           incarnation: randomBase62(16),
           claims: 0,

@@ -86,3 +86,16 @@ export function installAgentServer(options: AgentServerSetupOptions): Promise<st
     });
   });
 }
+
+/** One install per agent-server version (a spec may name its own: agent_server_version). */
+export class AgentServerInstalls {
+  private readonly installs = new Map<string, AgentServerInstall>();
+
+  constructor(private readonly options: AgentServerSetupOptions) {}
+
+  for(version: string): AgentServerInstall {
+    let install = this.installs.get(version);
+    if (!install) this.installs.set(version, (install = new AgentServerInstall({ ...this.options, agentServerVersion: version })));
+    return install;
+  }
+}

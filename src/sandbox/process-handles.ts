@@ -82,3 +82,28 @@ export function loadRuntimeRecord(dir: string): RecordedSandbox | undefined {
     vscode: record.vscode === true,
   };
 }
+
+/** A start waiting for the first-use agent-server install: no process yet. */
+export function installingHandle(reason: string): Handle {
+  const none = { agentServer: 0, workers: [], vscode: null };
+  return {
+    child: null,
+    pid: -1,
+    leader: null,
+    ports: none,
+    insidePorts: none,
+    nsPid: null,
+    network: null,
+    cgroup: null,
+    vscode: false,
+    phase: 'STARTING',
+    reason,
+    installing: true,
+  };
+}
+
+/** A recorded sandbox whose launcher is gone (its network may still run): what is left to stop. */
+export function recordedHandle(stateDir: string): Handle | undefined {
+  const record = loadRuntimeRecord(stateDir);
+  return record && { ...record, child: null, cgroup: null, phase: 'ERROR', reason: null };
+}

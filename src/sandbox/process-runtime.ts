@@ -1,43 +1,29 @@
-// The embedded default runtime: each sandbox is a local child process running the spec's
-// command, with its own directory under DATA_DIR/sandboxes/<id>, isolated by bubblewrap where
-// the machine allows (src/sandbox/isolation.ts): its own uid, pid namespace, a filesystem view of
-// its own directory and the read-only toolchain, a network of its own (sandbox-network.ts: the
-// service reaches it through forwarded loopback ports) and its limits (limits.ts).
-// What the service keeps about a sandbox (runtime.json, its log, its passwd file) lives in
-// DATA_DIR/sandboxes/.state/<id>, out of the sandbox's reach: a sandbox that could write its
-// runtime.json could make the service signal another sandbox's processes.
-//
-// - RUNNING only after GET /alive answers 200 from the sandbox's own agent server (the listener
-//   holds the key it was given: listener-proof.ts); a start that does not get there within the
-//   start-up timeout ends in ERROR with the reason, and the process is stopped.
-// - Pause stops the process group and keeps the directory; resume starts it again.
-// - Processes run in their own process group and outlive a service restart; runtime.json
-//   in the sandbox directory lets the next service instance find and adopt them.
-// - The child gets a minimal environment: nothing of the service's own (database URI,
-//   encryption key) leaks into agent code. Besides the agent server's port it gets two worker
-//   ports (WORKER_1, WORKER_2) and, when its spec enables VS Code, a VS Code port; VSCODE is
-//   exposed only once the agent server reports VS Code running.
-// - Without isolation, no sandbox starts or resumes (503) unless the operator declared the
-//   deployment single-user (process-folders.ts).
+// The embedded default runtime: each sandbox is a local process group running the spec's command
+// in DATA_DIR/sandboxes/<id>, isolated where the machine allows (isolation.ts: its own uid,
+// namespaces, network and limits; without isolation none starts unless the operator declared a
+// single-user deployment). What the service keeps about a sandbox (runtime.json, its passwd and
+// resolv.conf) lives in DATA_DIR/sandboxes/.state/<id>, out of its reach: a sandbox that could
+// write its runtime.json could make the service signal another sandbox's processes.
+// - RUNNING only once its own agent server answers (process-watch.ts), else ERROR with why.
+// - Pause stops the process group and keeps the folder; resume starts it again.
+// - Processes outlive a service restart; runtime.json lets the next instance adopt them.
 import fs from 'node:fs';
 import path from 'node:path';
 import { KeyedQueue } from '../keyed-queue.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { AGENT_SERVER_INSTALLING, AgentServerInstall } from './agent-server-setup.js';
-import { launchSandboxProcess, stopNetwork } from './isolated-launch.js';
+import { AGENT_SERVER_INSTALLING, AgentServerInstalls } from './agent-server-setup.js';
+import { stopNetwork } from './isolated-launch.js';
 import type { Isolation } from './isolation.js';
 import type { LimitEnforcer } from './limits.js';
-import { prepareCommand, unrunnable } from './process-command.js';
 import { SandboxFolders } from './process-folders.js';
-import { identify } from './process-identity.js';
-import { loadRuntimeRecord, saveRuntimeRecord, type Handle } from './process-handles.js';
-import { fill, groupAlive, isHealthy, stopProcessGroup, tail, vscodeRunning } from './process-support.js';
+import { installingHandle, loadRuntimeRecord, recordedHandle, saveRuntimeRecord, type Handle } from './process-handles.js';
+import { spawnSandbox } from './process-launch.js';
+import { fill, groupAlive, isHealthy, stopProcessGroup, vscodeRunning } from './process-support.js';
 import { LimitsWatch, watchHealth } from './process-watch.js';
 import type { SandboxLaunch, SandboxLimits, SandboxRuntime, SandboxSpec, SandboxState } from './runtime.js';
 import { CONTROL_PLANE_ORIGIN } from './sandbox-network.js';
-import { exposedUrls } from './sandbox-ports.js';
-import { resolveLimits } from './spec-limits.js';
+import { forwardedUrls } from './sandbox-ports.js';
 
 export interface ProcessRuntimeOptions {
   rootDir: string;
@@ -65,8 +51,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
   private closed = false;
   /** Per-sandbox operation queue: a resume racing a delete must not bring a process back. */
   private readonly locks = new KeyedQueue();
-  /** One install per agent-server version (a spec may name its own: agent_server_version). */
-  private readonly agentServers = new Map<string, AgentServerInstall>();
+  private readonly agentServers: AgentServerInstalls;
 
   /** Each running sandbox's disk limit (from its spec), for the limits watch. */
   private readonly diskLimits = new Map<string, number>();
@@ -74,6 +59,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
 
   constructor(private readonly options: ProcessRuntimeOptions) {
     this.folders = new SandboxFolders(options.rootDir, options.isolation, options.log);
+    this.agentServers = new AgentServerInstalls(options);
     this.limitsWatch = new LimitsWatch(
       () => this.handles.entries(),
       (id) => this.sandboxDir(id),
@@ -87,13 +73,6 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
   /** Isolated sandboxes reach the service only through their network's one path. */
   callbackOrigin(): string | null {
     return this.options.isolation.kind === 'bubblewrap' ? CONTROL_PLANE_ORIGIN : null;
-  }
-
-  private agentServerFor(spec: SandboxSpec): AgentServerInstall {
-    const version = spec.agent_server_version ?? this.options.agentServerVersion;
-    let install = this.agentServers.get(version);
-    if (!install) this.agentServers.set(version, (install = new AgentServerInstall({ ...this.options, agentServerVersion: version })));
-    return install;
   }
 
   private readonly folders: SandboxFolders;
@@ -135,7 +114,6 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
   }
 
   private async resumeNow(launch: SandboxLaunch): Promise<void> {
-    this.folders.refuseUnisolated();
     const current = await this.state(launch.sandboxId, 'running');
     if (current.status === 'RUNNING' || current.status === 'STARTING') return;
     if (!fs.existsSync(this.sandboxDir(launch.sandboxId))) {
@@ -153,13 +131,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
       return { status: 'MISSING', exposedUrls: null, reason: 'The sandbox process is not running' };
     }
     if (handle.phase === 'RUNNING') {
-      const ports = handle.vscode ? handle.ports : { ...handle.ports, vscode: null };
-      const inside = exposedUrls(handle.insidePorts, () => '');
-      // The URL is the host's end of the forward; `port`, what the process inside listens on.
-      const urls = exposedUrls(ports, (port) => `http://127.0.0.1:${port}`).map((u) => ({
-        ...u,
-        port: inside.find((i) => i.name === u.name)?.port ?? u.port,
-      }));
+      const urls = forwardedUrls(handle.vscode ? handle.ports : { ...handle.ports, vscode: null }, handle.insidePorts);
       return { status: 'RUNNING', exposedUrls: urls, reason: null, internalUrl: urls[0]!.url };
     }
     return { status: handle.phase, exposedUrls: null, reason: handle.reason };
@@ -174,7 +146,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
   }
 
   private async pauseNow(sandboxId: string): Promise<void> {
-    const handle = this.handles.get(sandboxId) ?? (await this.adopt(sandboxId)) ?? this.recorded(sandboxId);
+    const handle = this.handles.get(sandboxId) ?? (await this.adopt(sandboxId)) ?? recordedHandle(this.stateDir(sandboxId));
     this.handles.delete(sandboxId);
     this.diskLimits.delete(sandboxId);
     if (handle) await this.stopHandle(handle);
@@ -189,13 +161,6 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
     if (handle.pid > 0) await stopProcessGroup(handle.pid, handle.leader);
     stopNetwork(handle.network);
     await handle.cgroup?.kill();
-  }
-
-  /** A recorded sandbox whose launcher is gone (its network may still run): what is left to stop. */
-  private recorded(sandboxId: string): Handle | undefined {
-    const record = loadRuntimeRecord(this.stateDir(sandboxId));
-    if (!record) return undefined;
-    return { ...record, child: null, cgroup: null, phase: 'ERROR', reason: null };
   }
 
   /** A limit was hit: the sandbox ends (ERROR, with the reason), its workspace kept. */
@@ -235,26 +200,12 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
       s.includes('{agent_server_python}'),
     );
     if (!needsPython) return this.spawn(launch, {});
-    const agentServer = this.agentServerFor(launch.spec);
+    const agentServer = this.agentServers.for(launch.spec.agent_server_version ?? this.options.agentServerVersion);
     const install = agentServer.ensure();
     const python = await agentServer.within(install, FIRST_USE_WAIT_MS);
     if (python !== null) return this.spawn(launch, { agent_server_python: python });
 
-    const noPorts = { agentServer: 0, workers: [], vscode: null };
-    const pending: Handle = {
-      child: null,
-      pid: -1,
-      leader: null,
-      ports: noPorts,
-      insidePorts: noPorts,
-      nsPid: null,
-      network: null,
-      cgroup: null,
-      vscode: false,
-      phase: 'STARTING',
-      reason: AGENT_SERVER_INSTALLING,
-      installing: true,
-    };
+    const pending = installingHandle(AGENT_SERVER_INSTALLING);
     this.handles.set(launch.sandboxId, pending);
     const current = () => this.handles.get(launch.sandboxId) === pending; // not paused or removed meanwhile
     install
@@ -274,77 +225,21 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
 
   private async spawn(launch: SandboxLaunch, extra: Record<string, string>): Promise<void> {
     const { sandboxId } = launch;
-    const dir = this.sandboxDir(sandboxId);
-    const stateDir = this.stateDir(sandboxId);
-    const run = await prepareCommand(
-      launch,
-      extra,
-      { dir, stateDir, uid: this.folders.uidOf(sandboxId) },
-      {
-        isolation: this.options.isolation,
-        servicePort: this.options.servicePort(),
-        hostPorts: this.options.hostPorts,
-      },
-    );
-    // A stopping service starts nothing: the sandbox would be watched by nothing, and no shutdown would list it.
-    if (this.closed) throw new AppError('SERVICE_UNAVAILABLE', 'The service is shutting down', { retryAfterSeconds: 5 });
-    const limits = resolveLimits(launch.spec, this.options.limits.defaults);
-    const cgroup = await this.options.limits.enforcer.create(sandboxId, limits);
-    const logFile = fs.openSync(path.join(stateDir, 'sandbox.log'), 'a', 0o600);
-    let launched;
-    try {
-      launched = await launchSandboxProcess({
-        command: run.command,
-        args: run.args,
-        env: run.env,
-        cwd: dir,
-        output: logFile,
-        isolation: this.options.isolation,
-        network: run.network,
-        stateDir,
-        prefix: [...(cgroup?.enterPrefix() ?? []), ...this.options.limits.enforcer.commandPrefix(limits)],
-      });
-    } catch (error) {
-      await cgroup?.remove().catch(() => undefined);
-      if ((error as NodeJS.ErrnoException).code)
-        throw unrunnable(`Cannot run the sandbox command "${run.name}": ${(error as Error).message}`);
-      this.options.log.warn({ sandboxId, err: error }, 'sandbox network could not be set up');
-      throw new AppError('SERVICE_UNAVAILABLE', `The sandbox's network could not be set up: ${(error as Error).message}`, {
-        reason: 'sandbox_runtime_unavailable',
-        retryAfterSeconds: 5,
-      });
-    } finally {
-      fs.closeSync(logFile);
-    }
-    const { child } = launched;
-    const pid = child.pid ?? -1;
-    const handle: Handle = {
-      child,
-      pid,
-      leader: identify(pid),
-      ports: run.ports,
-      insidePorts: run.insidePorts,
-      nsPid: launched.nsPid,
-      network: launched.network,
-      cgroup,
-      vscode: false,
-      phase: 'STARTING',
-      reason: null,
-    };
+    const { handle, limits } = await spawnSandbox(launch, extra, {
+      dir: this.sandboxDir(sandboxId),
+      stateDir: this.stateDir(sandboxId),
+      uid: this.folders.uidOf(sandboxId),
+      isolation: this.options.isolation,
+      limits: this.options.limits,
+      servicePort: this.options.servicePort(),
+      hostPorts: this.options.hostPorts,
+      closed: () => this.closed,
+      current: (h) => this.handles.get(sandboxId) === h,
+      log: this.options.log,
+    });
     this.handles.set(sandboxId, handle);
     this.diskLimits.set(sandboxId, limits.diskBytes);
     this.record(sandboxId, handle);
-    child.once('exit', (code, signal) => {
-      clearTimeout(handle.healthTimer);
-      stopNetwork(handle.network);
-      // Paused or removed on purpose, or already failed (a timed-out start is stopped by us).
-      if (this.handles.get(sandboxId) !== handle || handle.phase === 'ERROR') return;
-      handle.phase = 'ERROR';
-      handle.reason =
-        cgroup?.breach() ??
-        `The sandbox process exited (${signal ?? `code ${code}`}); last output: ${tail(path.join(stateDir, 'sandbox.log'))}`;
-      this.options.log.warn({ sandboxId, code, signal }, 'sandbox process exited');
-    });
     this.watchStart(sandboxId, handle, launch.sessionApiKey);
   }
 

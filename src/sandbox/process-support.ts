@@ -1,5 +1,5 @@
 // Small pieces of the process runtime: spec placeholders, the health and VS Code probes over
-// loopback, the log tail and stopping a sandbox's process group.
+// loopback and stopping a sandbox's process group.
 import fs from 'node:fs';
 import { identify, isSameProcess, type ProcessIdentity } from './process-identity.js';
 import { readBounded } from '../agent-server/bounded-read.js';
@@ -9,16 +9,6 @@ const STOP_GRACE_MS = 5_000;
 /** Fills {port}, {sandbox_dir} and {agent_server_python} in a spec's command, env or working_dir. */
 export function fill(template: string, values: Record<string, string>): string {
   return template.replace(/\{(port|sandbox_dir|agent_server_python)\}/g, (whole, name: string) => values[name] ?? whole);
-}
-
-/** The last bytes of a sandbox log, for an ERROR reason. */
-export function tail(file: string, bytes = 600): string {
-  try {
-    const content = fs.readFileSync(file, 'utf8');
-    return content.slice(-bytes).trim() || '(none)';
-  } catch {
-    return '(none)';
-  }
 }
 
 /** True when the agent server at the port answers GET /alive. */

@@ -139,10 +139,14 @@ export async function attachNetwork(options: {
 /** Runs a helper with the namespace descriptors as fds 3 (and 4); rejects with its last error line. */
 function run(command: string, args: string[], fds: number[], input: string | null, name: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ['pipe', 'ignore', 'pipe', ...fds], timeout: ATTACH_TIMEOUT_MS });
+    const child = spawn(command, args, {
+      stdio: [input === null ? 'ignore' : 'pipe', 'ignore', 'pipe', ...fds],
+      timeout: ATTACH_TIMEOUT_MS,
+    });
     let stderr = '';
     child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.stdin!.end(input ?? '');
+    // A helper that exits before reading all of its input is judged by its exit, not by the pipe.
+    child.stdin?.on('error', () => undefined).end(input);
     child.on('error', (error) => reject(new Error(`${name} does not run: ${error.message}`)));
     child.on('exit', (code, signal) => {
       if (code === 0) return resolve();

@@ -43,3 +43,12 @@ export function exposedUrls(ports: SandboxPorts, url: (port: number, name: strin
     ...ports.workers.map((port, i) => ({ name: WORKERS[i]!, url: url(port, WORKERS[i]!), port })),
   ];
 }
+
+/** The exposed URLs of a process sandbox: each the host's end of a forward, `port` what listens inside. */
+export function forwardedUrls(ports: SandboxPorts, insidePorts: SandboxPorts) {
+  const inside = exposedUrls(insidePorts, () => '');
+  return exposedUrls(ports, (port) => `http://127.0.0.1:${port}`).map((u) => ({
+    ...u,
+    port: inside.find((i) => i.name === u.name)?.port ?? u.port,
+  }));
+}

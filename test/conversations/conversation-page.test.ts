@@ -60,9 +60,12 @@ describe('a running conversation', () => {
     const [sandbox] = (await call(app, 'GET', `/api/v1/sandboxes?id=${sandboxId}`, { key: alice })).body;
     const agent = sandbox.exposed_urls.find((u: { name: string }) => u.name === 'AGENT_SERVER').url;
     const env = (await (await fetch(`${agent}/api/test/env`, { headers: { 'x-session-api-key': sandbox.session_api_key } })).json()) as any;
+    // Keyed by the URL the owner opens (a host port forwarded into the sandbox's own network),
+    // each with the port the agent server was told to run the app on inside it.
     const ports = [Number(env.ports.WORKER_1), Number(env.ports.WORKER_2)];
     expect(Object.values(hosts)).toEqual(ports);
-    expect(Object.keys(hosts)).toEqual(ports.map((p) => `http://127.0.0.1:${p}`));
+    const workers = sandbox.exposed_urls.filter((u: { name: string }) => u.name.startsWith('WORKER_')).map((u: { url: string }) => u.url);
+    expect(Object.keys(hosts)).toEqual(workers);
     expect(sandbox.exposed_urls.map((u: { name: string }) => u.name)).toEqual(['AGENT_SERVER', 'VSCODE', 'WORKER_1', 'WORKER_2']);
   });
 

@@ -8,6 +8,7 @@ import { createTRPCClient, httpBatchLink, httpSubscriptionLink, splitLink } from
 import { EventSource } from 'eventsource';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StartTaskStatusSchema } from '../../contract/app-conversations.schema.js';
+import { AgentServerClient } from '../../src/agent-server/client.js';
 import type { AppRouter } from '../../routers/index.js';
 import { generateKeyText } from '../../src/crypto.js';
 import { tablesFor } from '../../src/db/record-tables.js';
@@ -164,14 +165,20 @@ describe('V1 start tasks', () => {
     const [conversation] = (await call(app, 'GET', `/api/v1/app-conversations?ids=${ready.app_conversation_id}`, { key })).body;
     const lookup = (await agentConversation(ready.agent_server_url, conversation.session_api_key, ready.app_conversation_id)).request
       .secrets.GIT_TOKEN;
-    expect(lookup).toMatchObject({ kind: 'LookupSecret', url: `${app.url}/api/v1/webhooks/secrets` });
-    const answer = await fetch(lookup.url, { headers: lookup.headers });
+    // The URL is the service as the sandbox reaches it, through its network's one path.
+    expect(lookup).toMatchObject({ kind: 'LookupSecret', url: 'http://127.0.0.1:8010/api/v1/webhooks/secrets' });
+    const fetchInside = `/usr/bin/python3 -c "import json, sys, urllib.request as u; print(u.urlopen(u.Request(sys.argv[1], headers=json.loads(sys.argv[2]))).read().decode())"`;
+    const inside = await new AgentServerClient(ready.agent_server_url, conversation.session_api_key).bash(
+      `${fetchInside} '${lookup.url}' '${JSON.stringify(lookup.headers)}'`,
+    );
+    expect(inside.stdout.trim()).toBe('ghp_conversation');
+    const answer = await fetch(`${app.url}/api/v1/webhooks/secrets`, { headers: lookup.headers });
     expect(answer.status).toBe(200);
     expect(answer.headers.get('content-type')).toMatch(/^text\/plain/);
     expect(await answer.text()).toBe('ghp_conversation');
     const forged = lookup.headers['X-Access-Token'].replace(/.$/, (c: string) => (c === 'A' ? 'B' : 'A'));
-    expect((await fetch(lookup.url, { headers: { 'X-Access-Token': forged } })).status).toBe(401);
-    expect((await fetch(lookup.url, { headers: { 'x-session-api-key': key } })).status).toBe(401);
+    expect((await fetch(`${app.url}/api/v1/webhooks/secrets`, { headers: { 'X-Access-Token': forged } })).status).toBe(401);
+    expect((await fetch(`${app.url}/api/v1/webhooks/secrets`, { headers: { 'x-session-api-key': key } })).status).toBe(401);
   });
 
   it('ends in ERROR with a reason when settings, the model or the LLM key are missing', async () => {

@@ -11,6 +11,7 @@ import { generateKeyText } from '../../src/crypto.js';
 import { createLogger } from '../../src/logger.js';
 import { startServer, type RunningServer, type ServerOptions } from '../../src/server.js';
 import { declaredIndexes, queriesOf, unservedReason } from './query-indexes.js';
+import { sandboxHostPorts } from './sandbox-host-ports.js';
 import { writeSpecsFile } from './specs.js';
 
 export interface TestApp {
@@ -79,6 +80,8 @@ async function startInDataDir(
     LOG_LEVEL: logLines ? 'debug' : 'silent',
     // No web UI unless a test asks for one: the default (Agent Canvas) is fetched at start.
     ...(env.WEB_UI || env.WEB_UI_DIR ? {} : { WEB_UI: 'none' }),
+    // The loopback fakes running now (stub LLM, fake git host), which sandboxes must reach.
+    SANDBOX_HOST_PORTS: sandboxHostPorts(),
     ...env,
   });
   const lines = logLines;

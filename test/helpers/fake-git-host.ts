@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { allowForSandboxes } from './sandbox-host-ports.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -184,6 +185,7 @@ export async function startFakeGitHost(): Promise<FakeGitHost> {
     json(res, 404, { message: 'Not Found' });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const disallow = allowForSandboxes((server.address() as AddressInfo).port);
   const { port } = server.address() as AddressInfo;
 
   return {
@@ -214,6 +216,7 @@ export async function startFakeGitHost(): Promise<FakeGitHost> {
       }
     },
     async close() {
+      disallow();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       fs.rmSync(root, { recursive: true, force: true });

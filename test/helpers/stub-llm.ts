@@ -13,6 +13,7 @@
 // agent keeps working (and spending) until it is paused.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { allowForSandboxes } from './sandbox-host-ports.js';
 
 /** One answer of the agent's turn: a text, or a call of one of the tools the request offers. */
 export type StubStep = string | { tool: string; arguments: Record<string, unknown> };
@@ -157,6 +158,7 @@ export async function startStubLlm(opts: StubLlmOptions = {}): Promise<StubLlm> 
     res.end('data: [DONE]\n\n');
   };
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const disallow = allowForSandboxes((server.address() as AddressInfo).port);
   const { port } = server.address() as AddressInfo;
 
   return {
@@ -180,6 +182,7 @@ export async function startStubLlm(opts: StubLlmOptions = {}): Promise<StubLlm> 
       for (const send of waiting) send();
     },
     async close() {
+      disallow();
       held = null;
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

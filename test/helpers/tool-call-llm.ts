@@ -5,6 +5,7 @@
 // so retries and several conversations at once get the same script. JSON or server-sent chunks.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { allowForSandboxes } from './sandbox-host-ports.js';
 
 export interface ToolCallLlm {
   /** OpenAI-style base URL including /v1. */
@@ -70,12 +71,14 @@ export async function startToolCallLlm(opts: { command?: string; finalMessage?: 
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const disallow = allowForSandboxes((server.address() as AddressInfo).port);
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
     command,
     finalMessage,
     calls: () => answered,
     async close() {
+      disallow();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

@@ -1,6 +1,6 @@
-// What the process runtime does when it cannot isolate sandboxes (no bubblewrap here: BWRAP_PATH
-// names a program that does not exist): by default it starts sandboxes for one user at a time;
-// SANDBOX_ISOLATION=none (a single-user deployment, said by the operator) starts them for anyone;
+// What the process runtime does when it cannot isolate sandboxes (no bubblewrap, or no pasta, here:
+// BWRAP_PATH or PASTA_PATH names a program that does not exist): by default it starts none (fail
+// closed); SANDBOX_ISOLATION=none (a single-user deployment, said by the operator) starts them;
 // SANDBOX_ISOLATION=bubblewrap refuses to start the service at all. With bubblewrap, each sandbox
 // gets a uid of its own and its folder belongs to it.
 import fs from 'node:fs';
@@ -11,6 +11,8 @@ import { loadConfig } from '../../src/config.js';
 import { generateKeyText } from '../../src/crypto.js';
 import { createLogger } from '../../src/logger.js';
 import { sandboxUid } from '../../src/sandbox/isolation.js';
+import { detectLimitEnforcer } from '../../src/sandbox/limits.js';
+import { ProcessSandboxRuntime } from '../../src/sandbox/process-runtime.js';
 import { startServer } from '../../src/server.js';
 import { call, startTestApp, testDatabaseUri, uniqueDbName, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/eventually.js';
@@ -26,8 +28,8 @@ afterAll(async () => {
   fs.rmSync(tmp, { recursive: true, force: true });
 });
 
-async function appWith(label: string, env: Record<string, string>): Promise<TestApp> {
-  const app = await startTestApp(label, { SANDBOX_SPECS_FILE: specsFile, ...env });
+async function appWith(label: string, env: Record<string, string>, dbName?: string): Promise<TestApp> {
+  const app = await startTestApp(label, { SANDBOX_SPECS_FILE: specsFile, ...env }, dbName ? { dbName } : {});
   apps.push(app);
   return app;
 }
@@ -35,22 +37,44 @@ async function appWith(label: string, env: Record<string, string>): Promise<Test
 const startSandbox = (app: TestApp, key: string) => call(app, 'POST', '/api/v1/sandboxes', { key, body: {} });
 
 describe('without isolation', () => {
-  it('starts sandboxes for one user at a time, and for the next once the first has none left', async () => {
-    const app = await appWith('one-user', { BWRAP_PATH: NO_BWRAP });
-    const [alice, bob] = [await app.keyFor('alice'), await app.keyFor('bob')];
-    const first = await startSandbox(app, alice);
-    expect(first.status).toBe(200);
-    expect((await startSandbox(app, alice)).status).toBe(200);
+  for (const [missing, env] of [
+    ['bubblewrap', { BWRAP_PATH: NO_BWRAP }],
+    ['pasta', { PASTA_PATH: NO_BWRAP }],
+  ] as const) {
+    it(`starts and resumes no sandbox for anyone without ${missing}, answering 503 with what is missing`, async () => {
+      const app = await appWith(`closed-${missing}`, env);
+      for (const user of ['alice', 'bob']) {
+        const refused = await startSandbox(app, await app.keyFor(user));
+        expect(refused.status).toBe(503);
+        expect(refused.body.detail).toMatch(
+          new RegExp(`cannot be isolated on this machine \\(.*${missing === 'pasta' ? 'pasta' : 'bwrap'}.*\\), so none starts`),
+        );
+      }
+      // Nothing half-written: no record of a refused start.
+      expect(await app.rawCollection('sandboxes').countDocuments({})).toBe(0);
+    });
+  }
 
-    const refused = await startSandbox(app, bob);
-    expect(refused.status).toBe(503);
-    expect(refused.body.detail).toMatch(/cannot be isolated on this machine .*bubblewrap/);
-    expect(await app.rawCollection('sandboxes').countDocuments({ userId: 'bob' })).toBe(0);
-
-    const mine = (await call(app, 'GET', '/api/v1/sandboxes/search', { key: alice })).body.items as { id: string }[];
-    for (const { id } of mine) expect((await call(app, 'DELETE', `/api/v1/sandboxes/${id}`, { key: alice })).status).toBe(200);
-    expect((await startSandbox(app, bob)).status).toBe(200);
-    expect((await startSandbox(app, alice)).status).toBe(503);
+  it('resumes no sandbox either: the runtime holds the gate, on every launch', async () => {
+    const rootDir = fs.mkdtempSync(path.join(tmp, 'resume-'));
+    fs.mkdirSync(path.join(rootDir, 'a1b2'), { recursive: true }); // a sandbox paused while isolation worked
+    const runtime = new ProcessSandboxRuntime({
+      rootDir,
+      cacheDir: tmp,
+      startupTimeoutMs: 5_000,
+      agentServerVersion: '1.58.0',
+      isolation: { kind: 'none', declaredSingleUser: false, reason: 'bubblewrap is not available (test)' },
+      limits: { enforcer: await detectLimitEnforcer(createLogger('silent'), { cgroups: [] }), defaults: loadConfig({}).sandbox.limits },
+      servicePort: () => null,
+      hostPorts: [],
+      log: createLogger('silent'),
+    });
+    const spec = { ...FAKE_AGENT_SPEC, initial_env: {} };
+    const launch = { sandboxId: 'a1b2', userId: 'dora', spec, sessionApiKey: 'k'.repeat(43), webhookBaseUrl: 'http://127.0.0.1:9/x' };
+    await expect(runtime.resume(launch)).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE', reason: 'sandbox_isolation_unavailable' });
+    await expect(runtime.start({ ...launch, sandboxId: 'c3d4' })).rejects.toMatchObject({ reason: 'sandbox_isolation_unavailable' });
+    expect(fs.readdirSync(rootDir).filter((f) => !f.startsWith('.'))).toEqual(['a1b2']);
+    await runtime.close();
   });
 
   it('starts them for anyone when the operator declares the deployment single-user', async () => {

@@ -105,7 +105,7 @@ describe('the filter program', () => {
   });
 });
 
-const BWRAP = execFileSync('bash', [path.join(PACKAGE_ROOT, 'scripts', 'setup-bubblewrap.sh')], {
+const BWRAP = execFileSync('bash', [path.join(PACKAGE_ROOT, 'scripts', 'setup-debian-tool.sh'), 'bubblewrap', 'bwrap'], {
   encoding: 'utf8',
   stdio: ['ignore', 'pipe', 'ignore'],
 })

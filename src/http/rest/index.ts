@@ -1,5 +1,6 @@
 // The REST door: every /api request but the docs page. In order: the per-client-IP limit and
-// no-cache headers (every /api path, matched or not), the route table (routes.ts first, then
+// no-cache headers (every /api path, matched or not; a request with credentials that a
+// procedure will check is charged there instead, to what they prove: src/procedures.ts), the route table (routes.ts first, then
 // the procedures on their legacy paths), the body (the one reader: content type, size, depth),
 // the final input, the procedure, and one writer of every answer (answers.ts). The reference's
 // legacy shims live here, on the route they belong to.
@@ -8,7 +9,8 @@ import { parseSize } from '../../config.js';
 import type { Context, Deps } from '../../context.js';
 import { readRestForm, readRestJson } from '../body.js';
 import { createRequestContext } from '../context.js';
-import { chargeClient, factsOf } from '../pipeline.js';
+import { carriesCredential } from '../credentials.js';
+import { chargeClient, chargeLeftCall, factsOf } from '../pipeline.js';
 import { NOT_AN_OBJECT, NOT_FOUND, setNoCache, writeFailure, writeJson, writeRestError } from './answers.js';
 import { handlerRoutes, type HandlerRoute } from './routes.js';
 import { procedureRoutes, queryInput, RouteTable, type ProcedureRoute } from './table.js';
@@ -40,7 +42,8 @@ export function restDoor(deps: Deps): (req: IncomingMessage, res: ServerResponse
     const found = table.match(req.method ?? 'GET', facts.path);
     if (!(found?.route.kind === 'handler' && found.route.open)) {
       try {
-        chargeClient(deps, req);
+        // A path no route takes reaches no procedure: charged here whatever it carries.
+        chargeClient(deps, req, 1, found !== undefined && carriesCredential(req));
       } catch (error) {
         fail(req, res, error, undefined);
         return true;
@@ -65,12 +68,19 @@ export function restDoor(deps: Deps): (req: IncomingMessage, res: ServerResponse
 
     async function serve(route: Route, params: Record<string, string>): Promise<void> {
       const reads = route.kind === 'procedure' ? 'json-object' : route.body;
-      const body = reads === 'none' ? undefined : reads === 'form' ? await readRestForm(req, limits) : await readRestJson(req, limits);
+      let body: unknown;
+      try {
+        body = reads === 'none' ? undefined : reads === 'form' ? await readRestForm(req, limits) : await readRestJson(req, limits);
+      } catch (error) {
+        chargeLeftCall(deps, req); // refused before any procedure checked the credentials
+        throw error;
+      }
       if (
         (reads === 'json-object' || reads === 'form') &&
         body !== undefined &&
         (typeof body !== 'object' || body === null || Array.isArray(body))
       ) {
+        chargeLeftCall(deps, req);
         return writeRestError(res, NOT_AN_OBJECT);
       }
       if (route.kind === 'handler') {
