@@ -4,9 +4,11 @@ import { Schema, type Connection, type InferSchemaType } from 'mongoose';
 // this collection only, never the finished tasks (which grow with history; on the embedded
 // FerretDB every query scans its whole collection). dueAt is when the task may be claimed:
 // its creation, or the end of the lease a worker holds. The lease itself lives on the task.
+// userId: whose task it is, so claims can share the workers fairly between users.
 export const StartTaskQueueSchema = new Schema(
   {
     _id: { type: String, required: true }, // the task's id
+    userId: { type: String, default: null },
     dueAt: { type: Date, required: true },
     createdAt: { type: Date, required: true, default: () => new Date() },
   },

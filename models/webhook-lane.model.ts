@@ -7,11 +7,13 @@ import { Schema, type Connection, type InferSchemaType } from 'mongoose';
 // the claims (each is decided by inserting its key, src/db/claims.ts) of this `incarnation` of
 // the lane (a lane removed when empty and made again by a later event is a new one, whose claim
 // keys must not meet the old ones'); `wakes` counts the deliveries added, so a worker that
-// found the lane empty removes it only if none came since.
+// found the lane empty removes it only if none came since. userId: the endpoint's owner, so
+// claims can share the sending lanes fairly between users.
 export const WebhookLaneSchema = new Schema(
   {
     _id: { type: String, required: true },
     endpointId: { type: String, required: true },
+    userId: { type: String, default: null },
     resourceKey: { type: String, required: true },
     dueAt: { type: Date, required: true },
     leaseOwner: { type: String, default: null },

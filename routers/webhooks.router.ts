@@ -1,7 +1,9 @@
 // Webhooks of agent servers (docs/api.md). They authenticate with the sandbox's session key
 // (not a user key): the d6 routes name the sandbox in the path, the 2026 ones only carry the key.
+// Each call counts against that sandbox's rate limit once the key is proven (the git-token
+// lookup: against the access token's user), never the shared address of all local sandboxes.
 import { z } from 'zod';
-import { publicProcedure, sandboxKeyProcedure, sandboxProcedure } from '../src/procedures.js';
+import { accessTokenProcedure, sandboxKeyProcedure, sandboxProcedure } from '../src/procedures.js';
 import { router } from '../src/trpc.js';
 import { NoInputSchema, SuccessSchema } from '../contract/common.schema.js';
 import {
@@ -13,7 +15,7 @@ import {
 
 export const webhooksRouter = router({
   // Static path first: it would otherwise match {sandbox_id} routes of the same method.
-  gitToken: publicProcedure
+  gitToken: accessTokenProcedure
     .meta({
       auth: 'access-token',
       errors: ['provider_token_not_found'],
@@ -26,7 +28,7 @@ export const webhooksRouter = router({
     })
     .input(NoInputSchema)
     .output(z.string())
-    .query(({ ctx }) => ctx.services.webhooks.lookupGitToken(ctx.accessToken)),
+    .query(({ ctx }) => ctx.services.webhooks.gitToken(ctx.accessClaims)),
 
   // Agent servers >= 1.0 post to <OH_WEBHOOKS_0_BASE_URL>/conversations and /events/{id}; with a
   // base URL without the sandbox id, the key alone says which sandbox reports.

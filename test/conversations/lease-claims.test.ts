@@ -55,7 +55,7 @@ describe('exclusive claims across replicas', () => {
     const stores = [storeOf(first), storeOf(second), storeOf(first), storeOf(second)];
     const won = new Map<string, string[]>();
     for (let round = 0; round < ids.length; round++) {
-      const results = await Promise.all(stores.map((store, i) => store.taskLeases.claim(`claimer-${i}`, 60_000)));
+      const results = await Promise.all(stores.map((store, i) => store.taskLeases.claim(`claimer-${i}`, 60_000, [])));
       for (const [i, task] of results.entries()) if (task) won.set(task._id, [...(won.get(task._id) ?? []), `claimer-${i}`]);
     }
     expect([...won.keys()].sort()).toEqual(ids);
