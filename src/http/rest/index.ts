@@ -42,8 +42,10 @@ export function restDoor(deps: Deps): (req: IncomingMessage, res: ServerResponse
     const found = table.match(req.method ?? 'GET', facts.path);
     if (!(found?.route.kind === 'handler' && found.route.open)) {
       try {
-        // A path no route takes reaches no procedure: charged here whatever it carries.
-        chargeClient(deps, req, 1, found !== undefined && carriesCredential(req));
+        // A path no route takes, or a route that calls no procedure (the legacy 404s), checks
+        // no credentials there: charged here whatever it carries.
+        const checked = !!found && (found.route.kind === 'procedure' || found.route.procedurePath !== undefined);
+        chargeClient(deps, req, 1, checked && carriesCredential(req));
       } catch (error) {
         fail(req, res, error, undefined);
         return true;

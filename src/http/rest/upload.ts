@@ -22,31 +22,38 @@ export async function uploadFiles(deps: Deps, call: HandlerCall): Promise<void> 
   const ctx = await call.context(true); // a browser session cookie authenticates too
   if (!ctx.user) {
     req.resume();
+    ctx.chargeAddress?.(); // the edge left the charge to credentials that proved nothing
     return writeRestError(res, { status: 401, body: { detail: 'Unauthorized' } });
   }
+  // Refused before the procedure (which charges the user) runs: the user's bucket pays here.
+  const user = ctx.user.id;
+  const refuse = (answer: Parameters<typeof writeRestError>[1]) => {
+    deps.limits.user(user);
+    writeRestError(res, answer);
+  };
   if (typeis(req, ['multipart/form-data']) !== 'multipart/form-data') {
     req.resume();
-    return writeRestError(res, { status: 415, body: { detail: 'Expected multipart/form-data with "files" parts' } });
+    return refuse({ status: 415, body: { detail: 'Expected multipart/form-data with "files" parts' } });
   }
   if (Number(req.headers['content-length'] ?? 0) > limit) {
     req.resume();
-    return writeRestError(res, tooLarge);
+    return refuse(tooLarge);
   }
   let body: Buffer;
   try {
     body = await readLimited(req, limit);
   } catch (error) {
-    if (error instanceof BodyProblem) return writeRestError(res, tooLarge);
+    if (error instanceof BodyProblem) return refuse(tooLarge);
     throw error;
   }
   let form: FormData;
   try {
     form = await new Response(body, { headers: { 'content-type': req.headers['content-type']! } }).formData();
   } catch {
-    return writeRestError(res, invalidBody('value_error', 'Invalid multipart/form-data body'));
+    return refuse(invalidBody('value_error', 'Invalid multipart/form-data body'));
   }
   const parts = form.getAll('files').flatMap((part) => (typeof part === 'string' ? [] : [part as unknown as UploadedPart]));
-  if (parts.length === 0) return writeRestError(res, invalidBody('missing', 'Field required'));
+  if (parts.length === 0) return refuse(invalidBody('missing', 'Field required'));
   const files = await Promise.all(
     parts.map(async (file) => ({ name: file.name, content_base64: Buffer.from(await file.arrayBuffer()).toString('base64') })),
   );
