@@ -100,20 +100,27 @@ describe('start workers shared between users', () => {
     });
     fs.writeFileSync(gate('a'), '');
     for (const [key, id] of [...aliceIds.map((id) => [alice, id]), ...carolIds.map((id) => [carol, id]), [bob, bobId]]) {
-      expect((await waitForTask(app, key!, id!)).status).toBe('READY');
+      await waitForTask(app, key!, id!);
     }
 
     const [a1, a2, a3] = await tasksOf(alice, aliceIds);
     const [c1, c2] = await tasksOf(carol, carolIds);
     const [b1] = await tasksOf(bob, [bobId]);
-    const statuses = JSON.stringify({ busy: busy.map((t) => t.id), aliceIds, carolIds, bobId });
-    expect(busy.map((t) => t.id).sort(), statuses).toEqual([aliceIds[0], carolIds[0]].sort());
+    // What happened, named, for every check below.
+    const story = JSON.stringify({
+      busy: busy.map((t) => t.id),
+      ...Object.fromEntries(
+        Object.entries({ a1, a2, a3, c1, c2, b1 }).map(([name, t]) => [name, { id: t!.id, status: t!.status, phases: t!.phase_times }]),
+      ),
+    });
+    for (const task of [a1, a2, a3, c1, c2, b1]) expect(task!.status, story).toBe('READY');
+    expect(busy.map((t) => t.id).sort(), story).toEqual([aliceIds[0], carolIds[0]].sort());
     // Bob's start began before Alice's backlog and before Carol's second start (older than his).
-    expect(entered(b1!, 'WAITING_FOR_SANDBOX')).toBeLessThan(entered(a2!, 'WAITING_FOR_SANDBOX'));
-    expect(entered(b1!, 'WAITING_FOR_SANDBOX')).toBeLessThan(entered(c2!, 'WAITING_FOR_SANDBOX'));
-    expect(entered(c1!, 'WAITING_FOR_SANDBOX')).toBeLessThan(entered(b1!, 'WAITING_FOR_SANDBOX'));
+    expect(entered(b1!, 'WAITING_FOR_SANDBOX'), story).toBeLessThan(entered(a2!, 'WAITING_FOR_SANDBOX'));
+    expect(entered(b1!, 'WAITING_FOR_SANDBOX'), story).toBeLessThan(entered(c2!, 'WAITING_FOR_SANDBOX'));
+    expect(entered(c1!, 'WAITING_FOR_SANDBOX'), story).toBeLessThan(entered(b1!, 'WAITING_FOR_SANDBOX'));
     // Alice never held two workers: each of her starts began after the one before was READY.
-    expect(entered(a2!, 'WAITING_FOR_SANDBOX')).toBeGreaterThanOrEqual(entered(a1!, 'READY'));
-    expect(entered(a3!, 'WAITING_FOR_SANDBOX')).toBeGreaterThanOrEqual(entered(a2!, 'READY'));
+    expect(entered(a2!, 'WAITING_FOR_SANDBOX'), story).toBeGreaterThanOrEqual(entered(a1!, 'READY'));
+    expect(entered(a3!, 'WAITING_FOR_SANDBOX'), story).toBeGreaterThanOrEqual(entered(a2!, 'READY'));
   });
 });
