@@ -8,6 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SANDBOX_LOG } from '../../src/sandbox/process-launch.js';
 import { call, startTestApp, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/eventually.js';
 import { writeFixtureUi } from '../helpers/fixture-ui.js';
@@ -75,7 +76,7 @@ describe('a d6 UI conversation on the real agent server 1.0.0a6', () => {
         if (info?.status === 'ERROR') {
           const task = await app.rawCollection('start_tasks').findOne({ conversationId: id });
           // The agent server's own log says why (its answers to the service are sanitised).
-          const log = path.join(app.server.deps.config.dataDir, 'sandboxes', '.state', String(task?.sandbox_id), 'sandbox.log');
+          const log = path.join(app.server.deps.config.dataDir, 'sandboxes', String(task?.sandbox_id), SANDBOX_LOG);
           const tail = fs.existsSync(log) ? fs.readFileSync(log, 'utf8').split('\n').slice(-60).join('\n') : '';
           throw new Error(`start failed: ${task?.detail}\n${tail}`);
         }
