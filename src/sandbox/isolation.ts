@@ -32,6 +32,11 @@ export type Isolation =
       ip: string;
       /** Root creates the namespaces itself and drops to the sandbox's uid; others use a user namespace. */
       privileged: boolean;
+      /**
+       * 'host': the isolation of earlier releases, sharing the host's network, without seccomp:
+       * never configured, only the bench's baseline (bench/sandbox-start.ts).
+       */
+      network?: 'own' | 'host';
     }
   | {
       kind: 'none';
@@ -155,7 +160,7 @@ export function wrapCommand(isolation: Isolated, view: SandboxView, command: str
   writeIdentityFiles(view);
   const mounts = new MountPlan();
   const wrapped = [
-    ...namespaceArgs(isolation.privileged),
+    ...namespaceArgs(isolation),
     '--hostname',
     'sandbox',
     ...systemView(),
@@ -176,7 +181,7 @@ export function wrapCommand(isolation: Isolated, view: SandboxView, command: str
     '/workspace',
     '--chdir',
     view.dir,
-    ...launchFdArgs(),
+    ...(isolation.network === 'host' ? [] : launchFdArgs()),
     '--',
     ...(isolation.privileged ? dropTo(view.uid) : []),
     command,
@@ -190,7 +195,7 @@ export function trialCommand(isolation: Isolated): { command: string; args: stri
   return {
     command: isolation.bwrap,
     args: [
-      ...namespaceArgs(isolation.privileged),
+      ...namespaceArgs(isolation),
       ...systemView(),
       ...launchFdArgs(),
       '--',
@@ -225,10 +230,11 @@ function resolverBind(stateDir: string, mounts: MountPlan): string[] {
  * /usr cannot raise it again. Anyone else gets a user namespace mapping only their own uid,
  * which pasta joins too (it owns the network namespace then).
  */
-function namespaceArgs(privileged: boolean): string[] {
-  return privileged
-    ? ['--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-net', '--unshare-cgroup-try']
-    : ['--unshare-all', '--disable-userns'];
+function namespaceArgs(isolation: Isolated): string[] {
+  const own = isolation.network !== 'host';
+  return isolation.privileged
+    ? ['--unshare-pid', '--unshare-ipc', '--unshare-uts', ...(own ? ['--unshare-net'] : []), '--unshare-cgroup-try']
+    : ['--unshare-all', ...(own ? [] : ['--share-net']), '--disable-userns'];
 }
 
 function dropTo(uid: number): string[] {

@@ -44,11 +44,12 @@ export async function prepareCommand(
   const { dir, stateDir, uid } = folders;
   const { isolation } = context;
   const isolated = isolation.kind === 'bubblewrap';
+  const ownNetwork = isolated && isolation.network !== 'host';
   const withVscode = vscodeEnabled(launch.spec);
   const [port, ...more] = await freePorts(1 + WORKERS.length + (withVscode ? 1 : 0));
   const ports: SandboxPorts = { agentServer: port!, workers: more.slice(0, WORKERS.length), vscode: more[WORKERS.length] ?? null };
   // Each isolated sandbox has a network of its own, so inside it the ports can be the reference's.
-  const insidePorts: SandboxPorts = isolated ? { ...INSIDE_PORTS, vscode: withVscode ? INSIDE_PORTS.vscode : null } : ports;
+  const insidePorts: SandboxPorts = ownNetwork ? { ...INSIDE_PORTS, vscode: withVscode ? INSIDE_PORTS.vscode : null } : ports;
   const values: Record<string, string> = { port: String(insidePorts.agentServer), sandbox_dir: dir, ...extra };
   const [command, ...args] = (launch.spec.command ?? []).map((part) => fill(part, values));
   if (!command) throw unrunnable(`Sandbox spec ${launch.spec.id} has no command for the process runtime`);
@@ -70,7 +71,7 @@ export async function prepareCommand(
     ...Object.fromEntries(Object.entries(launch.spec.initial_env).map(([k, v]) => [k, fill(v, values)])),
     OH_SESSION_API_KEYS_0: launch.sessionApiKey,
     OH_SECRET_KEY: launch.sessionApiKey,
-    OH_WEBHOOKS_0_BASE_URL: isolated && context.servicePort ? callbackThroughNetwork(launch.webhookBaseUrl) : launch.webhookBaseUrl,
+    OH_WEBHOOKS_0_BASE_URL: ownNetwork && context.servicePort ? callbackThroughNetwork(launch.webhookBaseUrl) : launch.webhookBaseUrl,
     ...corsEnv(launch.corsOrigins),
     SANDBOX_PORT: String(insidePorts.agentServer),
     ...exposureEnv(insidePorts),
@@ -90,6 +91,7 @@ export async function prepareCommand(
     );
   }
   if (!isolated) return { command, args, env, ports, insidePorts, network: null, name: command };
+  if (!ownNetwork) return { ...wrapCommand(isolation, view, command, args), env, ports, insidePorts, network: null, name: command };
   const network: NetworkPlan = {
     inbound: [
       { host: ports.agentServer, inside: insidePorts.agentServer },

@@ -72,7 +72,8 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
 
   /** Isolated sandboxes reach the service only through their network's one path. */
   callbackOrigin(): string | null {
-    return this.options.isolation.kind === 'bubblewrap' ? CONTROL_PLANE_ORIGIN : null;
+    const isolation = this.options.isolation;
+    return isolation.kind === 'bubblewrap' && isolation.network !== 'host' ? CONTROL_PLANE_ORIGIN : null;
   }
 
   private readonly folders: SandboxFolders;
