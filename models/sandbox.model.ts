@@ -15,6 +15,10 @@ export const SandboxSchema = new Schema(
     // every record (the key-only webhooks, sandbox-scoped secrets). Null on records of earlier
     // versions until the start-up pass fills it in (src/services/sandbox-keys.ts).
     sessionKeyHash: { type: String, default: null },
+    // Ciphertext of the agent server's OH_SECRET_KEY (it seals its stored secrets with it): kept
+    // across resumes, while the session key is new on each. Null on records of earlier versions,
+    // whose agent servers sealed with their session key: it is kept as this at their first resume.
+    secretKey: { type: String, default: null },
     desired: { type: String, required: true, enum: ['running', 'paused', 'deleting'] },
     // When `desired` last changed: retention counts paused time from here.
     desiredSince: { type: Date, default: null },

@@ -89,7 +89,7 @@ export function buildSecret(launch: SandboxLaunch): V1Secret {
     type: 'Opaque',
     stringData: {
       OH_SESSION_API_KEYS_0: launch.sessionApiKey,
-      OH_SECRET_KEY: launch.sessionApiKey,
+      OH_SECRET_KEY: launch.secretKey,
       OH_WEBHOOKS_0_BASE_URL: launch.webhookBaseUrl,
     },
   };

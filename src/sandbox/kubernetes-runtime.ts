@@ -108,6 +108,13 @@ export class KubernetesSandboxRuntime implements SandboxRuntime {
       if (statusCode(error) === 404) throw new AppError('NOT_FOUND', 'Sandbox workspace is gone', { reason: 'sandbox_workspace_gone' });
       throw kubernetesError(error, 'resume the sandbox');
     }
+    // The session key is new on each resume: the pod reads it from the Secret.
+    await this.core
+      .replaceNamespacedSecret({ namespace, name: sandboxName(launch.sandboxId), body: buildSecret(launch) })
+      .catch((error: unknown) => {
+        if (statusCode(error) !== 404) throw kubernetesError(error, 'resume the sandbox');
+        return this.core.createNamespacedSecret({ namespace, body: buildSecret(launch) });
+      });
     try {
       await this.core.createNamespacedPod({ namespace, body: buildPod(launch, this.options) });
     } catch (error) {

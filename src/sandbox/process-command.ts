@@ -70,7 +70,7 @@ export async function prepareCommand(
     TMPDIR: dir,
     ...Object.fromEntries(Object.entries(launch.spec.initial_env).map(([k, v]) => [k, fill(v, values)])),
     OH_SESSION_API_KEYS_0: launch.sessionApiKey,
-    OH_SECRET_KEY: launch.sessionApiKey,
+    OH_SECRET_KEY: launch.secretKey,
     OH_WEBHOOKS_0_BASE_URL: ownNetwork && context.servicePort ? callbackThroughNetwork(launch.webhookBaseUrl) : launch.webhookBaseUrl,
     ...corsEnv(launch.corsOrigins),
     SANDBOX_PORT: String(insidePorts.agentServer),

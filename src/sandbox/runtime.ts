@@ -50,6 +50,8 @@ export interface SandboxLaunch {
   userId: string;
   spec: SandboxSpec;
   sessionApiKey: string;
+  /** OH_SECRET_KEY: what the agent server seals its stored secrets with; the same across resumes (the session key is new on each). */
+  secretKey: string;
   /** OH_WEBHOOKS_0_BASE_URL: where the agent server reports conversations and events. */
   webhookBaseUrl: string;
   /** Origins whose pages call the agent server from a browser (its CORS list); none when unset. */

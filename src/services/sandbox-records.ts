@@ -8,6 +8,7 @@ import { sha256 } from '../crypto.js';
 export const newSandboxId = () => crypto.randomBytes(16).toString('hex');
 
 export const keyContext = (sandboxId: string) => `sandbox:${sandboxId}:session_api_key`;
+export const secretKeyContext = (sandboxId: string) => `sandbox:${sandboxId}:secret_key`;
 
 /** What the record keeps to find a sandbox by its session key: 43 random characters need no salt. */
 export const sessionKeyHash = (sessionKey: string) => sha256(sessionKey).toString('hex');

@@ -10,7 +10,7 @@ import { AppError } from '../errors.js';
 import { ConcurrencyGate } from '../rate-limit.js';
 import type { Metrics } from '../metrics.js';
 import type { SandboxLaunch, SandboxRuntime, SandboxSpec, SandboxState } from '../sandbox/runtime.js';
-import { desiredChange, keyContext, newSandboxId, sessionKeyHash } from './sandbox-records.js';
+import { desiredChange, keyContext, newSandboxId, secretKeyContext, sessionKeyHash } from './sandbox-records.js';
 import { PAUSE_REASONS, SandboxEvents } from './sandbox-events.js';
 import { pauseLeastRecentlyUsed } from './sandbox-room.js';
 import { SandboxSlots, type ReleaseSlot } from './sandbox-slots.js';
@@ -128,6 +128,7 @@ export class SandboxesService {
       runtime: this.runtime.kind,
       sessionApiKey: this.box.encrypt(sessionKey, keyContext(sandboxId)),
       sessionKeyHash: sessionKeyHash(sessionKey),
+      secretKey: this.box.encrypt(randomBase62(43), secretKeyContext(sandboxId)),
       desired: 'running',
       desiredSince: now,
       pausedBy: null,
@@ -143,7 +144,9 @@ export class SandboxesService {
   /** Starts a recorded sandbox; a failed start removes the record too. */
   async startRecorded(record: SandboxFields): Promise<void> {
     try {
-      await this.runtime.start(this.launch(record, this.box.decrypt(record.sessionApiKey, keyContext(record._id))));
+      await this.runtime.start(
+        this.launch(record, this.box.decrypt(record.sessionApiKey, keyContext(record._id)), this.secretKeyOf(record)),
+      );
     } catch (error) {
       await this.records.remove(record._id);
       throw error;
@@ -189,7 +192,8 @@ export class SandboxesService {
     await this.slots.claim(userId, sandboxId);
     try {
       if (state.status === 'ERROR') await this.runtime.pause(sandboxId);
-      await this.starts.run(() => this.runtime.resume(this.launch(record, this.box.decrypt(record.sessionApiKey, keyContext(sandboxId)))));
+      const keys = await this.rotateSessionKey(record);
+      await this.starts.run(() => this.runtime.resume(this.launch(record, keys.sessionKey, keys.secretKey)));
     } catch (error) {
       await this.slots.release(userId, sandboxId);
       throw error;
@@ -259,7 +263,36 @@ export class SandboxesService {
     return record;
   }
 
-  private launch(record: SandboxFields, sessionApiKey: string): SandboxLaunch {
+  /**
+   * A new session key for each resume, written before the sandbox starts with it: a key that
+   * leaked from a sandbox's earlier run (its environment, its logs, a client) opens nothing once it
+   * is paused and resumed. The secret key stays: the agent server's stored secrets are sealed with it.
+   */
+  private async rotateSessionKey(record: SandboxFields): Promise<{ sessionKey: string; secretKey: string }> {
+    const secretKey = this.secretKeyOf(record);
+    const sessionKey = randomBase62(43);
+    await this.records.update(
+      record._id,
+      { userId: record.userId },
+      {
+        $set: {
+          sessionApiKey: this.box.encrypt(sessionKey, keyContext(record._id)),
+          sessionKeyHash: sessionKeyHash(sessionKey),
+          secretKey: this.box.encrypt(secretKey, secretKeyContext(record._id)),
+        },
+      },
+    );
+    return { sessionKey, secretKey };
+  }
+
+  /** Records of earlier versions have none: their agent servers sealed with the session key. */
+  private secretKeyOf(record: SandboxFields): string {
+    return record.secretKey
+      ? this.box.decrypt(record.secretKey, secretKeyContext(record._id))
+      : this.box.decrypt(record.sessionApiKey, keyContext(record._id));
+  }
+
+  private launch(record: SandboxFields, sessionApiKey: string, secretKey: string): SandboxLaunch {
     const spec = this.specs.find(record.specId);
     if (!spec) {
       throw new AppError('CONFLICT', `The sandbox's spec ${record.specId} is no longer configured`, {
@@ -271,6 +304,7 @@ export class SandboxesService {
       userId: record.userId,
       spec,
       sessionApiKey,
+      secretKey,
       webhookBaseUrl: `${this.webUrl()}/api/v1/webhooks/${record._id}`,
       corsOrigins: this.corsOrigins(),
     };

@@ -206,7 +206,7 @@ describe('the sandbox network and pod security, in every kustomize target', () =
   it.each(TARGETS)(
     '%s selects the pods the runtime builds, denies the rest egress, keeps ingress closed, enforces restricted',
     (target) => {
-      const launch = { sandboxId: 'x', userId: 'u', sessionApiKey: 'k', webhookBaseUrl: 'http://w' };
+      const launch = { sandboxId: 'x', userId: 'u', sessionApiKey: 'k', secretKey: 'sealing-key', webhookBaseUrl: 'http://w' };
       const spec = { id: 'i', command: null, initial_env: {}, working_dir: '/w' };
       const selector = policy(target, 'sandboxes-egress')?.spec?.podSelector;
       expect(selector).toEqual(
@@ -266,6 +266,7 @@ describe('the Kubernetes runtime as the manifests ServiceAccount', () => {
       userId: 'rbac-user',
       spec: { id: 'ghcr.io/openhands/agent-server:test', command: ['--port', '8000'], initial_env: {}, working_dir: '/workspace/project' },
       sessionApiKey: 'session-key-for-rbac-test',
+      secretKey: 'sealing-key',
       webhookBaseUrl: 'http://agent-control-plane.agent-control-plane.svc.cluster.local/api/v1/webhooks/x',
       corsOrigins: ['https://agents.example.com'],
     };

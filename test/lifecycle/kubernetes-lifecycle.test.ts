@@ -155,6 +155,7 @@ describe('lifecycle on Kubernetes', () => {
       userId: 'nobody',
       spec: { id: OTHER_IMAGE, command: ['--port', '8000'], initial_env: {}, working_dir: '/workspace/project' },
       sessionApiKey: 'orphan-key',
+      secretKey: 'sealing-key',
       webhookBaseUrl: 'http://127.0.0.1:9/api/v1/webhooks/x',
     });
     expect(await podExists(orphan)).toBe(true);

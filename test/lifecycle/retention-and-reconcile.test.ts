@@ -117,6 +117,7 @@ describe('reconcile', () => {
         userId: 'nobody',
         spec: app.server.deps.services.sandboxSpecs.default,
         sessionApiKey: 'orphan-key',
+        secretKey: 'sealing-key',
         webhookBaseUrl: 'http://127.0.0.1:9/api/v1/webhooks/x',
       });
       await eventually('the orphan to run', async () => (await runtime.state(id, 'running')).status === 'RUNNING');

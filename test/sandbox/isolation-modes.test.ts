@@ -70,7 +70,14 @@ describe('without isolation', () => {
       log: createLogger('silent'),
     });
     const spec = { ...FAKE_AGENT_SPEC, initial_env: {} };
-    const launch = { sandboxId: 'a1b2', userId: 'dora', spec, sessionApiKey: 'k'.repeat(43), webhookBaseUrl: 'http://127.0.0.1:9/x' };
+    const launch = {
+      sandboxId: 'a1b2',
+      userId: 'dora',
+      spec,
+      sessionApiKey: 'k',
+      secretKey: 'sealing-key'.repeat(43),
+      webhookBaseUrl: 'http://127.0.0.1:9/x',
+    };
     await expect(runtime.resume(launch)).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE', reason: 'sandbox_isolation_unavailable' });
     await expect(runtime.start({ ...launch, sandboxId: 'c3d4' })).rejects.toMatchObject({ reason: 'sandbox_isolation_unavailable' });
     expect(fs.readdirSync(rootDir).filter((f) => !f.startsWith('.'))).toEqual(['a1b2']);

@@ -47,6 +47,7 @@ const launch: SandboxLaunch = {
     limits: { memory: '768Mi', cpu: '500m', pids: 512, disk: '5Gi' },
   },
   sessionApiKey: 'session-key-for-pss-test',
+  secretKey: 'sealing-key',
   webhookBaseUrl: 'http://agent-control-plane.agent-control-plane.svc.cluster.local/api/v1/webhooks/x',
 };
 

@@ -147,9 +147,11 @@ describe('Kubernetes runtime', () => {
     const decoded = Object.fromEntries(Object.entries(secret.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]));
     expect(decoded).toEqual({
       OH_SESSION_API_KEYS_0: sessionKey,
-      OH_SECRET_KEY: sessionKey,
+      // What the agent server seals its stored secrets with: its own key, kept across resumes.
+      OH_SECRET_KEY: expect.stringMatching(/^[0-9A-Za-z]{43}$/),
       OH_WEBHOOKS_0_BASE_URL: `${app.url}/api/v1/webhooks/${sandboxId}`,
     });
+    expect(decoded.OH_SECRET_KEY).not.toBe(sessionKey);
 
     expect(container.ports).toEqual([
       { name: 'agent-server', containerPort: 8000, protocol: 'TCP' },
@@ -198,10 +200,20 @@ describe('Kubernetes runtime', () => {
     expect(await exists(() => core.readNamespacedPersistentVolumeClaim({ namespace, name: `${name}-workspace` }))).toBe(true);
     expect((await getSandbox(sandboxId)).status).toBe('PAUSED');
 
+    const secretOf = async () => {
+      const data = (await core.readNamespacedSecret({ namespace, name })).data ?? {};
+      return Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]));
+    };
+    const before = await secretOf();
     expect((await call(app, 'POST', `/api/v1/sandboxes/${sandboxId}/resume`, { key })).status).toBe(200);
     await waitForStatus(sandboxId, 'RUNNING');
     const pod = await core.readNamespacedPod({ namespace, name });
     expect(pod.spec?.volumes?.[0]?.persistentVolumeClaim?.claimName).toBe(`${name}-workspace`);
+    // A new session key for the resumed pod (the API shows it), the same sealing key.
+    const after = await secretOf();
+    expect(after.OH_SESSION_API_KEYS_0).not.toBe(before.OH_SESSION_API_KEYS_0);
+    expect(after.OH_SESSION_API_KEYS_0).toBe((await getSandbox(sandboxId)).session_api_key);
+    expect(after.OH_SECRET_KEY).toBe(before.OH_SECRET_KEY);
   });
 
   it('agrees with a second service instance on the same database and cluster', async () => {

@@ -1,5 +1,6 @@
 // Sandboxes on the local-process runtime, over real HTTP: each sandbox is a real child
 // process (a small fake agent server) with its own directory and loopback port.
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -227,6 +228,32 @@ describe('service restart (process runtime)', () => {
       await second.stop();
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
+  });
+  it('gives a resumed sandbox a new session key: the old one opens nothing, its sealing key stays', async () => {
+    const erin = await app.keyFor('erin');
+    const start = await startSandbox(erin);
+    expect(start.status).toBe(200);
+    const started = start.body;
+    const running = await waitForStatus(erin, started.id, 'RUNNING');
+    const agentUrl = () => running.exposed_urls[0].url as string;
+    const envWith = async (url: string, sessionKey: string) =>
+      fetch(`${url}/api/test/env`, { headers: { 'x-session-api-key': sessionKey } }).then(async (r) => ({
+        status: r.status,
+        body: r.ok ? ((await r.json()) as any) : null,
+      }));
+    const sealing = (await envWith(agentUrl(), started.session_api_key)).body.secretKeyHash;
+    expect((await call(app, 'POST', `/api/v1/sandboxes/${started.id}/pause`, { key: erin })).status).toBe(200);
+    expect((await call(app, 'POST', `/api/v1/sandboxes/${started.id}/resume`, { key: erin })).status).toBe(200);
+    const resumed = await waitForStatus(erin, started.id, 'RUNNING');
+    expect(resumed.session_api_key).toMatch(/^[0-9A-Za-z]{43}$/);
+    expect(resumed.session_api_key).not.toBe(started.session_api_key);
+    const url = resumed.exposed_urls[0].url as string;
+    expect((await envWith(url, started.session_api_key)).status).toBe(401);
+    const now = await envWith(url, resumed.session_api_key);
+    expect(now.status).toBe(200);
+    expect(now.body.secretKeyHash).toBe(sealing);
+    expect(sealing).not.toBe(createHash('sha256').update(started.session_api_key).digest('hex'));
+    expect((await call(app, 'DELETE', `/api/v1/sandboxes/${started.id}`, { key: erin })).status).toBe(200);
   });
 });
 

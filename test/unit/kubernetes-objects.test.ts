@@ -17,6 +17,7 @@ const launch: SandboxLaunch = {
   userId: 'user@example.com',
   spec: { id: 'img:1', command: null, initial_env: {}, working_dir: '/workspace/project' },
   sessionApiKey: 'session-secret',
+  secretKey: 'sealing-key',
   webhookBaseUrl: 'http://svc/api/v1/webhooks/abc123',
   corsOrigins: ['https://ui.example.com', 'https://next.example.com'],
 };
