@@ -234,7 +234,15 @@ function namespaceArgs(isolation: Isolated): string[] {
   const own = isolation.network !== 'host';
   return isolation.privileged
     ? ['--unshare-pid', '--unshare-ipc', '--unshare-uts', ...(own ? ['--unshare-net'] : []), '--unshare-cgroup-try']
-    : ['--unshare-all', ...(own ? [] : ['--share-net']), '--disable-userns'];
+    : [
+        '--unshare-user',
+        '--unshare-pid',
+        '--unshare-ipc',
+        '--unshare-uts',
+        ...(own ? ['--unshare-net'] : []),
+        '--unshare-cgroup-try',
+        '--disable-userns',
+      ];
 }
 
 function dropTo(uid: number): string[] {
