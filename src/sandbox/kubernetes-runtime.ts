@@ -108,13 +108,12 @@ export class KubernetesSandboxRuntime implements SandboxRuntime {
       if (statusCode(error) === 404) throw new AppError('NOT_FOUND', 'Sandbox workspace is gone', { reason: 'sandbox_workspace_gone' });
       throw kubernetesError(error, 'resume the sandbox');
     }
-    // The session key is new on each resume: the pod reads it from the Secret.
-    await this.core
-      .replaceNamespacedSecret({ namespace, name: sandboxName(launch.sandboxId), body: buildSecret(launch) })
-      .catch((error: unknown) => {
-        if (statusCode(error) !== 404) throw kubernetesError(error, 'resume the sandbox');
-        return this.core.createNamespacedSecret({ namespace, body: buildSecret(launch) });
-      });
+    // The session key is new on each resume: the pod reads it from the Secret (replaced, never read).
+    const body = buildSecret(launch);
+    await this.core.replaceNamespacedSecret({ namespace, name: body.metadata!.name!, body }).catch((error: unknown) => {
+      if (statusCode(error) === 404) return this.core.createNamespacedSecret({ namespace, body });
+      throw kubernetesError(error, 'resume the sandbox');
+    });
     try {
       await this.core.createNamespacedPod({ namespace, body: buildPod(launch, this.options) });
     } catch (error) {
@@ -123,10 +122,8 @@ export class KubernetesSandboxRuntime implements SandboxRuntime {
   }
 
   async pause(sandboxId: string): Promise<void> {
-    await this.ignoreNotFound(
-      () => this.core.deleteNamespacedPod({ namespace: this.options.namespace, name: sandboxName(sandboxId) }),
-      'pause',
-    );
+    const name = sandboxName(sandboxId);
+    await this.ignoreNotFound(() => this.core.deleteNamespacedPod({ namespace: this.options.namespace, name }), 'pause');
   }
 
   async remove(sandboxId: string): Promise<void> {

@@ -5,12 +5,12 @@ import type { SandboxSource } from '../../contract/app-conversations.schema.js';
 import { pageFromExtra, pageOffset } from '../../contract/common.schema.js';
 import type { SandboxInfo } from '../../contract/sandboxes.schema.js';
 import type { Config } from '../config.js';
-import { randomBase62, type SecretBox } from '../crypto.js';
+import type { SecretBox } from '../crypto.js';
 import { AppError } from '../errors.js';
 import { ConcurrencyGate } from '../rate-limit.js';
 import type { Metrics } from '../metrics.js';
 import type { SandboxLaunch, SandboxRuntime, SandboxSpec, SandboxState } from '../sandbox/runtime.js';
-import { desiredChange, keyContext, newSandboxId, secretKeyContext, sessionKeyHash } from './sandbox-records.js';
+import { desiredChange, newSandboxId, openSecretKey, openSessionKey, sealedKeys } from './sandbox-records.js';
 import { PAUSE_REASONS, SandboxEvents } from './sandbox-events.js';
 import { pauseLeastRecentlyUsed } from './sandbox-room.js';
 import { SandboxSlots, type ReleaseSlot } from './sandbox-slots.js';
@@ -115,20 +115,16 @@ export class SandboxesService {
 
   /**
    * The record of a new sandbox, not started yet (for a user, or unowned for the warm pool).
-   * Record first, so a crash mid-start leaves a record that reads MISSING rather than an
-   * untracked pod.
+   * Record first: a crash mid-start leaves a record that reads MISSING, not an untracked pod.
    */
   async insertRecord(ownerId: string, spec: SandboxSpec, sandboxId = newSandboxId()): Promise<SandboxFields> {
     const now = new Date();
-    const sessionKey = randomBase62(43);
     const record: SandboxFields = {
       _id: sandboxId,
       userId: ownerId,
       specId: spec.id,
       runtime: this.runtime.kind,
-      sessionApiKey: this.box.encrypt(sessionKey, keyContext(sandboxId)),
-      sessionKeyHash: sessionKeyHash(sessionKey),
-      secretKey: this.box.encrypt(randomBase62(43), secretKeyContext(sandboxId)),
+      ...sealedKeys(this.box, sandboxId).fields,
       desired: 'running',
       desiredSince: now,
       pausedBy: null,
@@ -144,9 +140,7 @@ export class SandboxesService {
   /** Starts a recorded sandbox; a failed start removes the record too. */
   async startRecorded(record: SandboxFields): Promise<void> {
     try {
-      await this.runtime.start(
-        this.launch(record, this.box.decrypt(record.sessionApiKey, keyContext(record._id)), this.secretKeyOf(record)),
-      );
+      await this.runtime.start(this.launch(record, openSessionKey(this.box, record), openSecretKey(this.box, record)));
     } catch (error) {
       await this.records.remove(record._id);
       throw error;
@@ -192,7 +186,9 @@ export class SandboxesService {
     await this.slots.claim(userId, sandboxId);
     try {
       if (state.status === 'ERROR') await this.runtime.pause(sandboxId);
-      const keys = await this.rotateSessionKey(record);
+      // A new session key, written before the sandbox starts with it (sandbox-records.ts).
+      const keys = sealedKeys(this.box, sandboxId, openSecretKey(this.box, record));
+      await this.records.update(sandboxId, { userId }, { $set: keys.fields });
       await this.starts.run(() => this.runtime.resume(this.launch(record, keys.sessionKey, keys.secretKey)));
     } catch (error) {
       await this.slots.release(userId, sandboxId);
@@ -218,14 +214,14 @@ export class SandboxesService {
   async credentials(sandboxId: string): Promise<{ userId: string; sessionKey: string } | null> {
     const record = await this.records.get(sandboxId);
     if (!record || record.userId === WARM_POOL_OWNER) return null;
-    return { userId: record.userId, sessionKey: this.box.decrypt(record.sessionApiKey, keyContext(sandboxId)) };
+    return { userId: record.userId, sessionKey: openSessionKey(this.box, record) };
   }
 
   /** Everything the conversation service needs to talk to a user's sandbox. */
   async connection(userId: string, sandboxId: string) {
     const record = await this.record(userId, sandboxId);
     const state = await this.stateOf(record);
-    const sessionKey = this.box.decrypt(record.sessionApiKey, keyContext(sandboxId));
+    const sessionKey = openSessionKey(this.box, record);
     const spec = this.specs.find(record.specId);
     const workingDir = this.workingDirOf(record, spec);
     return {
@@ -246,7 +242,7 @@ export class SandboxesService {
     await Promise.all(
       records.map(async (r) => {
         const state = await this.stateOf(r);
-        const sessionKey = this.box.decrypt(r.sessionApiKey, keyContext(r._id));
+        const sessionKey = openSessionKey(this.box, r);
         result.set(r._id, { ...state, exposedUrls: withVscodeToken(state.exposedUrls, sessionKey, this.workingDirOf(r)), sessionKey });
       }),
     );
@@ -261,35 +257,6 @@ export class SandboxesService {
     const record = await this.records.get(sandboxId, { userId });
     if (!record) throw new AppError('NOT_FOUND', 'Sandbox not found', { reason: 'sandbox_not_found' });
     return record;
-  }
-
-  /**
-   * A new session key for each resume, written before the sandbox starts with it: a key that
-   * leaked from a sandbox's earlier run (its environment, its logs, a client) opens nothing once it
-   * is paused and resumed. The secret key stays: the agent server's stored secrets are sealed with it.
-   */
-  private async rotateSessionKey(record: SandboxFields): Promise<{ sessionKey: string; secretKey: string }> {
-    const secretKey = this.secretKeyOf(record);
-    const sessionKey = randomBase62(43);
-    await this.records.update(
-      record._id,
-      { userId: record.userId },
-      {
-        $set: {
-          sessionApiKey: this.box.encrypt(sessionKey, keyContext(record._id)),
-          sessionKeyHash: sessionKeyHash(sessionKey),
-          secretKey: this.box.encrypt(secretKey, secretKeyContext(record._id)),
-        },
-      },
-    );
-    return { sessionKey, secretKey };
-  }
-
-  /** Records of earlier versions have none: their agent servers sealed with the session key. */
-  private secretKeyOf(record: SandboxFields): string {
-    return record.secretKey
-      ? this.box.decrypt(record.secretKey, secretKeyContext(record._id))
-      : this.box.decrypt(record.sessionApiKey, keyContext(record._id));
   }
 
   private launch(record: SandboxFields, sessionApiKey: string, secretKey: string): SandboxLaunch {
@@ -323,7 +290,7 @@ export class SandboxesService {
   }
 
   private toInfo(record: SandboxFields, state: SandboxState): SandboxInfo {
-    const sessionKey = this.box.decrypt(record.sessionApiKey, keyContext(record._id));
+    const sessionKey = openSessionKey(this.box, record);
     return {
       id: record._id,
       created_by_user_id: record.userId,

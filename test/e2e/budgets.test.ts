@@ -21,6 +21,8 @@ const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-budgets-'));
 let env: Record<string, string>;
 let app: TestApp;
 const stubs: StubLlm[] = [];
+/** Started before the service, so that its sandboxes may reach them (SANDBOX_HOST_PORTS). */
+const spare: StubLlm[] = [];
 
 beforeAll(async () => {
   // A fixed port: the agent server keeps posting its webhooks to it across the restart below.
@@ -34,12 +36,14 @@ beforeAll(async () => {
     // The waits below poll every 100 ms for minutes on a slow machine: past the default 600 a minute.
     RATE_LIMIT_PER_USER: '100000',
   };
+  // The LLMs first: the service lets sandboxes reach the loopback ports running at its start.
+  for (let i = 0; i < 2; i++) spare.push(await startStubLlm({ costPerCall: PRICE, keepThinking: true }));
   app = await startTestApp('budgets-e2e', env);
 });
 
 afterAll(async () => {
   await app?.stop();
-  for (const stub of stubs) {
+  for (const stub of [...stubs, ...spare]) {
     stub.release();
     await stub.close();
   }
@@ -47,7 +51,7 @@ afterAll(async () => {
 });
 
 async function userWithStub(name: string, budgets: Record<string, number>) {
-  const llm = await startStubLlm({ costPerCall: PRICE, keepThinking: true });
+  const llm = spare.shift()!;
   stubs.push(llm);
   const key = await app.keyFor(name);
   const settings = { llm_model: 'openai/stub', llm_base_url: llm.url, llm_api_key: 'sk-budget', ...budgets };

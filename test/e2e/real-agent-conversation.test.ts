@@ -145,8 +145,8 @@ describe('a conversation on the real agent server', () => {
 /** The conversation page's routes against the real agent server, then stop and start. */
 async function checkConversationPage(id: string, projectDir: string, agentUrl: string, sessionKey: string) {
   const page = (suffix: string) => `/api/conversations/${id}/${suffix}`;
-  const agentEvents = async (url: string) =>
-    Number(await (await fetch(`${url}/api/conversations/${id}/events/count`, { headers: { 'x-session-api-key': sessionKey } })).text());
+  const agentEvents = async (url: string, key = sessionKey) =>
+    Number(await (await fetch(`${url}/api/conversations/${id}/events/count`, { headers: { 'x-session-api-key': key } })).text());
 
   // The events of the run, as the webhooks delivered them: as many as the agent server itself
   // keeps (it replays those to the web UI's socket), searchable by kind.
@@ -211,7 +211,9 @@ async function checkConversationPage(id: string, projectDir: string, agentUrl: s
   expect(await status()).toBe('RUNNING');
   const [again] = (await call(app, 'GET', `/api/v1/app-conversations?ids=${id}`, { key })).body;
   const agentAgain = again.conversation_url.replace(/\/api\/conversations\/.*$/, '');
-  expect(await agentEvents(agentAgain)).toBeGreaterThanOrEqual(ours);
+  // Resumed with a new session key: the one from before opens nothing.
+  expect(again.session_api_key).not.toBe(sessionKey);
+  expect(await agentEvents(agentAgain, again.session_api_key)).toBeGreaterThanOrEqual(ours);
   // Stopped again, a route that needs the sandbox resumes it and answers.
   expect((await call(app, 'POST', page('stop'), { key })).body).toMatchObject({ message: 'Conversation stopped successfully' });
   expect(await status()).toBe('STOPPED');

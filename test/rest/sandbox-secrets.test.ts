@@ -139,7 +139,7 @@ describe('sandbox-scoped secrets', () => {
     expect((await value(bobBox.id, 'NPM_TOKEN', bobBox.session_api_key)).status).toBe(404);
   });
 
-  it('stop working the moment the sandbox is paused, and work again once it runs', async () => {
+  it('stop working the moment the sandbox is paused, and work again once it runs, with its new key only', async () => {
     expect((await call(app, 'POST', `/api/v1/sandboxes/${aliceOther.id}/pause`, { ...bearer(alice), body: {} })).status).toBe(200);
     expect(await names(aliceOther.id, aliceOther.session_api_key)).toMatchObject({
       status: 401,
@@ -147,8 +147,12 @@ describe('sandbox-scoped secrets', () => {
     });
     expect((await value(aliceOther.id, 'NPM_TOKEN', aliceOther.session_api_key)).status).toBe(401);
     expect((await call(app, 'POST', `/api/v1/sandboxes/${aliceOther.id}/resume`, { ...bearer(alice), body: {} })).status).toBe(200);
-    await eventually('the resumed sandbox to run', async () => (await names(aliceOther.id, aliceOther.session_api_key)).status === 200);
-    expect((await value(aliceOther.id, 'NPM_TOKEN', aliceOther.session_api_key)).text).toBe('npm_alice_value');
+    // A resume gives the sandbox a new session key: the one that leaked before opens nothing.
+    const resumed = (await call(app, 'GET', `/api/v1/sandboxes?id=${aliceOther.id}`, bearer(alice))).body[0];
+    expect(resumed.session_api_key).not.toBe(aliceOther.session_api_key);
+    await eventually('the resumed sandbox to run', async () => (await names(aliceOther.id, resumed.session_api_key)).status === 200);
+    expect((await value(aliceOther.id, 'NPM_TOKEN', resumed.session_api_key)).text).toBe('npm_alice_value');
+    expect((await names(aliceOther.id, aliceOther.session_api_key)).status).toBe(401);
   });
 
   it('write no secret value into any log line', () => {
