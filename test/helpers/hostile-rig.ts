@@ -130,6 +130,16 @@ export async function startRig(label: string, env: Record<string, string>): Prom
     async close() {
       for (const { key, sandboxId } of sandboxes)
         await call(rig.service, 'DELETE', `/api/v1/sandboxes/${sandboxId}`, { key }).catch(() => undefined);
+      // Sandboxes outlive the service: one a failed test left unreachable is stopped by its record.
+      for (const { sandboxId } of sandboxes) {
+        const record = path.join(dataDir, 'sandboxes', '.state', sandboxId, 'runtime.json');
+        if (!fs.existsSync(record)) continue;
+        try {
+          process.kill(-(JSON.parse(fs.readFileSync(record, 'utf8')) as { pid: number }).pid, 'SIGKILL');
+        } catch {
+          // gone already
+        }
+      }
       await rig.service.stop();
       await git.close();
       await llm.close();
