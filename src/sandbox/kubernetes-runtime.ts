@@ -1,14 +1,13 @@
 // Kubernetes runtime: per sandbox a Pod (agent server), a PVC (workspace), a Secret (session
 // key, webhook URL), a Service (agent port) and, with a sandbox domain, an Ingress.
 //
-// - Pause deletes the pod and keeps everything else; resume recreates the pod on the same
-//   PVC; remove deletes all objects (each delete tolerates 404, so it is idempotent).
+// - Pause deletes the pod and keeps the rest; resume recreates it on the same PVC (its Secret
+//   replaced: a new session key); remove deletes all objects (each tolerates 404: idempotent).
 // - Status comes from a label-scoped pod informer (watch). While the watch is disconnected
 //   reads answer 503 rather than a stale status; after reconnecting it relists, so the true
 //   status returns. Every replica watches the API server itself, so replicas agree, and
 //   nothing lives only in memory: a restarted service reads the same state.
-// - The start timeout is measured from the pod's creationTimestamp, so it holds across
-//   service restarts and replicas.
+// - The start timeout counts from the pod's creationTimestamp: it holds across restarts and replicas.
 // - Kubernetes errors are mapped here, once: unreachable/refusing → 503.
 import {
   ApiException,

@@ -1,5 +1,5 @@
-// Sandboxes (docs/api.md): the service owns the records (owner, spec, desired state, encrypted session key) and asks the
-// runtime for live status; another user's sandbox is as if absent; a start may claim a warm one (sandbox-lifecycle/warm-pool.ts).
+// Sandboxes (docs/api.md): the service owns the records (owner, spec, desired state, sealed keys) and asks the runtime for
+// live status; another user's sandbox is as if absent; a start may claim a warm one (sandbox-lifecycle/warm-pool.ts).
 import { WARM_POOL_OWNER, type Models, type SandboxRecord } from '../../models/index.js';
 import type { SandboxSource } from '../../contract/app-conversations.schema.js';
 import { pageFromExtra, pageOffset } from '../../contract/common.schema.js';
@@ -186,8 +186,7 @@ export class SandboxesService {
     await this.slots.claim(userId, sandboxId);
     try {
       if (state.status === 'ERROR') await this.runtime.pause(sandboxId);
-      // A new session key, written before the sandbox starts with it (sandbox-records.ts).
-      const keys = sealedKeys(this.box, sandboxId, openSecretKey(this.box, record));
+      const keys = sealedKeys(this.box, sandboxId, openSecretKey(this.box, record)); // a new session key, stored first
       await this.records.update(sandboxId, { userId }, { $set: keys.fields });
       await this.starts.run(() => this.runtime.resume(this.launch(record, keys.sessionKey, keys.secretKey)));
     } catch (error) {
