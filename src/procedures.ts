@@ -6,7 +6,7 @@
 import { TRPCError } from '@trpc/server';
 import { unsafeInputIssue } from '../contract/common.schema.js';
 import { databaseUnavailable, isDatabaseUnavailable } from './db/unavailable.js';
-import { appErrorOf, InputIssuesError, toTRPCError } from './errors.js';
+import { AppError, appErrorOf, InputIssuesError, toTRPCError } from './errors.js';
 import type { AccessClaims } from './access-token.js';
 import type { Context, User } from './context.js';
 import { middleware, publicProcedure as basePublic } from './trpc.js';
@@ -87,6 +87,11 @@ export const publicProcedure = observedProcedure.use(({ ctx, next }) => {
 async function provenSandbox<T>(ctx: Context, prove: () => Promise<T>, sandboxOf: (proven: T) => string): Promise<T> {
   let proven: T;
   try {
+    // Local sandboxes reach the service only from this machine (their network's relay): a
+    // session key that leaked elsewhere opens nothing from anywhere else.
+    if (ctx.requester && ctx.deps.runtime.callbackOrigin?.() && !isLoopback(ctx.requester.address)) {
+      throw new AppError('UNAUTHORIZED', 'Sandbox session keys are accepted only from the sandboxes of this machine');
+    }
     proven = await prove();
   } catch (error) {
     ctx.chargeAddress?.();
@@ -95,6 +100,8 @@ async function provenSandbox<T>(ctx: Context, prove: () => Promise<T>, sandboxOf
   if (ctx.transport !== 'internal') ctx.deps.limits.sandbox(sandboxOf(proven));
   return proven;
 }
+
+const isLoopback = (address: string) => /^(127\.|::1$|::ffff:127\.)/.test(address);
 
 const forbidden = () => new TRPCError({ code: 'FORBIDDEN', message: 'Forbidden' });
 
