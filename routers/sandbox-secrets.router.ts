@@ -2,12 +2,12 @@
 // server's LookupSecret with the sandbox's own session key, never with a user's key. The value
 // is served as text/plain by src/http/rest/routes.ts (LookupSecret reads the body verbatim).
 import { z } from 'zod';
-import { sandboxScopedProcedure } from '../src/procedures.js';
+import { sandboxNamesProcedure, sandboxScopedProcedure } from '../src/procedures.js';
 import { router } from '../src/trpc.js';
 import { SandboxSecretsInputSchema, SandboxSecretValueInputSchema, SecretNamesSchema } from '../contract/sandbox-secrets.schema.js';
 
 export const sandboxSecretsRouter = router({
-  list: sandboxScopedProcedure
+  list: sandboxNamesProcedure
     .meta({
       auth: 'sandbox-key',
       openapi: {

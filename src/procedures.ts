@@ -84,12 +84,18 @@ export const publicProcedure = observedProcedure.use(({ ctx, next }) => {
 });
 
 /** A sandbox's key proven: its own bucket; not proven, the address's (an id merely named never opens a bucket). */
-async function provenSandbox<T>(ctx: Context, prove: () => Promise<T>, sandboxOf: (proven: T) => string): Promise<T> {
+async function provenSandbox<T>(
+  ctx: Context,
+  prove: () => Promise<T>,
+  sandboxOf: (proven: T) => string,
+  { fromSandboxOnly = true } = {},
+): Promise<T> {
   let proven: T;
   try {
     // Local sandboxes reach the service only from this machine (their network's relay): a
-    // session key that leaked elsewhere opens nothing from anywhere else.
-    if (ctx.requester && ctx.deps.runtime.callbackOrigin?.() && !isLoopback(ctx.requester.address)) {
+    // session key that leaked elsewhere opens nothing from anywhere else. (Listing secret
+    // names is the SDK workspace's, on the user's own machine: no value, from anywhere.)
+    if (fromSandboxOnly && ctx.requester && ctx.deps.runtime.callbackOrigin?.() && !isLoopback(ctx.requester.address)) {
       throw new AppError('UNAUTHORIZED', 'Sandbox session keys are accepted only from the sandboxes of this machine');
     }
     proven = await prove();
@@ -155,7 +161,11 @@ export const signInProcedure = publicProcedure.use(({ ctx, next }) => {
 export const sandboxProcedure = observedProcedure.use(async ({ ctx, getRawInput, next }) => {
   const raw = (await getRawInput()) as { sandbox_id?: unknown } | undefined;
   const sandboxId = typeof raw?.sandbox_id === 'string' ? raw.sandbox_id : '';
-  const sandboxOwner = await provenSandbox(ctx, () => ctx.services.webhooks.authenticate(sandboxId, ctx.sessionKey), () => sandboxId);
+  const sandboxOwner = await provenSandbox(
+    ctx,
+    () => ctx.services.webhooks.authenticate(sandboxId, ctx.sessionKey),
+    () => sandboxId,
+  );
   return next({ ctx: { ...ctx, sandboxOwner } });
 });
 
@@ -192,13 +202,18 @@ export const accessTokenProcedure = observedProcedure.use(async ({ ctx, next }) 
  * For the sandbox-scoped secrets: X-Session-API-Key must be the session key of the sandbox named
  * in the path, and that sandbox must be running (checked before the input, as the webhooks do).
  */
-export const sandboxScopedProcedure = observedProcedure.use(async ({ ctx, getRawInput, next }) => {
-  const raw = (await getRawInput()) as { sandbox_id?: unknown } | undefined;
-  const sandboxId = typeof raw?.sandbox_id === 'string' ? raw.sandbox_id : '';
-  const sandboxOwner = await provenSandbox(
-    ctx,
-    () => ctx.services.sandboxSecrets.authenticate(sandboxId, ctx.sessionKey),
-    () => sandboxId,
-  );
-  return next({ ctx: { ...ctx, sandboxOwner } });
-});
+const sandboxScoped = (fromSandboxOnly: boolean) =>
+  observedProcedure.use(async ({ ctx, getRawInput, next }) => {
+    const raw = (await getRawInput()) as { sandbox_id?: unknown } | undefined;
+    const sandboxId = typeof raw?.sandbox_id === 'string' ? raw.sandbox_id : '';
+    const sandboxOwner = await provenSandbox(
+      ctx,
+      () => ctx.services.sandboxSecrets.authenticate(sandboxId, ctx.sessionKey),
+      () => sandboxId,
+      { fromSandboxOnly },
+    );
+    return next({ ctx: { ...ctx, sandboxOwner } });
+  });
+export const sandboxScopedProcedure = sandboxScoped(true);
+/** The names of a sandbox's secrets (no value): the SDK workspace asks from the user's machine. */
+export const sandboxNamesProcedure = sandboxScoped(false);

@@ -2,7 +2,8 @@
 // sandboxes have networks of their own: they reach the service from 127.0.0.1 (their network's
 // relay), so a key that leaked elsewhere opens nothing from another address. The service listens
 // on every address here, and the same call is made through loopback and through the machine's
-// own address on another interface.
+// own address on another interface. Listing the secrets' names (no value) stays open: the SDK's
+// workspace asks for them from the user's own machine.
 import os from 'node:os';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { call, startTestApp, type TestApp } from '../helpers/app.js';
@@ -39,6 +40,12 @@ it('answers a sandbox key from loopback, and refuses it from another address of 
   const remote = await secret(otherAddress!);
   expect(remote.status).toBe(401);
   expect(await remote.text()).not.toContain('npm-value');
+  // The names (no value) stay listed for the SDK workspace on the user's own machine.
+  const names = await fetch(`http://${otherAddress}:${port}/api/v1/sandboxes/${id}/settings/secrets`, {
+    headers: { 'x-session-api-key': session_api_key },
+  });
+  expect(names.status).toBe(200);
+  expect(JSON.stringify(await names.json())).toContain('NPM_TOKEN');
   // A webhook with the key, from elsewhere, is refused the same way.
   const hook = await fetch(`http://${otherAddress}:${port}/api/v1/webhooks/conversations`, {
     method: 'POST',
