@@ -32,6 +32,8 @@ export interface HealthWatch {
 export function watchHealth(watch: HealthWatch): void {
   const { handle } = watch;
   let squatted = false;
+  /** /alive answered, but nothing of the sandbox listened on the port (the tables, read as root). */
+  let unproven = false;
   const check = async () => {
     if (!watch.current() || handle.phase !== 'STARTING') return;
     if (await isHealthy(handle.ports.agentServer)) {
@@ -42,6 +44,7 @@ export function watchHealth(watch: HealthWatch): void {
         sessionKey: watch.sessionKey ?? null,
       });
       if (proof === 'proven') return watch.onRunning();
+      unproven = proof === 'nobody';
       if (proof === 'foreign' && !squatted) {
         squatted = true;
         watch.log.warn({ sandboxId: watch.sandboxId }, 'another process answers on the sandbox’s agent-server port: not trusted');
@@ -51,7 +54,9 @@ export function watchHealth(watch: HealthWatch): void {
       return watch.onTimeout(
         squatted
           ? 'Another process held the agent server’s port, so the sandbox was not trusted with its keys'
-          : `The agent server did not become healthy within ${Math.round(watch.timeoutMs / 1000)} s`,
+          : unproven
+            ? `The agent server answered, but no process of the sandbox was found listening on its port within ${Math.round(watch.timeoutMs / 1000)} s`
+            : `The agent server did not become healthy within ${Math.round(watch.timeoutMs / 1000)} s`,
       );
     }
     handle.healthTimer = setTimeout(watched, HEALTH_INTERVAL_MS);
