@@ -4,6 +4,7 @@
 // and search at growing history. Prints progress on stderr and a Markdown report on stdout.
 //
 //   npm run bench [-- --seconds 5 --rounds 3 --history 1000,10000,100000 --starts real,fake --no-reference --only settings --profile]
+//   npm run bench [-- --sandbox-starts real,fake --sandbox-start-runs 7]   (a sandbox's start with and without its own network)
 //
 // Bounded: every load runs for a fixed time against 127.0.0.1 only; everything it starts is
 // stopped at the end, and its data lives in a temporary folder that is removed.
@@ -22,6 +23,7 @@ import { freePort, stopChild } from '../src/processes.js';
 import { ApiKeysService } from '../src/services/api-keys.service.js';
 import { runLoad } from './load.js';
 import { warmPoolStarts } from './run-starts.js';
+import { sandboxStarts } from './sandbox-start.js';
 import { startReferenceServer } from './reference-server.js';
 import { Results, type Sample } from './report.js';
 import { historyScenarios, hotPathScenarios, memoryScenario, type Scenario, type TargetName } from './scenarios.js';
@@ -49,6 +51,9 @@ const { values } = parseArgs({
     /** Warm-pool starts to READY, by agent server ('none' for none). */
     starts: { type: 'string', default: 'real,fake' },
     'start-runs': { type: 'string', default: '3' },
+    /** Process sandbox start → RUNNING with its own network and with the host's, by agent server ('none' for none). */
+    'sandbox-starts': { type: 'string', default: 'real,fake' },
+    'sandbox-start-runs': { type: 'string', default: '7' },
     'no-reference': { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
   },
@@ -183,6 +188,11 @@ async function main() {
     if (values.starts !== 'none') {
       const agents = values.starts.split(',') as ('real' | 'fake')[];
       await warmPoolStarts({ agents, runs: Number(values['start-runs']), mongoUri: ferret.uri, dir: path.join(tmp, 'starts'), results });
+    }
+
+    if (values['sandbox-starts'] !== 'none') {
+      const agents = values['sandbox-starts'].split(',') as ('real' | 'fake')[];
+      await sandboxStarts({ agents, runs: Number(values['sandbox-start-runs']), dir: path.join(tmp, 'sandbox-starts'), results });
     }
 
     if (historySizes.length) {
