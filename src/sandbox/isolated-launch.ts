@@ -58,6 +58,9 @@ export async function launchSandboxProcess(options: LaunchOptions): Promise<Laun
   try {
     (stdio(child)[LAUNCH_FDS.seccomp] as Writable).end(seccompFilter());
     const nsPid = await firstProcess(child);
+    // bwrap's first process adds 127.0.0.1 to its loopback exclusively once released; pasta brings
+    // the loopback up too, and the kernel then adds it first: bwrap would exit. So pasta waits.
+    await loopbackReady(child, nsPid);
     const network = await attachNetwork({
       pasta: isolation.pasta,
       ip: isolation.ip,
@@ -71,8 +74,6 @@ export async function launchSandboxProcess(options: LaunchOptions): Promise<Laun
   } catch (error) {
     killGroup(child);
     throw error;
-  } finally {
-    (stdio(child)[LAUNCH_FDS.info] as Readable).destroy();
   }
 }
 
@@ -112,28 +113,49 @@ export async function trialIsolation(isolation: Isolated): Promise<string | null
   }
 }
 
-/** Reads bwrap's JSON report of its first process inside the namespaces. */
+/**
+ * Reads bwrap's JSON report of its first process inside the namespaces, to its end: bwrap writes
+ * the namespaces' ids after the pid and closes it then (closed early, its write would kill it).
+ */
 function firstProcess(child: ChildProcess): Promise<number> {
   return new Promise((resolve, reject) => {
     const info = stdio(child)[LAUNCH_FDS.info] as Readable;
     let text = '';
-    const done = (error: Error | null, pid?: number) => {
+    const done = (error: Error | null) => {
       clearTimeout(timer);
-      info.removeAllListeners('data');
+      info.removeAllListeners('data').removeAllListeners('end');
       child.removeListener('exit', exited);
+      const pid = /"child-pid"\s*:\s*(\d+)/.exec(text)?.[1];
       if (error) reject(error);
-      else resolve(pid!);
+      else if (pid) resolve(Number(pid));
+      else reject(new Error('bwrap reported no process'));
     };
     const exited = (code: number | null, signal: string | null) =>
       done(new Error(`bwrap exited before the sandbox started (${signal ?? `code ${code}`})`));
     const timer = setTimeout(() => done(new Error('bwrap did not report the sandbox’s namespaces in time')), INFO_TIMEOUT_MS);
     child.once('exit', exited);
-    info.on('data', (chunk: Buffer) => {
-      text += chunk.toString();
-      const pid = /"child-pid"\s*:\s*(\d+)/.exec(text)?.[1];
-      if (pid) done(null, Number(pid));
-    });
+    info.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    info.once('end', () => done(null));
   });
+}
+
+/** Until the namespace's loopback holds 127.0.0.0/8 (bwrap's first process set it up), or bwrap fails. */
+async function loopbackReady(child: ChildProcess, nsPid: number): Promise<void> {
+  const deadline = Date.now() + INFO_TIMEOUT_MS;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`bwrap exited before the sandbox started (${child.signalCode ?? `code ${child.exitCode}`})`);
+    }
+    let routes = '';
+    try {
+      routes = fs.readFileSync(`/proc/${nsPid}/net/fib_trie`, 'utf8');
+    } catch {
+      // the process is going: the check above says how
+    }
+    if (/\/8 host LOCAL/.test(routes)) return;
+    if (Date.now() > deadline) throw new Error('the sandbox’s loopback did not come up in time');
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
 }
 
 /** The child's descriptors beyond stdio (Node's types know only the first five). */

@@ -89,7 +89,7 @@ export async function spawnSandbox(
     phase: 'STARTING',
     reason: null,
   };
-  child.once('exit', (code, signal) => {
+  const exited = (code: number | null, signal: NodeJS.Signals | null) => {
     clearTimeout(handle.healthTimer);
     stopNetwork(handle.network);
     // Paused or removed on purpose, or already failed (a timed-out start is stopped by us).
@@ -101,7 +101,10 @@ export async function spawnSandbox(
       cgroup?.breach() ??
       (started ? `${exit}; its output is in ${SANDBOX_LOG} in the sandbox's folder` : `${exit}; last output: ${logTail(dir)}`);
     context.log.warn({ sandboxId, code, signal }, 'sandbox process exited');
-  });
+  };
+  // An exit while the network was joined went by before anyone listened: it counts all the same.
+  if (child.exitCode !== null || child.signalCode !== null) setImmediate(() => exited(child.exitCode, child.signalCode));
+  else child.once('exit', exited);
   return { handle, limits };
 }
 
