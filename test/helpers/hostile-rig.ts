@@ -53,7 +53,8 @@ export async function startRig(label: string, env: Record<string, string>): Prom
   const dataDir = path.join(tmp, 'data');
   const git = await startFakeGitHost();
   const llm = await startStubLlm();
-  const canary = net.createServer((socket) => socket.end('canary\n'));
+  // A probe that connects and leaves resets its socket: no error of the test's.
+  const canary = net.createServer((socket) => socket.on('error', () => undefined).end('canary\n'));
   await new Promise<void>((resolve) => canary.listen(0, '127.0.0.1', resolve));
   const canaryPort = (canary.address() as net.AddressInfo).port;
   const port = await freePort();

@@ -19,9 +19,11 @@ let bobProject: string;
 
 beforeAll(async () => {
   rig = await startRig('hostile-none', { SANDBOX_ISOLATION: 'none' });
-  alice = await rig.start(rig.alice.key);
   await rig.git.createRepo('bob', 'hostile', { 'tenant-probe.py': PROBE, 'port-squatter.py': SQUATTER });
-  bob = await rig.start(rig.bob.key, { selected_repository: 'bob/hostile', git_provider: 'github' });
+  [alice, bob] = await Promise.all([
+    rig.start(rig.alice.key),
+    rig.start(rig.bob.key, { selected_repository: 'bob/hostile', git_provider: 'github' }),
+  ]);
   bobProject = path.join(bob.dir, 'workspace/project/hostile');
 }, 10 * 60_000);
 
@@ -39,6 +41,8 @@ describe('a hostile sandbox without isolation (SANDBOX_ISOLATION=none)', () => {
           canary: rig.canaryPort,
           database: Number(new URL(inject('mongoUri')).port),
         },
+        // Trying every listener of the host for MongoDB takes long; reaching the database's port says it.
+        skip: ['mongo_tcp_ports'],
       });
       const shell = await rig.shell(bob, `/usr/bin/python3 tenant-probe.py '${rig.dataDir}' '${alice.dir}' '${targets}'`, bobProject);
       expect(shell.exitCode, shell.stderr).toBe(0);

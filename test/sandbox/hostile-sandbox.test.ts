@@ -20,13 +20,16 @@ let aliceWorker: string;
 
 beforeAll(async () => {
   rig = await startRig('hostile', {});
-  alice = await startConversation();
+  // Both agent servers start at once; Bob's hostile repository then comes with a second
+  // conversation in his sandbox, once the setup script can be told where Alice is.
+  let bobFirst: Started;
+  [alice, bobFirst] = await Promise.all([startConversation(), rig.start(rig.bob.key)]);
   await rig.git.createRepo('bob', 'hostile', {
     'tenant-probe.py': PROBE,
     'port-squatter.py': SQUATTER,
     '.openhands/setup.sh': setupProbe(),
   });
-  bob = await rig.start(rig.bob.key, { selected_repository: 'bob/hostile', git_provider: 'github' });
+  bob = await rig.start(rig.bob.key, { selected_repository: 'bob/hostile', git_provider: 'github', sandbox_id: bobFirst.sandboxId });
   bobProject = path.join(bob.dir, 'workspace/project/hostile');
 }, 10 * 60_000);
 
