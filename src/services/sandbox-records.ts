@@ -4,6 +4,8 @@
 import crypto from 'node:crypto';
 import type { SandboxRecord } from '../../models/index.js';
 import { randomBase62, sha256, type SecretBox } from '../crypto.js';
+import type { RecordTable } from '../db/record-table.js';
+import { AppError } from '../errors.js';
 
 export const newSandboxId = () => crypto.randomBytes(16).toString('hex');
 
@@ -50,3 +52,21 @@ export function openSecretKey(box: SecretBox, record: Pick<SandboxRecord, '_id' 
 
 export const openSessionKey = (box: SecretBox, record: Pick<SandboxRecord, '_id' | 'sessionApiKey'>) =>
   box.decrypt(record.sessionApiKey, keyContext(record._id));
+
+/**
+ * A new session key for a resume, stored before the sandbox starts with it. Two resumes at once
+ * (two replicas, a route and the owner) must start it with one key: the first to replace the
+ * key it read wins, and the other starts with the key that one stored.
+ */
+export async function rotateSessionKey(
+  records: Pick<RecordTable<SandboxRecord>, 'update' | 'get'>,
+  box: SecretBox,
+  record: Pick<SandboxRecord, '_id' | 'userId' | 'sessionApiKey' | 'sessionKeyHash' | 'secretKey'>,
+): Promise<{ sessionKey: string; secretKey: string }> {
+  const keys = sealedKeys(box, record._id, openSecretKey(box, record));
+  const where = { userId: record.userId, sessionKeyHash: record.sessionKeyHash };
+  if (await records.update(record._id, where, { $set: keys.fields })) return keys;
+  const current = await records.get(record._id, { userId: record.userId });
+  if (!current) throw new AppError('NOT_FOUND', 'Sandbox not found', { reason: 'sandbox_not_found' });
+  return { sessionKey: openSessionKey(box, current), secretKey: openSecretKey(box, current) };
+}

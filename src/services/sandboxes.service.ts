@@ -10,7 +10,7 @@ import { AppError } from '../errors.js';
 import { ConcurrencyGate } from '../rate-limit.js';
 import type { Metrics } from '../metrics.js';
 import type { SandboxLaunch, SandboxRuntime, SandboxSpec, SandboxState } from '../sandbox/runtime.js';
-import { desiredChange, newSandboxId, openSecretKey, openSessionKey, sealedKeys } from './sandbox-records.js';
+import { desiredChange, newSandboxId, openSecretKey, openSessionKey, rotateSessionKey, sealedKeys } from './sandbox-records.js';
 import { PAUSE_REASONS, SandboxEvents } from './sandbox-events.js';
 import { pauseLeastRecentlyUsed } from './sandbox-room.js';
 import { SandboxSlots, type ReleaseSlot } from './sandbox-slots.js';
@@ -186,8 +186,7 @@ export class SandboxesService {
     await this.slots.claim(userId, sandboxId);
     try {
       if (state.status === 'ERROR') await this.runtime.pause(sandboxId);
-      const keys = sealedKeys(this.box, sandboxId, openSecretKey(this.box, record)); // a new session key, stored first
-      await this.records.update(sandboxId, { userId }, { $set: keys.fields });
+      const keys = await rotateSessionKey(this.records, this.box, record);
       await this.starts.run(() => this.runtime.resume(this.launch(record, keys.sessionKey, keys.secretKey)));
     } catch (error) {
       await this.slots.release(userId, sandboxId);
