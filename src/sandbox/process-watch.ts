@@ -9,6 +9,9 @@ import type { Handle } from './process-handles.js';
 import { isHealthy } from './process-support.js';
 
 const HEALTH_INTERVAL_MS = 250;
+/** Checked more often while a fast agent server may be answering already (the fake's first /alive comes within half a second). */
+const EARLY_HEALTH_INTERVAL_MS = 50;
+const EARLY_MS = 3_000;
 const LIMITS_INTERVAL_MS = 2_000;
 const DISK_INTERVAL_MS = 60_000;
 
@@ -31,6 +34,7 @@ export interface HealthWatch {
 
 export function watchHealth(watch: HealthWatch): void {
   const { handle } = watch;
+  const since = Date.now();
   let squatted = false;
   /** /alive answered, but nothing of the sandbox listened on the port (the tables, read as root). */
   let unproven = false;
@@ -59,7 +63,7 @@ export function watchHealth(watch: HealthWatch): void {
             : `The agent server did not become healthy within ${Math.round(watch.timeoutMs / 1000)} s`,
       );
     }
-    handle.healthTimer = setTimeout(watched, HEALTH_INTERVAL_MS);
+    handle.healthTimer = setTimeout(watched, Date.now() - since < EARLY_MS ? EARLY_HEALTH_INTERVAL_MS : HEALTH_INTERVAL_MS);
   };
   // A timer's callback must not reject (the process would end): a failed check (its state folder
   // removed by another replica meanwhile) ends the watch, logged.
