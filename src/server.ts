@@ -12,7 +12,7 @@ import type { Deps } from './context.js';
 import type { Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
 import { createRateLimits } from './rate-limit.js';
-import { createSandboxRuntime } from './sandbox/index.js';
+import { createSandboxRuntime, type SandboxMachine } from './sandbox/index.js';
 import { createServices, type ServiceOptions } from './domain.js';
 
 export interface RunningServer {
@@ -31,6 +31,8 @@ export interface ServerOptions {
   onCommand?: DatabaseOptions['onCommand'];
   /** Profile stores other than the defaults (src/conversations/profiles.ts); tests plug theirs in here. */
   profiles?: ServiceOptions['profiles'];
+  /** The process runtime's isolation and limits, found already (tests find them once for many services). */
+  sandboxMachine?: SandboxMachine;
 }
 
 /** The service without HTTP: database, runtime and services wired (tests call procedures on it through createCaller). */
@@ -54,7 +56,7 @@ export async function openDomain(
     ...(config.mongo.commandMetrics ? { onCommandDone: metrics.observeCommand } : {}),
   });
   try {
-    const runtime = await createSandboxRuntime(config, log, options.servicePort);
+    const runtime = await createSandboxRuntime(config, log, options.servicePort, options.sandboxMachine);
     const services = createServices({
       db: opened.db,
       box,

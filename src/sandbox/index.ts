@@ -4,29 +4,41 @@ import path from 'node:path';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import { trialIsolation } from './isolated-launch.js';
-import { announceIsolation, resolveIsolation } from './isolation.js';
-import { detectLimitEnforcer } from './limits.js';
+import { announceIsolation, resolveIsolation, type Isolation } from './isolation.js';
+import { detectLimitEnforcer, type LimitEnforcer } from './limits.js';
 import { ProcessSandboxRuntime } from './process-runtime.js';
 import type { SandboxRuntime } from './runtime.js';
+
+/** What this machine gives process sandboxes: their isolation and how their limits hold. */
+export interface SandboxMachine {
+  isolation: Isolation;
+  enforcer: LimitEnforcer;
+}
+
+/** Found once per start (a trial sandbox included); a test harness may find it once for many services. */
+export async function resolveSandboxMachine(config: Config, log: Logger): Promise<SandboxMachine> {
+  const isolation = await resolveIsolation({
+    mode: config.sandbox.isolation,
+    cacheDir: config.cacheDir,
+    bwrapPath: config.sandbox.bwrapPath,
+    pastaPath: config.sandbox.pastaPath,
+    trial: trialIsolation,
+  });
+  announceIsolation(isolation, log);
+  return { isolation, enforcer: await detectLimitEnforcer(log) };
+}
 
 /** servicePort: the port the service listens on, once it does (isolated sandboxes call back through it). */
 export async function createSandboxRuntime(
   config: Config,
   log: Logger,
   servicePort: () => number | null = () => null,
+  machine?: SandboxMachine,
 ): Promise<SandboxRuntime> {
   switch (config.sandbox.runtime) {
     case 'process': {
       const runtimeLog = log.child({ component: 'process-runtime' });
-      const isolation = await resolveIsolation({
-        mode: config.sandbox.isolation,
-        cacheDir: config.cacheDir,
-        bwrapPath: config.sandbox.bwrapPath,
-        pastaPath: config.sandbox.pastaPath,
-        trial: trialIsolation,
-      });
-      announceIsolation(isolation, runtimeLog);
-      const enforcer = await detectLimitEnforcer(runtimeLog);
+      const { isolation, enforcer } = machine ?? (await resolveSandboxMachine(config, runtimeLog));
       return new ProcessSandboxRuntime({
         rootDir: path.join(config.dataDir, 'sandboxes'),
         cacheDir: config.cacheDir,

@@ -6,9 +6,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { MongoClient, type Collection, type CommandStartedEvent } from 'mongodb';
 import { inject } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig, type Config } from '../../src/config.js';
 import { generateKeyText } from '../../src/crypto.js';
 import { createLogger } from '../../src/logger.js';
+import { resolveSandboxMachine, type SandboxMachine } from '../../src/sandbox/index.js';
 import { startServer, type RunningServer, type ServerOptions } from '../../src/server.js';
 import { declaredIndexes, queriesOf, unservedReason } from './query-indexes.js';
 import { sandboxHostPorts } from './sandbox-host-ports.js';
@@ -26,6 +27,20 @@ export interface TestApp {
   commands: CommandStartedEvent[];
   /** Stops the service; its sandboxes are removed too unless keepSandboxes (restart tests). */
   stop(opts?: { keepSandboxes?: boolean }): Promise<void>;
+}
+
+/**
+ * The process runtime's isolation and limits, found once per worker and configuration: each
+ * service would run the same trial sandbox at its start (a test that reads the start-up log still
+ * gets its own).
+ */
+const machines = new Map<string, Promise<SandboxMachine>>();
+function machineFor(config: Config): Promise<SandboxMachine> {
+  const { isolation, bwrapPath, pastaPath } = config.sandbox;
+  const key = JSON.stringify([isolation, bwrapPath, pastaPath, config.cacheDir]);
+  let found = machines.get(key);
+  if (!found) machines.set(key, (found = resolveSandboxMachine(config, createLogger('silent'))));
+  return found;
 }
 
 export function testDatabaseUri(dbName: string): string {
@@ -87,6 +102,7 @@ async function startInDataDir(
   const lines = logLines;
   const destination = lines ? { write: (line: string) => void lines.push(line) } : undefined;
   const server = await startServer(config, createLogger(config.log.level, destination), {
+    ...(lines || config.sandbox.runtime !== 'process' ? {} : { sandboxMachine: await machineFor(config) }),
     ...serverOptions,
     onCommand: (event) => {
       commands.push(event);

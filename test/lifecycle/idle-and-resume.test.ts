@@ -154,7 +154,7 @@ describe('transparent resume', () => {
     const resumes = await metric(app, 'sandbox_resume_duration_seconds_count', { outcome: 'running' });
 
     const second = await startConversation(app, key, { sandbox_id: first.sandbox_id });
-    expect(second).toMatchObject({ status: 'READY', sandbox_id: first.sandbox_id, sandbox_source: 'existing' });
+    expect(second, second.detail ?? '').toMatchObject({ status: 'READY', sandbox_id: first.sandbox_id, sandbox_source: 'existing' });
     expect((await sandbox(app, key, first.sandbox_id)).status).toBe('RUNNING');
     expect((await conversation(app, key, second.app_conversation_id)).sandbox_status).toBe('RUNNING');
     expect(await metric(app, 'sandbox_resume_duration_seconds_count', { outcome: 'running' })).toBe(resumes + 1);

@@ -114,6 +114,7 @@ const BWRAP = execFileSync('bash', [path.join(PACKAGE_ROOT, 'scripts', 'setup-de
   .pop()!;
 const UID = sandboxUid('seccomp-test');
 const PROBE = path.join(PACKAGE_ROOT, 'test', 'fixtures', 'seccomp-probe.py');
+const INSIDE_PROBE = '/tmp/seccomp-probe.py';
 const PYTHON = '/usr/bin/python3'; // the system's: a uid of a sandbox cannot read root's pyenv
 
 interface Outcome {
@@ -128,6 +129,8 @@ function inBwrap(command: string[], options: { filter: boolean; as: 'root' | 'sa
   const drop = ['/usr/bin/setpriv', `--reuid=${UID}`, `--regid=${UID}`, '--clear-groups', '--bounding-set=-all', '--inh-caps=-all', '--'];
   const args = [
     ...['--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--perms', '1777', '--tmpfs', '/tmp', '--unshare-pid', '--unshare-ipc'],
+    // The probe at a path of its own: a checkout under /tmp is under the private /tmp.
+    ...['--ro-bind', PROBE, INSIDE_PROBE],
     ...(options.filter ? ['--seccomp', '3'] : []),
     '--',
     ...(options.as === 'sandbox' ? drop : []),
@@ -148,7 +151,7 @@ function inBwrap(command: string[], options: { filter: boolean; as: 'root' | 'sa
 }
 
 const probe = async (filter: boolean, as: 'root' | 'sandbox') => {
-  const outcome = await inBwrap([PYTHON, PROBE], { filter, as });
+  const outcome = await inBwrap([PYTHON, INSIDE_PROBE], { filter, as });
   expect(outcome.code, outcome.stderr).toBe(0);
   return JSON.parse(outcome.stdout) as Record<string, string>;
 };
