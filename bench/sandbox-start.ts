@@ -18,9 +18,8 @@ import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { freePort } from '../src/processes.js';
 import { installAgentServer } from '../src/sandbox/agent-server-setup.js';
-import { trialIsolation } from '../src/sandbox/isolated-launch.js';
-import { resolveIsolation, type Isolated } from '../src/sandbox/isolation.js';
-import { detectLimitEnforcer } from '../src/sandbox/limits.js';
+import { resolveSandboxMachine } from '../src/sandbox/index.js';
+import type { Isolated } from '../src/sandbox/isolation.js';
 import { logTail } from '../src/sandbox/process-launch.js';
 import { ProcessSandboxRuntime } from '../src/sandbox/process-runtime.js';
 import type { SandboxSpec } from '../src/sandbox/runtime.js';
@@ -162,18 +161,13 @@ export async function sandboxStarts(opts: { agents: Agent[]; runs: number; dir: 
   const { results } = opts;
   const log = createLogger('warn', process.stderr);
   const config = loadConfig(process.env);
-  const isolation = await resolveIsolation({
-    mode: config.sandbox.isolation,
-    cacheDir: config.cacheDir,
-    bwrapPath: config.sandbox.bwrapPath,
-    pastaPath: config.sandbox.pastaPath,
-    trial: trialIsolation,
-  }).catch((error: Error) => ({ kind: 'none' as const, reason: error.message }));
-  if (isolation.kind !== 'bubblewrap') {
-    results.notes.push('', `Process sandbox start → RUNNING, own network against the host's: not measured (${isolation.reason}).`);
+  const machine = await resolveSandboxMachine(config, log).catch((error: Error) => error);
+  if (machine instanceof Error || machine.isolation.kind !== 'bubblewrap') {
+    const why = machine instanceof Error ? machine.message : machine.isolation.kind === 'none' ? machine.isolation.reason : '';
+    results.notes.push('', `Process sandbox start → RUNNING, own network against the host's: not measured (${why}).`);
     return;
   }
-  const enforcer = await detectLimitEnforcer(log);
+  const { isolation, enforcer } = machine;
   const servicePort = await freePort();
   const runtimes = Object.fromEntries(
     MODES.map((mode) => {

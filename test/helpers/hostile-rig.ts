@@ -198,3 +198,13 @@ export function sandboxReads(rig: Rig, key: string, sandboxId: string, status: s
     timeoutMs,
   );
 }
+
+/** Each path through a conversation's file route: 404, whatever the isolation (nothing outside the workspace). */
+export async function expectFileRoutesRefused(rig: Rig, key: string, conversationId: string, files: string[]): Promise<void> {
+  for (const file of files) {
+    const read = await call(rig.service, 'GET', `/api/v1/app-conversations/${conversationId}/file?file_path=${encodeURIComponent(file)}`, {
+      key,
+    });
+    expect(read.status, file).toBe(404);
+  }
+}

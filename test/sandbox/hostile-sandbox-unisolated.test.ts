@@ -7,9 +7,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { call } from '../helpers/app.js';
 import { eventually } from '../helpers/eventually.js';
-import { filesOutside, PROBE, SQUATTER, startRig, type Rig, type Started } from '../helpers/hostile-rig.js';
+import { filesOutside, PROBE, SQUATTER, startRig, type Rig, type Started, expectFileRoutesRefused } from '../helpers/hostile-rig.js';
 import { startServiceProcess } from '../helpers/processes.js';
 
 let rig: Rig;
@@ -81,17 +80,7 @@ describe('a hostile sandbox without isolation (SANDBOX_ISOLATION=none)', () => {
   });
 
   it('still refuses file routes that leave the workspace', async () => {
-    for (const file of ['../../../../encryption.key', '/etc/passwd']) {
-      const read = await call(
-        rig.service,
-        'GET',
-        `/api/v1/app-conversations/${alice.conversationId}/file?file_path=${encodeURIComponent(file)}`,
-        {
-          key: rig.alice.key,
-        },
-      );
-      expect(read.status, file).toBe(404);
-    }
+    await expectFileRoutesRefused(rig, rig.alice.key, alice.conversationId, ['../../../../encryption.key', '/etc/passwd']);
   });
 
   it('still keeps Alice’s keys out of the service’s own files and log', () => {

@@ -10,7 +10,17 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { call } from '../helpers/app.js';
 import { eventually } from '../helpers/eventually.js';
-import { filesOutside, parseProbe, PROBE, sandboxReads, SQUATTER, startRig, type Rig, type Started } from '../helpers/hostile-rig.js';
+import {
+  filesOutside,
+  parseProbe,
+  PROBE,
+  sandboxReads,
+  SQUATTER,
+  startRig,
+  type Rig,
+  type Started,
+  expectFileRoutesRefused,
+} from '../helpers/hostile-rig.js';
 
 let rig: Rig;
 let alice: Started;
@@ -136,17 +146,11 @@ describe('a hostile sandbox, isolated (bubblewrap and its own network)', () => {
   });
 
   it('refuses file routes that leave the workspace', async () => {
-    for (const file of ['../../../../encryption.key', '/etc/passwd', '/workspace/project/../../encryption.key']) {
-      const read = await call(
-        rig.service,
-        'GET',
-        `/api/v1/app-conversations/${alice.conversationId}/file?file_path=${encodeURIComponent(file)}`,
-        {
-          key: rig.alice.key,
-        },
-      );
-      expect(read.status, file).toBe(404);
-    }
+    await expectFileRoutesRefused(rig, rig.alice.key, alice.conversationId, [
+      '../../../../encryption.key',
+      '/etc/passwd',
+      '/workspace/project/../../encryption.key',
+    ]);
   });
 
   it('keeps Alice’s keys and secrets out of every file the service writes outside her sandbox’s folder and out of its log', async () => {
