@@ -7,8 +7,8 @@
 // hits both; each is timed from runtime.start() being called until state() reads RUNNING, then
 // removed. Where the time goes comes from the helpers the runtime spawns (bwrap, pasta, nsenter
 // running ip), timed by wrapping child_process.spawn, and from a probe of the agent server's
-// /alive beside the runtime's own health check (which looks every 250 ms once the process is
-// launched, so RUNNING moves in steps of 250 ms while the agent server's start is longer).
+// /alive beside the runtime's own health check (every 50 ms for a start's first 3 s, then every
+// 250 ms, so RUNNING moves in steps of 250 ms once the agent server's start is longer).
 import type { ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -352,7 +352,7 @@ function report(measured: Measured[], results: Results, limits: string, privileg
     `Two process runtimes side by side, starts alternating (one warm-up pair not recorded), each removed after it ran; ` +
       `isolation as the service resolves it (${privileged ? 'as root: a uid per sandbox' : 'a user namespace'}), limits by ${limits}, ` +
       `a service port forwarded. "The host's": the same isolation without a network of its own or seccomp (earlier releases'). ` +
-      `RUNNING waits for the runtime's health check, which looks every 250 ms once start() has launched the process; "first /alive" is this bench's ` +
+      `RUNNING waits for the runtime's health check, which looks every 50 ms for a start's first 3 s and every 250 ms after; "first /alive" is this bench's ` +
       `own probe every ${POLL_MS} ms.`,
   );
 }
