@@ -1,6 +1,6 @@
 import { Schema, type Connection, type InferSchemaType } from 'mongoose';
 
-// One of a user's SANDBOX_MAX_RUNNING_PER_USER running slots (src/services/sandbox-slots.ts).
+// One of a user's SANDBOX_MAX_RUNNING_PER_USER running slots (src/sandbox/service/sandbox-slots.ts).
 // The _id is "<userId>:<n>" with n below the limit, so inserting it is the claim: of starts
 // racing for the last slot, on one replica or several, exactly one insert succeeds.
 export const SandboxSlotSchema = new Schema(

@@ -13,7 +13,7 @@ export const SandboxSchema = new Schema(
     sessionApiKey: { type: String, required: true }, // ciphertext
     // SHA-256 (hex) of the session key: finds the sandbox a key belongs to without decrypting
     // every record (the key-only webhooks, sandbox-scoped secrets). Null on records of earlier
-    // versions until the start-up pass fills it in (src/services/sandbox-keys.ts).
+    // versions until the start-up pass fills it in (src/sandbox/service/sandbox-keys.ts).
     sessionKeyHash: { type: String, default: null },
     // Ciphertext of the agent server's OH_SECRET_KEY (it seals its stored secrets with it): kept
     // across resumes, while the session key is new on each. Null on records of earlier versions,

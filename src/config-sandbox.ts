@@ -72,7 +72,7 @@ export function sandboxConfig(e: SandboxEnv) {
   return {
     sandbox: {
       runtime: e.SANDBOX_RUNTIME,
-      // How the process runtime isolates sandboxes (src/sandbox/isolation.ts).
+      // How the process runtime isolates sandboxes (src/sandbox/isolation/isolation.ts).
       isolation: e.SANDBOX_ISOLATION,
       bwrapPath: e.BWRAP_PATH,
       pastaPath: e.PASTA_PATH,
@@ -85,7 +85,7 @@ export function sandboxConfig(e: SandboxEnv) {
       },
       specsFile: e.SANDBOX_SPECS_FILE ? path.resolve(e.SANDBOX_SPECS_FILE) : undefined,
       maxRunningPerUser: e.SANDBOX_MAX_RUNNING_PER_USER,
-      // What a start or resume past the limit does (src/services/sandbox-slots.ts).
+      // What a start or resume past the limit does (src/sandbox/service/sandbox-slots.ts).
       atLimit: e.SANDBOX_AT_LIMIT,
       maxConcurrentStarts: e.SANDBOX_MAX_CONCURRENT_STARTS,
       startupTimeoutMs: e.SANDBOX_STARTUP_TIMEOUT_MS,
@@ -114,7 +114,7 @@ export function sandboxConfig(e: SandboxEnv) {
         urlScheme: e.SANDBOX_URL_SCHEME,
       },
     },
-    // Sandbox lifecycle policies (src/services/sandbox-lifecycle/); 0 disables a policy.
+    // Sandbox lifecycle policies (src/sandbox/lifecycle/); 0 disables a policy.
     lifecycle: {
       idlePauseMs: e.SANDBOX_IDLE_PAUSE_SECONDS * 1000,
       pausedRetentionMs: e.SANDBOX_PAUSED_RETENTION_SECONDS * 1000,

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { endpointSecretContext } from '../models/index.js';
 import { ConversationStore, sealContext } from '../src/conversations/store.js';
 import { generateKeyText, SecretBox } from '../src/crypto.js';
-import { keyContext } from '../src/services/sandbox-records.js';
+import { keyContext } from '../src/sandbox/service/sandbox-records.js';
 import { call, startTestApp, testDatabaseUri, uniqueDbName, type TestApp } from './helpers/app.js';
 import { startFakeGitProvider, type FakeGitProvider } from './helpers/fake-git-provider.js';
 import { runCli } from './helpers/processes.js';

@@ -76,7 +76,7 @@ find_python() {
   done
 
   {
-    # "no usable Python >= 3.N" is matched by the service (src/sandbox/process-runtime.ts).
+    # "no usable Python >= 3.N" is matched by the service (src/sandbox/process/process-runtime.ts).
     echo "$tool: ERROR: no usable Python >= 3.$min (up to 3.$max) found; $what needs it."
     if [[ -n $override ]]; then
       echo "  Checked $override_var=$override only."

@@ -13,7 +13,7 @@ import type { AppConversationsService } from './app-conversations.service.js';
 import type { BudgetsService } from './budgets.service.js';
 import type { PendingMessages } from './pending-messages.js';
 import type { LlmProfiles } from './profiles.js';
-import type { SandboxAccess } from './sandbox-access.js';
+import type { SandboxAccess } from '../sandbox/sandbox-access.js';
 import type { ConversationStore } from './store.js';
 
 /** Our conversation ids are 32 lowercase hex digits; clients may send them dashed. */

@@ -10,7 +10,7 @@ import { AgentServerError } from '../agent-server/client.js';
 import { AppError } from '../errors.js';
 import { conversationIdOf } from './app-conversation-actions.service.js';
 import type { EventsService } from './events.service.js';
-import type { SandboxAccess, SandboxConnection } from './sandbox-access.js';
+import type { SandboxAccess, SandboxConnection } from '../sandbox/sandbox-access.js';
 import { projectDirOf, sh } from './workspace-scripts.js';
 import { zipFiles } from './zip.js';
 

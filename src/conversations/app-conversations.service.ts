@@ -17,7 +17,7 @@ import type { ClientGeneration } from '../../contract/sandbox-specs.schema.js';
 import { AgentServerClient } from '../agent-server/client.js';
 import { AppError, isDuplicateKeyError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { SandboxesService } from '../services/sandboxes.service.js';
+import type { SandboxesService } from '../sandbox/service/sandboxes.service.js';
 import type { BudgetsService } from './budgets.service.js';
 import type { ConversationEvents } from './lifecycle-events.js';
 import { LiveStatus } from './live-status.js';

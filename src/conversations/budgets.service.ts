@@ -10,7 +10,7 @@ import type { Logger } from '../logger.js';
 import type { SettingsService } from '../services/settings.service.js';
 import type { AppConversationRecord } from '../../models/index.js';
 import { untilApplied } from '../db/versions.js';
-import type { SandboxAccess } from './sandbox-access.js';
+import type { SandboxAccess } from '../sandbox/sandbox-access.js';
 import { spendOf, type BudgetStop, type SpendRecord, type SpendRecords } from './spend-records.js';
 import { advances, monthOf, shownSnapshot, stopReason, type Limits, type Spend } from './spend.js';
 

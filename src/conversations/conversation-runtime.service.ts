@@ -5,8 +5,8 @@
 // web-hosts and vscode-url report the sandbox as it is (the web UI polls some of them).
 import type { ConversationStatus } from '../../contract/conversation-page.schema.js';
 import { AppError } from '../errors.js';
-import type { SandboxesService } from '../services/sandboxes.service.js';
-import { withConversation, type SandboxAccess, type SandboxConnection } from './sandbox-access.js';
+import type { SandboxesService } from '../sandbox/service/sandboxes.service.js';
+import { withConversation, type SandboxAccess, type SandboxConnection } from '../sandbox/sandbox-access.js';
 
 export class ConversationRuntimeService {
   constructor(

@@ -6,7 +6,7 @@ import { inMegabytes, MAX_AGENT_EVENTS_BYTES } from '../agent-server/bounded-rea
 import { AgentServerError } from '../agent-server/client.js';
 import { AppError } from '../errors.js';
 import type { EventsService } from './events.service.js';
-import type { SandboxAccess } from './sandbox-access.js';
+import type { SandboxAccess } from '../sandbox/sandbox-access.js';
 import { listEntries, parseListing, projectDirOf } from './workspace-scripts.js';
 
 /** Names the reference never lists (besides what the workspace's .gitignore ignores). */

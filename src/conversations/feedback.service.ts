@@ -5,7 +5,7 @@
 import crypto from 'node:crypto';
 import type { Models } from '../../models/index.js';
 import type { EventsService } from './events.service.js';
-import type { SandboxAccess } from './sandbox-access.js';
+import type { SandboxAccess } from '../sandbox/sandbox-access.js';
 
 export interface Feedback {
   polarity: 'positive' | 'negative';

@@ -8,7 +8,7 @@
 import type { AppConversation } from '../../contract/app-conversations.schema.js';
 import type { Logger } from '../logger.js';
 import { NO_LIFECYCLE_EVENTS, redactedForEvent, type LifecycleEvents } from '../services/lifecycle-events.js';
-import type { SandboxesService } from '../services/sandboxes.service.js';
+import type { SandboxesService } from '../sandbox/service/sandboxes.service.js';
 import type { AppConversationRecord } from '../../models/index.js';
 import { toTask } from './app-conversations.service.js';
 import { LiveStatus } from './live-status.js';

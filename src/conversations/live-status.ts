@@ -4,7 +4,7 @@
 // a conversation whose webhooks went missing is still counted (and stopped) when it is read.
 import type { AppConversation } from '../../contract/app-conversations.schema.js';
 import { AgentServerClient, type AgentConversationInfo } from '../agent-server/client.js';
-import type { SandboxesService } from '../services/sandboxes.service.js';
+import type { SandboxesService } from '../sandbox/service/sandboxes.service.js';
 import type { AppConversationRecord } from '../../models/index.js';
 import type { BudgetsService } from './budgets.service.js';
 import { PROFILE_TAGS } from './profiles.js';

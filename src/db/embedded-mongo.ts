@@ -5,7 +5,7 @@
 // It listens on a Unix socket inside DATA_DIR and on no TCP port: FerretDB has no
 // authentication, and a sandbox shares the machine's loopback network, so a port would let
 // code in any sandbox read and write every user's records. Sandboxes never see DATA_DIR
-// (src/sandbox/isolation.ts), so they cannot reach the socket.
+// (src/sandbox/isolation/isolation.ts), so they cannot reach the socket.
 //
 // DATA_DIR/ferretdb/server.json records the running server (pid, socket). Whoever finds a
 // live server there reuses it: the CLI works while the service runs, and a service that

@@ -3,10 +3,10 @@
 import path from 'node:path';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
-import { trialIsolation } from './isolated-launch.js';
-import { announceIsolation, resolveIsolation, type Isolation } from './isolation.js';
-import { detectLimitEnforcer, type LimitEnforcer } from './limits.js';
-import { ProcessSandboxRuntime } from './process-runtime.js';
+import { trialIsolation } from './isolation/isolated-launch.js';
+import { announceIsolation, resolveIsolation, type Isolation } from './isolation/isolation.js';
+import { detectLimitEnforcer, type LimitEnforcer } from './isolation/limits.js';
+import { ProcessSandboxRuntime } from './process/process-runtime.js';
 import type { SandboxRuntime } from './runtime.js';
 
 /** What this machine gives process sandboxes: their isolation and how their limits hold. */
@@ -55,7 +55,7 @@ export async function createSandboxRuntime(
     case 'kubernetes': {
       const [{ KubeConfig }, { KubernetesSandboxRuntime }] = await Promise.all([
         import('@kubernetes/client-node'),
-        import('./kubernetes-runtime.js'),
+        import('./kubernetes/kubernetes-runtime.js'),
       ]);
       const k8s = config.sandbox.kubernetes;
       const kubeConfig = new KubeConfig();

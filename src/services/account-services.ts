@@ -10,7 +10,7 @@ import type { ApiKeysService } from './api-keys.service.js';
 import { LlmProfilesService } from './llm-profiles.service.js';
 import type { OptionsService } from './options.service.js';
 import { ProfilesStore } from './profiles-store.js';
-import type { SandboxKeys } from './sandbox-keys.js';
+import type { SandboxKeys } from '../sandbox/service/sandbox-keys.js';
 import { SettingsV1Service } from './settings-v1.js';
 import type { SettingsService } from './settings.service.js';
 

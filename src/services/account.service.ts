@@ -11,7 +11,7 @@ import { isEnvironmentKeyId, type ApiKeysService } from './api-keys.service.js';
 import { LLM_MODELS } from './llm-models.js';
 import type { LlmProfilesService } from './llm-profiles.service.js';
 import type { OptionsService } from './options.service.js';
-import type { SandboxKeys } from './sandbox-keys.js';
+import type { SandboxKeys } from '../sandbox/service/sandbox-keys.js';
 import { nestedSettings } from './settings-v1.js';
 import type { SettingsService } from './settings.service.js';
 

@@ -7,7 +7,7 @@ import type { SecretBox } from '../crypto.js';
 import { newVersion, untilApplied } from '../db/versions.js';
 import { tokenContext } from './git-providers.service.js';
 import { llmProfileSecretContext } from './profiles-store.js';
-import { keyContext } from './sandbox-records.js';
+import { keyContext } from '../sandbox/service/sandbox-records.js';
 import { secretValueContext } from './secrets.service.js';
 import { mapSettingsSecrets, SECRET_SETTINGS_FIELDS } from './settings-secrets.js';
 

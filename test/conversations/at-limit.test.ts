@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKeyText } from '../../src/crypto.js';
-import { LIMIT_PAUSED } from '../../src/services/sandbox-room.js';
+import { LIMIT_PAUSED } from '../../src/sandbox/service/sandbox-room.js';
 import { call, uniqueDbName } from '../helpers/app.js';
 import { startConversationApp, waitForTask, type ConversationApp } from '../helpers/conversation-app.js';
 import { eventually } from '../helpers/eventually.js';

@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SANDBOX_LOG } from '../../src/sandbox/process-launch.js';
+import { SANDBOX_LOG } from '../../src/sandbox/process/process-launch.js';
 import { call, startTestApp, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/eventually.js';
 import { writeFixtureUi } from '../helpers/fixture-ui.js';

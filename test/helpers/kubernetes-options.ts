@@ -1,4 +1,4 @@
-import type { KubernetesSandboxOptions } from '../../src/sandbox/kubernetes-objects.js';
+import type { KubernetesSandboxOptions } from '../../src/sandbox/kubernetes/kubernetes-objects.js';
 
 /** Kubernetes runtime options with every optional setting off, for tests to override. */
 export function kubernetesOptions(overrides: Partial<KubernetesSandboxOptions> = {}): KubernetesSandboxOptions {

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { PACKAGE_ROOT } from '../../src/processes.js';
 
-/** What an isolated sandbox must see of this checkout to run the fixtures (src/sandbox/isolation.ts). */
+/** What an isolated sandbox must see of this checkout to run the fixtures (src/sandbox/isolation/isolation.ts). */
 export const FIXTURES_DIR = path.join(PACKAGE_ROOT, 'test/fixtures');
 
 export const FAKE_AGENT_SPEC = {

@@ -7,12 +7,12 @@ import { WARM_POOL_OWNER } from '../../models/index.js';
 import { DecisionClaims } from '../../src/db/claims.js';
 import { tablesFor } from '../../src/db/record-tables.js';
 import type { SandboxRuntime } from '../../src/sandbox/runtime.js';
-import { IdlePauser } from '../../src/services/sandbox-lifecycle/idle-pauser.js';
-import { Reconciler } from '../../src/services/sandbox-lifecycle/reconciler.js';
-import { Retention } from '../../src/services/sandbox-lifecycle/retention.js';
-import { WarmPool } from '../../src/services/sandbox-lifecycle/warm-pool.js';
-import type { SandboxesService } from '../../src/services/sandboxes.service.js';
-import type { SandboxSpecsService } from '../../src/services/sandbox-specs.service.js';
+import { IdlePauser } from '../../src/sandbox/lifecycle/idle-pauser.js';
+import { Reconciler } from '../../src/sandbox/lifecycle/reconciler.js';
+import { Retention } from '../../src/sandbox/lifecycle/retention.js';
+import { WarmPool } from '../../src/sandbox/lifecycle/warm-pool.js';
+import type { SandboxesService } from '../../src/sandbox/service/sandboxes.service.js';
+import type { SandboxSpecsService } from '../../src/sandbox/service/sandbox-specs.service.js';
 import { startTestDomain, type TestDomain } from '../helpers/domain.js';
 
 let domain: TestDomain;

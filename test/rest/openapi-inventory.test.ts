@@ -126,7 +126,7 @@ describe('OpenAPI responses describe the wire', () => {
     const declared = new Set([...PROCEDURES.values()].flatMap((p) => p.meta?.errors ?? []));
     // Every operation lists these (transport failures); two only tRPC can meet, one only background
     // starts; a stop during a resume (sandbox_paused) is answered as conversation_not_running
-    // (src/conversations/sandbox-access.ts) and never leaves the domain as itself.
+    // (src/sandbox/sandbox-access.ts) and never leaves the domain as itself.
     const everywhere = [
       'rate_limited',
       'database_unavailable',

@@ -1,4 +1,4 @@
-// Sandbox limits (src/sandbox/limits.ts), each mode forced in turn, with real processes:
+// Sandbox limits (src/sandbox/isolation/limits.ts), each mode forced in turn, with real processes:
 // - cgroup v1, as this machine has it (the unified v2 hierarchy here has no controllers): a
 //   process over its memory limit is killed and breach() names the memory limit, a fork loop
 //   stops at pids.max and breach() names the process limit, the same work outside the cgroup
@@ -16,8 +16,8 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
 import { isProcessAlive } from '../../src/processes.js';
-import { sandboxUid } from '../../src/sandbox/isolation.js';
-import { detectLimitEnforcer, diskUsage, PRLIMIT, type LimitEnforcer, type SandboxCgroup } from '../../src/sandbox/limits.js';
+import { sandboxUid } from '../../src/sandbox/isolation/isolation.js';
+import { detectLimitEnforcer, diskUsage, PRLIMIT, type LimitEnforcer, type SandboxCgroup } from '../../src/sandbox/isolation/limits.js';
 import type { SandboxLimits } from '../../src/sandbox/runtime.js';
 
 const MiB = 2 ** 20;

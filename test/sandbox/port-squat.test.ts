@@ -3,7 +3,7 @@
 // single-user declaration) that is any process of the host: here the test itself, binding the
 // port the moment runtime.json names it, answering every /alive and recording what it is sent.
 // The service never trusts it (its listener is no process of the sandbox holding the key:
-// src/sandbox/listener-proof.ts), so the start ends in ERROR and the squatter never sees the
+// src/sandbox/isolation/listener-proof.ts), so the start ends in ERROR and the squatter never sees the
 // session key, the LLM key or the git token. Isolated, the host's end of the port is pasta's
 // before the sandbox's command runs: there is no moment at which the squatter can bind it.
 import fs from 'node:fs';

@@ -111,7 +111,7 @@ describe('sandbox lifecycle (process runtime)', () => {
     // The agent server answers only with the sandbox's key, and got the webhook URL.
     expect((await fetch(`${agentUrl}/api/test/env`)).status).toBe(401);
     const env = (await (await fetch(`${agentUrl}/api/test/env`, { headers: { 'x-session-api-key': sessionKey } })).json()) as any;
-    // Isolated, it calls back through its network's one path to the service (src/sandbox/sandbox-network.ts).
+    // Isolated, it calls back through its network's one path to the service (src/sandbox/isolation/sandbox-network.ts).
     expect(env.webhookBaseUrl).toBe(`http://127.0.0.1:8010/api/v1/webhooks/${sandboxId}`);
     // Two worker ports, named as the reference names them, the reference container's inside its own
     // network and forwarded from host ports; VS Code is on by default in the agent server but not

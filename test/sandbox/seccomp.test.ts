@@ -1,4 +1,4 @@
-// The seccomp filter of process sandboxes (src/sandbox/seccomp.ts). First the program itself,
+// The seccomp filter of process sandboxes (src/sandbox/isolation/seccomp.ts). First the program itself,
 // read by a small classic-BPF interpreter written here (the kernel's instructions the filter
 // uses: load word, jeq, jset, ret), for both architectures. Then the real thing: bwrap started
 // by this test, as root, with the filter on `--seccomp FD` and the command run as root or
@@ -11,8 +11,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PACKAGE_ROOT } from '../../src/processes.js';
-import { sandboxUid } from '../../src/sandbox/isolation.js';
-import { DENIED_SYSCALLS, seccompFilter } from '../../src/sandbox/seccomp.js';
+import { sandboxUid } from '../../src/sandbox/isolation/isolation.js';
+import { DENIED_SYSCALLS, seccompFilter } from '../../src/sandbox/isolation/seccomp.js';
 
 const ARCH = { x64: 0xc000003e, arm64: 0xc00000b7, i386: 0x40000003 };
 const ALLOW = 0x7fff0000;

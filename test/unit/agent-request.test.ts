@@ -1,6 +1,6 @@
 // The agent server's start request names the SDK's tools as the sandbox's agent server registers
 // them: the terminal tool is `terminal` since 1.0.0 and `bash` in the 1.0.0a releases (the d6 web
-// UI's generation, src/services/sandbox-specs.service.ts), each with the module that registers it.
+// UI's generation, src/sandbox/service/sandbox-specs.service.ts), each with the module that registers it.
 import { describe, expect, it } from 'vitest';
 import { startConversationRequest, type AgentRequestParts } from '../../src/conversations/agent-request.js';
 

@@ -7,9 +7,9 @@ import {
   buildWorkspaceClaim,
   podExposedUrls,
   slimPod,
-} from '../../src/sandbox/kubernetes-objects.js';
+} from '../../src/sandbox/kubernetes/kubernetes-objects.js';
 import { kubernetesOptions } from '../helpers/kubernetes-options.js';
-import { podStatus } from '../../src/sandbox/kubernetes-runtime.js';
+import { podStatus } from '../../src/sandbox/kubernetes/kubernetes-runtime.js';
 import type { SandboxLaunch, SandboxSpec } from '../../src/sandbox/runtime.js';
 
 const launch: SandboxLaunch = {
@@ -239,7 +239,7 @@ describe('podStatus', () => {
 
 describe('browserOrigins', () => {
   it('is the public origin and the trusted ones; a service on localhost names both spellings', async () => {
-    const { browserOrigins } = await import('../../src/services/sandbox-urls.js');
+    const { browserOrigins } = await import('../../src/sandbox/service/sandbox-urls.js');
     expect(browserOrigins('https://agents.example.com/base', ['https://next.example.com'])).toEqual([
       'https://agents.example.com',
       'https://next.example.com',

@@ -69,8 +69,8 @@ const LAYERS: [number, RegExp][] = [
   [6, /^src\/(main|server|cli|cli-webhooks|bootstrap)\.ts$|^src\/http\//],
   [5, /^routers\//],
   [4, /^src\/(trpc|procedures|context|domain)\.ts$/],
-  [3, /^src\/(conversations|lifecycle-webhooks)\//],
-  [2, /^src\/services\//],
+  [3, /^src\/(conversations|lifecycle-webhooks)\/|^src\/sandbox\/sandbox-access\.ts$/],
+  [2, /^src\/services\/|^src\/sandbox\/(service|lifecycle)\//],
   [
     1,
     /^src\/(sandbox|agent-server|db)\/|^models\/|^src\/(access-token|crypto|processes|keyed-queue|logger|metrics|rate-limit|json-depth)\.ts$/,
@@ -134,8 +134,15 @@ describe('layout', () => {
   });
 
   it('keeps the sandbox runtimes and the agent-server client below the services', () => {
-    const lower = FILES.filter((f) => /^src\/(sandbox|agent-server)\//.test(f));
-    expect(importsMatching(lower, /^(src\/(services|conversations|http|db)\/|routers\/|models\/)/)).toEqual([]);
+    // The sandbox wing's runtimes (process, isolation, kubernetes) under its services and lifecycle.
+    const services = /^src\/sandbox\/(service\/|lifecycle\/|sandbox-access\.ts$)/;
+    const lower = FILES.filter((f) => /^src\/(sandbox|agent-server)\//.test(f) && !services.test(f));
+    expect(
+      importsMatching(
+        lower,
+        /^(src\/(services|conversations|http|db)\/|routers\/|models\/|src\/sandbox\/(service|lifecycle)\/|src\/sandbox\/sandbox-access\.ts)/,
+      ),
+    ).toEqual([]);
   });
 
   it('lets only the conversation store read or write StartTask and AppConversation records', () => {

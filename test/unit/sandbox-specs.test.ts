@@ -3,7 +3,7 @@
 // it (paused before an upgrade) resumes instead of answering "spec no longer configured".
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { SandboxSpecsService } from '../../src/services/sandbox-specs.service.js';
+import { SandboxSpecsService } from '../../src/sandbox/service/sandbox-specs.service.js';
 
 const RETIRED = 'local/openhands-agent-server:1.1.0';
 

@@ -2,8 +2,8 @@
 // quarter of the idle time up to a minute), its holds, and the retention reason's wording.
 import { describe, expect, it, vi } from 'vitest';
 import type { Models } from '../../models/index.js';
-import { describeDuration } from '../../src/services/sandbox-lifecycle/retention.js';
-import { SandboxUsage } from '../../src/services/sandbox-lifecycle/usage.js';
+import { describeDuration } from '../../src/sandbox/lifecycle/retention.js';
+import { SandboxUsage } from '../../src/sandbox/lifecycle/usage.js';
 
 function recorder() {
   const writes: { filter: unknown; update: unknown }[] = [];
