@@ -11,7 +11,7 @@ import { loadConfig } from '../src/config.js';
 import { ensureFerretDbBinary, startFerretDb } from '../src/db/embedded-mongo.js';
 import { createLogger } from '../src/logger.js';
 import { stopChild } from '../src/processes.js';
-import { installAgentServer } from '../src/sandbox/agent-server-setup.js';
+import { installAgentServer } from '../src/sandbox/process/agent-server-setup.js';
 import { FAKE_SPEC, measureStarts, partsTable, stat, type StartRow } from './starts.js';
 
 const { values } = parseArgs({

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
-import { installAgentServer } from '../src/sandbox/agent-server-setup.js';
+import { installAgentServer } from '../src/sandbox/process/agent-server-setup.js';
 import type { Results } from './report.js';
 import { FAKE_SPEC, measureStarts, partsTable, stat, type StartRow } from './starts.js';
 

@@ -17,13 +17,13 @@ import path from 'node:path';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { freePort } from '../src/processes.js';
-import { installAgentServer } from '../src/sandbox/agent-server-setup.js';
+import { installAgentServer } from '../src/sandbox/process/agent-server-setup.js';
 import { resolveSandboxMachine } from '../src/sandbox/index.js';
-import type { Isolated } from '../src/sandbox/isolation.js';
-import { logTail } from '../src/sandbox/process-launch.js';
-import { ProcessSandboxRuntime } from '../src/sandbox/process-runtime.js';
+import type { Isolated } from '../src/sandbox/isolation/isolation.js';
+import { logTail } from '../src/sandbox/process/process-launch.js';
+import { ProcessSandboxRuntime } from '../src/sandbox/process/process-runtime.js';
 import type { SandboxSpec } from '../src/sandbox/runtime.js';
-import { defaultSpecs } from '../src/services/sandbox-specs.service.js';
+import { defaultSpecs } from '../src/sandbox/service/sandbox-specs.service.js';
 import type { Results } from './report.js';
 import { FAKE_SPEC } from './starts.js';
 

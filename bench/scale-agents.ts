@@ -6,7 +6,7 @@
 // and counts the requests.
 import crypto from 'node:crypto';
 import http from 'node:http';
-import { AGENT_PORT } from '../src/sandbox/kubernetes-objects.js';
+import { AGENT_PORT } from '../src/sandbox/kubernetes/kubernetes-objects.js';
 
 export interface SimulatedAgents {
   address: string;

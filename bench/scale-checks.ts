@@ -3,7 +3,7 @@
 // removal one DELETE of the workspace claim), per decision from the claims in the database
 // (one per sandbox and decision), and the records and conversations that should be left.
 import type { Database } from '../src/db/database.js';
-import { sandboxName, workspaceClaimName } from '../src/sandbox/kubernetes-objects.js';
+import { sandboxName, workspaceClaimName } from '../src/sandbox/kubernetes/kubernetes-objects.js';
 import { countPerObject, inPeriod, readAudit, type ObjectCounts } from './scale-audit.js';
 import type { Check, Phases } from './scale-phases.js';
 

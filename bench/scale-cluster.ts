@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { CoreV1Api, makeInformer, type V1Pod } from '@kubernetes/client-node';
-import { managedSelector } from '../src/sandbox/kubernetes-objects.js';
+import { managedSelector } from '../src/sandbox/kubernetes/kubernetes-objects.js';
 import { PODS_PER_NODE, startKubeControlPlane, type KubeControlPlane } from '../test/helpers/kube-control-plane.js';
 
 export const NAMESPACE = 'sandboxes';

@@ -1,7 +1,7 @@
 // The Markdown report of npm run bench:scale: the headline figures, the phases (time, CPU of
 // every process, what the lifecycle did), the replicas' API requests, and the checks that no
 // decision was taken twice.
-import { sandboxName } from '../src/sandbox/kubernetes-objects.js';
+import { sandboxName } from '../src/sandbox/kubernetes/kubernetes-objects.js';
 import { breakdown, inPeriod, ratePerUser } from './scale-audit.js';
 import { JOBS, type Phases } from './scale-phases.js';
 import { topCommands, type PassStats } from './scale-replicas.js';

@@ -24,7 +24,7 @@ import { connectDatabase } from '../src/db/database.js';
 import { ensureFerretDbBinary, startFerretDb } from '../src/db/embedded-mongo.js';
 import { rebuildLists } from '../src/db/list-rebuild.js';
 import { createLogger } from '../src/logger.js';
-import { MANAGED_BY, LABEL_SANDBOX_ID, workspaceClaimName, sandboxName } from '../src/sandbox/kubernetes-objects.js';
+import { MANAGED_BY, LABEL_SANDBOX_ID, workspaceClaimName, sandboxName } from '../src/sandbox/kubernetes/kubernetes-objects.js';
 import { PACKAGE_ROOT, stopChild } from '../src/processes.js';
 import { ApiKeysService } from '../src/services/api-keys.service.js';
 import { startSimulatedAgents } from './scale-agents.js';
