@@ -24,6 +24,9 @@ import { LiveStatus } from './live-status.js';
 import { NO_AGENT_PROFILES, profileTags, type AgentProfiles } from './profiles.js';
 import { inheritFromParent, refused, withSuggestedTask } from './start-request.js';
 import { TERMINAL, type ConversationSearch, type ConversationStore, type StartTask, type TaskSortOrder } from './store.js';
+import { toTask } from './queries.js';
+
+export { toTask } from './queries.js';
 
 /** Ids are 32 lowercase hex digits here; clients may send UUIDs dashed (the reference accepts both). */
 const idKey = (id: string) => (UUID_PATTERN.test(id) ? hexId(id) : id);
@@ -282,25 +285,6 @@ export class AppConversationsService {
     const task = await this.store.latestTaskOf(userId, conversationId);
     return task ? toTask(task) : null;
   }
-}
-
-export function toTask(task: StartTask): AppConversationStartTask {
-  return {
-    id: task._id,
-    created_by_user_id: task.userId,
-    status: task.status,
-    detail: task.detail ?? null,
-    app_conversation_id: task.app_conversation_id ?? null,
-    sandbox_id: task.sandbox_id ?? null,
-    agent_server_url: task.agent_server_url ?? null,
-    request: task.request as unknown as Record<string, unknown>,
-    created_at: task.createdAt.toISOString(),
-    updated_at: task.updatedAt.toISOString(),
-    phase_times: Object.fromEntries(
-      Object.entries((task.phase_times ?? {}) as Record<string, Date>).map(([status, at]) => [status, new Date(at).toISOString()]),
-    ),
-    sandbox_source: task.sandbox_source ?? null,
-  };
 }
 
 /** "<agent url>/api/conversations/<id>" → "<agent url>". */

@@ -10,7 +10,7 @@ import type { Logger } from '../logger.js';
 import { NO_LIFECYCLE_EVENTS, redactedForEvent, type LifecycleEvents } from '../services/lifecycle-events.js';
 import type { SandboxesService } from '../sandbox/service/sandboxes.service.js';
 import type { AppConversationRecord } from '../../models/index.js';
-import { toTask } from './app-conversations.service.js';
+import { toTask } from './queries.js';
 import { LiveStatus } from './live-status.js';
 import type { BudgetsService } from './budgets.service.js';
 import type { ConversationStore, StartTask } from './store.js';

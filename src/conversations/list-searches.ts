@@ -13,8 +13,7 @@ import { compareEntries, type Entry } from '../db/list-buckets.js';
 import type { ListedTables } from '../db/record-tables.js';
 import { CONVERSATION_FACTS as F, CONVERSATION_LAYOUT, TASK_FACTS as T, TASK_LAYOUT, type Listed } from '../db/record-layouts.js';
 import type { ListedTable } from '../db/listed-table.js';
-import type { Searches } from './searches.js';
-import { escapeRegex, type ConversationSearch, type TaskSortOrder } from './queries.js';
+import { escapeRegex, type ConversationSearch, type Searches, type TaskSortOrder } from './queries.js';
 
 /** Which list serves an order, and in which direction. */
 const ORDERS: Record<ConversationSortOrder, { list: 'c' | 'u' | 't'; descending: boolean }> = {

@@ -8,7 +8,13 @@ import type {
 } from '../../contract/app-conversations.schema.js';
 import type { McpConfigInput } from '../../contract/mcp.schema.js';
 import type { AppConversationRecord } from '../../models/index.js';
-import type { NewStartTask, StartTask } from './store.js';
+import type { AppConversationStartRequest, AppConversationStartTask } from '../../contract/app-conversations.schema.js';
+import type { StartTaskRecord } from '../../models/index.js';
+
+/** A start task as the store hands it out: the record, its status and request typed. */
+export type StartTask = Omit<StartTaskRecord, 'status' | 'request'> & { status: StartTaskStatus; request: AppConversationStartRequest };
+export type NewStartTask = Pick<StartTask, '_id' | 'userId' | 'status' | 'request' | 'conversationId' | 'createdAt' | 'updatedAt'> &
+  Partial<Pick<StartTask, 'reservedSandboxId' | 'sandboxSpecId'>>;
 
 /** What an owner (PATCH) or its agent server (webhooks) changes of a conversation record. */
 export type ConversationUpdate = Partial<
@@ -167,3 +173,45 @@ export const SEALED = ['mcpConfig', 'requestSecrets'] as const;
 /** The encryption context of a sealed field (the MCP override's predates the others' naming). */
 export const sealContext = (taskId: string, field: keyof Sealed) =>
   field === 'mcpConfig' ? `task:${taskId}:mcp_config` : `task:${taskId}:request_secrets`;
+
+/** The store's searches: by index (searches.ts) or through the record lists (list-searches.ts). */
+export interface Searches {
+  /** Up to `limit` conversations from `offset`, in `order`. */
+  conversations(
+    userId: string,
+    search: ConversationSearch,
+    offset: number,
+    limit: number,
+    order: ConversationSortOrder,
+  ): Promise<AppConversationRecord[]>;
+  countConversations(userId: string, search: ConversationSearch): Promise<number>;
+  /** The conversations whose parent is one of `parentIds`. */
+  subConversationsOf(userId: string, parentIds: string[]): Promise<AppConversationRecord[]>;
+  /** The conversations in a sandbox (of `userId`, or of anyone when null). */
+  inSandbox(userId: string | null, sandboxId: string): Promise<AppConversationRecord[]>;
+  /** Up to `limit` tasks from `offset`, in `order`. */
+  tasks(userId: string, filters: StartTaskFilters, order: TaskSortOrder, offset: number, limit: number): Promise<StartTaskRecord[]>;
+  countTasks(userId: string, filters: StartTaskFilters): Promise<number>;
+  /** The tasks that create (or created) a conversation id. */
+  tasksOf(userId: string, conversationId: string): Promise<StartTaskRecord[]>;
+}
+
+/** A start task as the API shows it. */
+export function toTask(task: StartTask): AppConversationStartTask {
+  return {
+    id: task._id,
+    created_by_user_id: task.userId,
+    status: task.status,
+    detail: task.detail ?? null,
+    app_conversation_id: task.app_conversation_id ?? null,
+    sandbox_id: task.sandbox_id ?? null,
+    agent_server_url: task.agent_server_url ?? null,
+    request: task.request as unknown as Record<string, unknown>,
+    created_at: task.createdAt.toISOString(),
+    updated_at: task.updatedAt.toISOString(),
+    phase_times: Object.fromEntries(
+      Object.entries((task.phase_times ?? {}) as Record<string, Date>).map(([status, at]) => [status, new Date(at).toISOString()]),
+    ),
+    sandbox_source: task.sandbox_source ?? null,
+  };
+}

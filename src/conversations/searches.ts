@@ -3,32 +3,21 @@
 // (IndexedSearches, below); on the embedded FerretDB, which would scan whole collections for
 // them, the owner's lists of the record tables (ListedSearches, list-searches.ts). The
 // indexed one is also the reference the listed one is tested against.
-import type { AppConversationRecord, Models, StartTaskRecord } from '../../models/index.js';
+import type { Models } from '../../models/index.js';
 import type { ConversationSortOrder, StartTaskFilters } from '../../contract/app-conversations.schema.js';
 import { tablesFor } from '../db/record-tables.js';
 import { ListedSearches } from './list-searches.js';
-import { CONVERSATION_SORT, conversationQuery, TASK_SORT, taskQuery, type ConversationSearch, type TaskSortOrder } from './queries.js';
+import {
+  CONVERSATION_SORT,
+  conversationQuery,
+  TASK_SORT,
+  taskQuery,
+  type ConversationSearch,
+  type Searches,
+  type TaskSortOrder,
+} from './queries.js';
 
-export interface Searches {
-  /** Up to `limit` conversations from `offset`, in `order`. */
-  conversations(
-    userId: string,
-    search: ConversationSearch,
-    offset: number,
-    limit: number,
-    order: ConversationSortOrder,
-  ): Promise<AppConversationRecord[]>;
-  countConversations(userId: string, search: ConversationSearch): Promise<number>;
-  /** The conversations whose parent is one of `parentIds`. */
-  subConversationsOf(userId: string, parentIds: string[]): Promise<AppConversationRecord[]>;
-  /** The conversations in a sandbox (of `userId`, or of anyone when null). */
-  inSandbox(userId: string | null, sandboxId: string): Promise<AppConversationRecord[]>;
-  /** Up to `limit` tasks from `offset`, in `order`. */
-  tasks(userId: string, filters: StartTaskFilters, order: TaskSortOrder, offset: number, limit: number): Promise<StartTaskRecord[]>;
-  countTasks(userId: string, filters: StartTaskFilters): Promise<number>;
-  /** The tasks that create (or created) a conversation id. */
-  tasksOf(userId: string, conversationId: string): Promise<StartTaskRecord[]>;
-}
+export type { Searches } from './queries.js';
 
 export function searchesFor(models: Models): Searches {
   const tables = tablesFor(models);

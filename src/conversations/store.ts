@@ -5,12 +5,7 @@
 // their contract types here, once.
 import { EventEmitter } from 'node:events';
 import type { AppConversationRecord, Models, StartTaskRecord } from '../../models/index.js';
-import type {
-  AppConversationStartRequest,
-  ConversationSortOrder,
-  StartTaskFilters,
-  StartTaskStatus,
-} from '../../contract/app-conversations.schema.js';
+import type { ConversationSortOrder, StartTaskFilters } from '../../contract/app-conversations.schema.js';
 import type { SecretBox } from '../crypto.js';
 import { isDuplicateKeyError } from '../errors.js';
 import { DecisionClaims } from '../db/claims.js';
@@ -32,14 +27,14 @@ import {
   type ConversationSearch,
   type ConversationUpdate,
   type TaskSortOrder,
+  type NewStartTask,
+  type StartTask,
 } from './queries.js';
 
 export type { ConversationSearch, ConversationUpdate, Sealed, TaskSortOrder } from './queries.js';
 export { sealContext } from './queries.js';
 
-export type StartTask = Omit<StartTaskRecord, 'status' | 'request'> & { status: StartTaskStatus; request: AppConversationStartRequest };
-export type NewStartTask = Pick<StartTask, '_id' | 'userId' | 'status' | 'request' | 'conversationId' | 'createdAt' | 'updatedAt'> &
-  Partial<Pick<StartTask, 'reservedSandboxId' | 'sandboxSpecId'>>;
+export type { NewStartTask, StartTask } from './queries.js';
 export type StartTaskUpdate = Partial<
   Pick<StartTask, 'status' | 'detail' | 'app_conversation_id' | 'sandbox_id' | 'agent_server_url' | 'sandbox_source'>
 > & {

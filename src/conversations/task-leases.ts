@@ -10,7 +10,7 @@ import type { StartTaskStatus } from '../../contract/app-conversations.schema.js
 import type { DecisionClaims } from '../db/claims.js';
 import type { LeaseStore } from './lease-queue.js';
 import { TERMINAL } from './queries.js';
-import type { StartTask } from './store.js';
+import type { StartTask } from './queries.js';
 import type { TaskQueue } from './task-queue.js';
 
 export function startTaskLeases(

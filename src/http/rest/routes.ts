@@ -14,14 +14,13 @@
 //   - GET /api/v1/app-conversations/{conversation_id}/file: the text as text/plain (clients read it
 //     as text), and …/download: the zip's bytes as application/zip;
 //   - routes of other services that clients call here, answered "not available" (notAvailableRoutes).
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import { isLaterSnapshot } from '../../../contract/app-conversations.schema.js';
 import { createCaller } from '../../../routers/index.js';
 import type { Deps } from '../../context.js';
-import type { RequestContext } from '../context.js';
 import { writeBytes, writeJson, writeRestError } from './answers.js';
 import { openApiDocument } from './openapi-document.js';
-import type { RoutePath } from './table.js';
+import type { HandlerCall, RoutePath } from './table.js';
 import { uploadFiles } from './upload.js';
 
 const JSON_UTF8 = 'application/json; charset=utf-8';
@@ -34,17 +33,6 @@ export interface HandlerRoute extends RoutePath {
   /** The procedure whose failure-table rows answer this route's failures. */
   procedurePath: string | undefined;
   handle(call: HandlerCall): Promise<void>;
-}
-
-export interface HandlerCall {
-  req: IncomingMessage;
-  res: ServerResponse;
-  params: Record<string, string>;
-  query: URLSearchParams;
-  body: unknown;
-  /** The request's context; `withBrowser` lets the session cookie authenticate (user routes, not webhooks). */
-  context(withBrowser: boolean): ReturnType<RequestContext>;
-  signal: AbortSignal;
 }
 
 export function handlerRoutes(deps: Deps): HandlerRoute[] {

@@ -7,9 +7,23 @@
 //
 // Matching follows the reference's router: case-insensitive, surrounding slashes ignored,
 // HEAD as GET, the first route in order wins ({name:path} takes the rest of the path).
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import querystring from 'node:querystring';
 import { PROCEDURES, type ProcedureInfo } from '../../../routers/index.js';
 import { isEmptyInput, listKeysOf } from '../../library-internals.js';
+import type { RequestContext } from '../context.js';
+
+/** What a route that handles its own request gets (routes.ts, upload.ts). */
+export interface HandlerCall {
+  req: IncomingMessage;
+  res: ServerResponse;
+  params: Record<string, string>;
+  query: URLSearchParams;
+  body: unknown;
+  /** The request's context; `withBrowser` lets the session cookie authenticate (user routes, not webhooks). */
+  context(withBrowser: boolean): ReturnType<RequestContext>;
+  signal: AbortSignal;
+}
 
 export interface Matched<Route> {
   route: Route;

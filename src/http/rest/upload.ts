@@ -8,7 +8,7 @@ import { parseSize } from '../../config.js';
 import type { Deps } from '../../context.js';
 import { BodyProblem, readLimited } from '../body.js';
 import { writeJson, writeRestError } from './answers.js';
-import type { HandlerCall } from './routes.js';
+import type { HandlerCall } from './table.js';
 
 interface UploadedPart {
   name: string;

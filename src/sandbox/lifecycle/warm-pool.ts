@@ -17,7 +17,8 @@ import type { Metrics } from '../../metrics.js';
 import type { SandboxRuntime } from '../runtime.js';
 import { sandboxesOf } from '../service/sandbox-search.js';
 import type { SandboxSpecsService } from '../service/sandbox-specs.service.js';
-import type { SandboxesService, SandboxFields, WarmSandboxes } from '../service/sandboxes.service.js';
+import type { SandboxFields } from '../service/sandbox-records.js';
+import type { SandboxesService, WarmSandboxes } from '../service/sandboxes.service.js';
 import type { DecisionClaims } from '../../db/claims.js';
 import { tablesFor } from '../../db/record-tables.js';
 

@@ -7,7 +7,7 @@ import type { SandboxInfo } from '../../../contract/sandboxes.schema.js';
 import type { SandboxState } from '../runtime.js';
 import { NO_LIFECYCLE_EVENTS, redactedForEvent, type LifecycleEvents } from '../../services/lifecycle-events.js';
 import { LIMIT_PAUSED } from './sandbox-room.js';
-import type { SandboxFields } from './sandboxes.service.js';
+import type { SandboxFields } from './sandbox-records.js';
 
 /** Why a sandbox reads PAUSED, by who paused it (a user's own pause needs no reason). */
 export const PAUSE_REASONS: Record<string, string> = {

@@ -8,7 +8,8 @@ import { WARM_POOL_OWNER, type Models } from '../../../models/index.js';
 import { secretsEqual, type SecretBox } from '../../crypto.js';
 import type { Logger } from '../../logger.js';
 import { keyContext, sessionKeyHash } from './sandbox-records.js';
-import type { SandboxesService, SandboxFields } from './sandboxes.service.js';
+import type { SandboxFields } from './sandbox-records.js';
+import type { SandboxesService } from './sandboxes.service.js';
 
 export class SandboxKeys {
   constructor(

@@ -7,6 +7,9 @@ import { randomBase62, sha256, type SecretBox } from '../../crypto.js';
 import type { RecordTable } from '../../db/record-table.js';
 import { AppError } from '../../errors.js';
 
+/** What the service reads of a sandbox record (updatedAt is the database's own). */
+export type SandboxFields = Omit<SandboxRecord, 'updatedAt'>;
+
 export const newSandboxId = () => crypto.randomBytes(16).toString('hex');
 
 export const keyContext = (sandboxId: string) => `sandbox:${sandboxId}:session_api_key`;

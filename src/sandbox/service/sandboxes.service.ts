@@ -10,7 +10,15 @@ import { AppError } from '../../errors.js';
 import { ConcurrencyGate } from '../../rate-limit.js';
 import type { Metrics } from '../../metrics.js';
 import type { SandboxLaunch, SandboxRuntime, SandboxSpec, SandboxState } from '../runtime.js';
-import { desiredChange, newSandboxId, openSecretKey, openSessionKey, rotateSessionKey, sealedKeys } from './sandbox-records.js';
+import {
+  desiredChange,
+  newSandboxId,
+  openSecretKey,
+  openSessionKey,
+  rotateSessionKey,
+  sealedKeys,
+  type SandboxFields,
+} from './sandbox-records.js';
 import { PAUSE_REASONS, SandboxEvents } from './sandbox-events.js';
 import { pauseLeastRecentlyUsed } from './sandbox-room.js';
 import { SandboxSlots, type ReleaseSlot } from './sandbox-slots.js';
@@ -18,9 +26,6 @@ import { withVscodeToken } from './sandbox-urls.js';
 import type { SandboxSpecsService } from './sandbox-specs.service.js';
 import { tablesFor, type RecordTables } from '../../db/record-tables.js';
 import { sandboxPage } from './sandbox-search.js';
-
-/** What the service reads of a sandbox record (updatedAt is the database's own). */
-export type SandboxFields = Omit<SandboxRecord, 'updatedAt'>;
 
 /** Hands out an already started, unowned sandbox of a spec, or null (the warm pool). */
 export interface WarmSandboxes {
