@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { defineConfig } from 'vitest/config';
-import { cacheRoot } from './src/config-values.js';
+import { cacheRoot } from './src/config/config-values.js';
 
 // Tests bound to real timing, run two at a time after the others: a database killed and
 // restarted against a clock, or a real agent server driven end to end, some through a browser

@@ -6,8 +6,8 @@
 //   npm run bench:list-searches [-- --sizes 1000,10000,100000 --pages 20]
 import os from 'node:os';
 import { parseArgs } from 'node:util';
-import { IndexedSearches, searchesFor, type Searches } from '../src/conversations/searches.js';
-import { rebuildLists } from '../src/db/list-rebuild.js';
+import { IndexedSearches, searchesFor, type Searches } from '../src/conversations/records/searches.js';
+import { rebuildLists } from '../src/db/record-lists/list-rebuild.js';
 import { withOwnDatabase } from './own-database.js';
 import { seedConversations } from './seed.js';
 

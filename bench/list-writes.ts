@@ -1,11 +1,11 @@
-// npm run bench:lists: what the embedded layout's lists (src/db/record-lists.ts) add to a write,
+// npm run bench:lists: what the embedded layout's lists (src/db/record-lists/record-lists.ts) add to a write,
 // in database commands (the driver's command monitoring) and milliseconds, against the same
 // write without lists (the record table MongoDB uses, here on FerretDB), on one process and
 // its own FerretDB in a temporary folder that is removed.
 import crypto from 'node:crypto';
 import os from 'node:os';
-import { IndexedTable } from '../src/db/record-table.js';
-import { tablesFor, type ConversationRow } from '../src/db/record-tables.js';
+import { IndexedTable } from '../src/db/record-lists/record-table.js';
+import { tablesFor, type ConversationRow } from '../src/db/record-lists/record-tables.js';
 import { withOwnDatabase } from './own-database.js';
 
 const WRITES = 200;

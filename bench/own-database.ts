@@ -3,9 +3,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/config.js';
 import { connectDatabase, type Database, type DatabaseOptions } from '../src/db/database.js';
-import { ensureFerretDbBinary, startFerretDb } from '../src/db/embedded-mongo.js';
+import { ensureFerretDbBinary, startFerretDb } from '../src/db/ferretdb/embedded-mongo.js';
 import { createLogger } from '../src/logger.js';
 import { stopChild } from '../src/processes.js';
 

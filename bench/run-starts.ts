@@ -2,7 +2,7 @@
 // its p50 and what is left after the claim, and the parts of the start in a table of notes.
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/config.js';
 import { createLogger } from '../src/logger.js';
 import { installAgentServer } from '../src/sandbox/process/agent-server-setup.js';
 import type { Results } from './report.js';

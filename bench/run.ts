@@ -13,14 +13,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/config.js';
 import { generateKeyText } from '../src/crypto.js';
 import { connectDatabase } from '../src/db/database.js';
-import { ensureFerretDbBinary, startFerretDb } from '../src/db/embedded-mongo.js';
-import { rebuildLists, type ListedCollection } from '../src/db/list-rebuild.js';
+import { ensureFerretDbBinary, startFerretDb } from '../src/db/ferretdb/embedded-mongo.js';
+import { rebuildLists, type ListedCollection } from '../src/db/record-lists/list-rebuild.js';
 import { createLogger } from '../src/logger.js';
 import { freePort, stopChild } from '../src/processes.js';
-import { ApiKeysService } from '../src/services/api-keys.service.js';
+import { ApiKeysService } from '../src/services/identity/api-keys.service.js';
 import { runLoad } from './load.js';
 import { warmPoolStarts } from './run-starts.js';
 import { sandboxStarts } from './sandbox-start.js';
@@ -199,7 +199,7 @@ async function main() {
       // Idle database CPU with as many finished start tasks as the largest history (nothing to claim).
       const largest = Math.max(...historySizes);
       // Seeded in bulk, past the record tables: the embedded layout's lists are built as the
-      // migration builds them for an earlier version's data (src/db/list-rebuild.ts).
+      // migration builds them for an earlier version's data (src/db/record-lists/list-rebuild.ts).
       const buildLists = async (what: string, which: ListedCollection) => {
         const started = performance.now();
         const records = await rebuildLists(db.models, [which]);

@@ -1,5 +1,5 @@
 // What a sandbox's own network costs its start (the issue's acceptance: at most +100 ms p50).
-// Two process runtimes side by side, built as the service builds its own (src/sandbox/index.ts:
+// Two process runtimes side by side, built as the service builds its own (src/sandbox/machine.ts:
 // the isolation resolved and tried, limits as detected, a service port): one gives each sandbox
 // a network of its own (bwrap --unshare-net, pasta, routes, seccomp), the other the same
 // isolation with the host's network and no seccomp (`network: 'host'`, the isolation of earlier
@@ -14,11 +14,11 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import path from 'node:path';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/config.js';
 import { createLogger } from '../src/logger.js';
 import { freePort } from '../src/processes.js';
 import { installAgentServer } from '../src/sandbox/process/agent-server-setup.js';
-import { resolveSandboxMachine } from '../src/sandbox/index.js';
+import { resolveSandboxMachine } from '../src/sandbox/machine.js';
 import type { Isolated } from '../src/sandbox/isolation/isolation.js';
 import { logTail } from '../src/sandbox/process/process-launch.js';
 import { ProcessSandboxRuntime } from '../src/sandbox/process/process-runtime.js';

@@ -18,15 +18,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { CoreV1Api } from '@kubernetes/client-node';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/config.js';
 import { generateKeyText } from '../src/crypto.js';
 import { connectDatabase } from '../src/db/database.js';
-import { ensureFerretDbBinary, startFerretDb } from '../src/db/embedded-mongo.js';
-import { rebuildLists } from '../src/db/list-rebuild.js';
+import { ensureFerretDbBinary, startFerretDb } from '../src/db/ferretdb/embedded-mongo.js';
+import { rebuildLists } from '../src/db/record-lists/list-rebuild.js';
 import { createLogger } from '../src/logger.js';
 import { MANAGED_BY, LABEL_SANDBOX_ID, workspaceClaimName, sandboxName } from '../src/sandbox/kubernetes/kubernetes-objects.js';
 import { PACKAGE_ROOT, stopChild } from '../src/processes.js';
-import { ApiKeysService } from '../src/services/api-keys.service.js';
+import { ApiKeysService } from '../src/services/identity/api-keys.service.js';
 import { startSimulatedAgents } from './scale-agents.js';
 import { NAMESPACE, startScaleCluster } from './scale-cluster.js';
 import { allSandboxes, startSandboxes, timeRequests, until, type User } from './scale-driver.js';
@@ -184,7 +184,7 @@ async function main() {
     for (const [userId, sandboxIds] of byUser)
       await seedConversations(db.connection.db!, userId, 0, sandboxIds.length, (n) => sandboxIds[n]!);
     // Seeded in bulk, past the record tables: on the embedded database their lists and sandbox
-    // groups are built as the migration builds them (src/db/list-rebuild.ts); without them the
+    // groups are built as the migration builds them (src/db/record-lists/list-rebuild.ts); without them the
     // searches found nothing and the lifecycle passes told no conversation its sandbox was gone.
     await rebuildLists(db.models, ['conversations']);
     say(`seeded ${ids.length} conversations; at rest for ${values['rest-seconds']} s`);

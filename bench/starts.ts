@@ -4,10 +4,10 @@
 // agent server or the test suite's fake one. With a pool, each run waits until the pool holds a
 // running sandbox again, so every run measures a claim. READY runs are also broken down by
 // part: the statuses' phase_times, and the finer parts of the "conversation ready" log line
-// (src/conversations/start-timings.ts). Used by bench/lifecycle.ts and bench/run.ts.
+// (src/conversations/start/start-timings.ts). Used by bench/lifecycle.ts and bench/run.ts.
 import path from 'node:path';
 import { WARM_POOL_OWNER } from '../models/index.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/config.js';
 import { generateKeyText } from '../src/crypto.js';
 import { createLogger } from '../src/logger.js';
 import { PACKAGE_ROOT } from '../src/processes.js';

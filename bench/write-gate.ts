@@ -1,4 +1,4 @@
-// What the write gate (src/db/write-gate.ts) costs a write on the embedded FerretDB: the same
+// What the write gate (src/db/write-gate/write-gate.ts) costs a write on the embedded FerretDB: the same
 // updates through a gated connection and through a bare driver client (FerretDB alone, which
 // loses concurrent updates), one writer after the other and 16 at once (each on its own
 // document, all in one collection), and split over two gated connections (two replicas). It
@@ -9,9 +9,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { MongoClient, type Collection } from 'mongodb';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/config.js';
 import { connectDatabase, type Database } from '../src/db/database.js';
-import { ensureFerretDbBinary, startFerretDb } from '../src/db/embedded-mongo.js';
+import { ensureFerretDbBinary, startFerretDb } from '../src/db/ferretdb/embedded-mongo.js';
 import { createLogger } from '../src/logger.js';
 import { stopChild } from '../src/processes.js';
 

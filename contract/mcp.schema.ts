@@ -73,7 +73,7 @@ export const McpConfigInputSchema = z
   .meta({ id: 'MCPConfigInput' });
 export type McpConfigInput = z.output<typeof McpConfigInputSchema>;
 
-// Output: credentials (api_key, env values) are masked (src/services/settings-secrets.ts).
+// Output: credentials (api_key, env values) are masked (src/services/settings/settings-secrets.ts).
 export const McpConfigSchema = z
   .object({
     sse_servers: z.array(z.object({ url: z.string(), api_key: z.string().nullable() })),

@@ -2,7 +2,7 @@ import { Schema, type Connection, type InferSchemaType } from 'mongoose';
 
 // One decision taken by one replica (src/db/claims.ts): the key is the _id, so of several
 // replicas inserting the same key exactly one succeeds, on either database, without the write
-// gate that FerretDB's conditional updates need (src/db/write-gate.ts). Claims older than an
+// gate that FerretDB's conditional updates need (src/db/write-gate/write-gate.ts). Claims older than an
 // hour are pruned.
 export const ClaimSchema = new Schema(
   {

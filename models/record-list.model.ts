@@ -1,6 +1,6 @@
 import { Schema, type Connection, type InferSchemaType } from 'mongoose';
 
-// The lists of the embedded FerretDB (src/db/record-lists.ts), which narrows nothing but an
+// The lists of the embedded FerretDB (src/db/record-lists/record-lists.ts), which narrows nothing but an
 // _id equality: per owner and order, a directory document and bucket documents of entries
 // (sort key, record id, the facts searches filter on), and per group (a sandbox's
 // conversations, a task's conversation) the member ids. Every document is read and written by

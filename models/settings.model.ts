@@ -49,7 +49,7 @@ const ProviderTokensSchema = new Schema(
 );
 
 // One document per user. Only fields the user has saved are present; defaults are applied
-// when reading (src/services/settings.service.ts), so a partial save never writes defaults over
+// when reading (src/services/settings/settings.service.ts), so a partial save never writes defaults over
 // stored values. llm_api_key, search_api_key and sandbox_api_key hold ciphertext.
 // The git provider tokens live here too, so reading settings (which reports them) is one
 // query, and replacing the provider map stays one atomic update. updatedAt marks the last

@@ -1,6 +1,6 @@
 import { Schema, type Connection, type InferSchemaType } from 'mongoose';
 
-// The cross-process write lock of one collection on the embedded FerretDB (src/db/write-gate.ts).
+// The cross-process write lock of one collection on the embedded FerretDB (src/db/write-gate/write-gate.ts).
 // An insert is the one exclusive step FerretDB has, so a lock is taken by inserting a document
 // whose `name` (the collection) is unique; each taking has its own _id, so releasing or taking
 // over deletes exactly that taking and never a later one.

@@ -1,8 +1,8 @@
 // The routes today's clients call on start-up whatever they do next (docs/api.md "2026
 // /api/v1 surface"): the key's own record, the CLI's BYOR key, the automation service's
 // "not available", the web client's configuration and the model, provider and skill searches.
-import { authedProcedure } from '../src/procedures.js';
-import { router } from '../src/trpc.js';
+import { authedProcedure } from '../src/trpc/procedures.js';
+import { router } from '../src/trpc/init.js';
 import { NoInputSchema } from '../contract/common.schema.js';
 import {
   ApiKeyCurrentSchema,

@@ -1,7 +1,7 @@
 // Agent profiles (/api/agent-profiles; docs/api.md "2026 /api/v1 surface"): presets of the
 // agent a user picks at a conversation start, naming one of their LLM profiles.
-import { authedProcedure } from '../src/procedures.js';
-import { router } from '../src/trpc.js';
+import { authedProcedure } from '../src/trpc/procedures.js';
+import { router } from '../src/trpc/init.js';
 import { NoInputSchema } from '../contract/common.schema.js';
 import {
   ActivateAgentProfileSchema,

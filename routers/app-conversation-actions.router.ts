@@ -1,7 +1,7 @@
 // The 2026 actions on one V1 conversation (docs/conversations.md): delete, update, send a
 // message, switch its LLM profile or ACP model, and queue a message for it while it starts.
-import { authedProcedure } from '../src/procedures.js';
-import { router } from '../src/trpc.js';
+import { authedProcedure } from '../src/trpc/procedures.js';
+import { router } from '../src/trpc/init.js';
 import { REACHES_SANDBOX } from './conversation-runtime.router.js';
 import { AppConversationSchema } from '../contract/app-conversations.schema.js';
 import { SuccessSchema } from '../contract/common.schema.js';

@@ -2,8 +2,8 @@
 // file (REST: text/plain), the files under a directory, skills, hooks, git changes and diffs,
 // and the trajectory export (REST: application/zip; both served by src/http/rest/routes.ts).
 import { z } from 'zod';
-import { authedProcedure } from '../src/procedures.js';
-import { router } from '../src/trpc.js';
+import { authedProcedure } from '../src/trpc/procedures.js';
+import { router } from '../src/trpc/init.js';
 import { REACHES_SANDBOX } from './conversation-runtime.router.js';
 import {
   ConversationExportSchema,

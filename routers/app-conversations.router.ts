@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { authedProcedure } from '../src/procedures.js';
-import { router } from '../src/trpc.js';
+import { authedProcedure } from '../src/trpc/procedures.js';
+import { router } from '../src/trpc/init.js';
 import {
   AppConversationPageSchema,
   AppConversationSchema,
@@ -17,7 +17,7 @@ import {
   WatchStartTaskInputSchema,
 } from '../contract/app-conversations.schema.js';
 import type { ClientGeneration } from '../contract/sandbox-specs.schema.js';
-import type { Context } from '../src/context.js';
+import type { Context } from '../src/trpc/context.js';
 
 const tags = ['app-conversations'];
 /** What a start request can be refused with (its work's own failures end the task in ERROR). */

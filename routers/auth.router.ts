@@ -1,7 +1,7 @@
 // Browser sign-in (the acp_session cookie). The session id travels only in Set-Cookie, never
 // in a body; the transports write the cookie through ctx.browser.
-import { authedProcedure, signInProcedure } from '../src/procedures.js';
-import { router } from '../src/trpc.js';
+import { authedProcedure, signInProcedure } from '../src/trpc/procedures.js';
+import { router } from '../src/trpc/init.js';
 import { NoInputSchema, SuccessSchema } from '../contract/common.schema.js';
 import { SessionInfoSchema, SignInInputSchema } from '../contract/auth.schema.js';
 

@@ -1,7 +1,7 @@
 // Budgets (docs/budgets.md): the caller's limits and what the month has cost. A conversation's
 // own cost and budget are on the conversation (metrics, max_budget_per_task; PATCH it).
-import { authedProcedure } from '../src/procedures.js';
-import { router } from '../src/trpc.js';
+import { authedProcedure } from '../src/trpc/procedures.js';
+import { router } from '../src/trpc/init.js';
 import { UserBudgetSchema } from '../contract/budgets.schema.js';
 import { NoInputSchema } from '../contract/common.schema.js';
 

@@ -1,8 +1,8 @@
 // A conversation's runtime for the conversation page: config (its sandbox id), start, stop,
 // and the sandbox's web hosts and VS Code URL (FRONTEND facts §2.13–2.17).
-import { authedProcedure } from '../src/procedures.js';
+import { authedProcedure } from '../src/trpc/procedures.js';
 import type { ErrorReason } from '../src/errors.js';
-import { router } from '../src/trpc.js';
+import { router } from '../src/trpc/init.js';
 import {
   ConversationActionResponseSchema,
   ConversationConfigSchema,

@@ -2,8 +2,8 @@
 // sandbox: microagents, files, git changes and diffs, uploads, the trajectory, a prompt to
 // remember; and feedback on the conversation (FRONTEND facts §2.18–2.26).
 import { z } from 'zod';
-import { authedProcedure } from '../src/procedures.js';
-import { router } from '../src/trpc.js';
+import { authedProcedure } from '../src/trpc/procedures.js';
+import { router } from '../src/trpc/init.js';
 import { REACHES_SANDBOX } from './conversation-runtime.router.js';
 import {
   ConversationPathSchema,

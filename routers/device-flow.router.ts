@@ -3,8 +3,8 @@
 // approves or denies the code on the verification page (/oauth/device, src/http/web/). The
 // token route reads a form body and the verification route a form posted by the page, so both
 // are served by src/http/rest/routes.ts; they still call these procedures.
-import { authedProcedure, publicProcedure } from '../src/procedures.js';
-import { router } from '../src/trpc.js';
+import { authedProcedure, publicProcedure } from '../src/trpc/procedures.js';
+import { router } from '../src/trpc/init.js';
 import {
   DeviceAuthorizationSchema,
   DeviceAuthorizeInputSchema,

@@ -1,7 +1,7 @@
 // V1 events (docs/api.md): the events agent servers sent by webhook, per conversation and owner.
 import { z } from 'zod';
-import { authedProcedure } from '../src/procedures.js';
-import { router } from '../src/trpc.js';
+import { authedProcedure } from '../src/trpc/procedures.js';
+import { router } from '../src/trpc/init.js';
 import {
   ConversationEventsBatchInputSchema,
   ConversationEventsCountInputSchema,

@@ -1,5 +1,5 @@
-import { authedProcedure } from '../src/procedures.js';
-import { router } from '../src/trpc.js';
+import { authedProcedure } from '../src/trpc/procedures.js';
+import { router } from '../src/trpc/init.js';
 import { MessageResponseSchema, NoInputSchema } from '../contract/common.schema.js';
 import { AddGitProvidersInputSchema } from '../contract/git-providers.schema.js';
 

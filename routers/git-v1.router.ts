@@ -1,8 +1,8 @@
 // The 2026 git searches (docs/git-providers.md): the repository and branch pickers,
 // installations and suggested tasks of today's clients, over the provider clients of
 // /api/user/* with their failures (as {"detail": …}, rows in src/http/rest/legacy-errors.ts).
-import { authedProcedure } from '../src/procedures.js';
-import { router, type Meta } from '../src/trpc.js';
+import { authedProcedure } from '../src/trpc/procedures.js';
+import { router, type Meta } from '../src/trpc/init.js';
 import {
   BranchesSearchInputSchema,
   BranchPageSchema,

@@ -2,7 +2,7 @@
 // Inside each router, static paths come before {param} paths (the REST matcher takes the
 // first match); test/rest/openapi-inventory.test.ts enforces it.
 import { procedureRecords, type ProcedureRecord } from '../src/library-internals.js';
-import { createCallerFactory, router, type Meta } from '../src/trpc.js';
+import { createCallerFactory, router, type Meta } from '../src/trpc/init.js';
 import { appConversationActionsRouter } from './app-conversation-actions.router.js';
 import { appConversationFilesRouter } from './app-conversation-files.router.js';
 import { appConversationsRouter } from './app-conversations.router.js';
@@ -15,7 +15,7 @@ import { deviceFlowRouter } from './device-flow.router.js';
 import { eventsRouter } from './events.router.js';
 import { gitProvidersRouter } from './git-providers.router.js';
 import { gitV1Router } from './git-v1.router.js';
-import { webhooksRouter } from './webhooks.router.js';
+import { agentCallbacksRouter } from './agent-callbacks.router.js';
 import { webhookEndpointsRouter } from './webhook-endpoints.router.js';
 import { sandboxSecretsRouter } from './sandbox-secrets.router.js';
 import { sandboxSpecsRouter } from './sandbox-specs.router.js';
@@ -48,7 +48,7 @@ export const appRouter = router({
   conversationRuntime: conversationRuntimeRouter,
   conversationWorkspace: conversationWorkspaceRouter,
   events: eventsRouter,
-  webhooks: webhooksRouter,
+  agentCallbacks: agentCallbacksRouter,
   webhookEndpoints: webhookEndpointsRouter,
   options: optionsRouter,
   user: userRouter,

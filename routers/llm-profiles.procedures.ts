@@ -3,8 +3,8 @@
 // CloudClient and Agent Canvas go once they know the user's organisation (another user's
 // organisation answers 404).
 import { z } from 'zod';
-import { authedProcedure } from '../src/procedures.js';
-import type { Meta } from '../src/trpc.js';
+import { authedProcedure } from '../src/trpc/procedures.js';
+import type { Meta } from '../src/trpc/init.js';
 import {
   ActivateProfileSchema,
   ProfileDetailSchema,

@@ -1,6 +1,6 @@
 // /api/options/*: the web UI's first call (config) and its settings pages' choices.
-import { authedProcedure } from '../src/procedures.js';
-import { router } from '../src/trpc.js';
+import { authedProcedure } from '../src/trpc/procedures.js';
+import { router } from '../src/trpc/init.js';
 import { NameListSchema, WebConfigSchema } from '../contract/options.schema.js';
 import { NoInputSchema } from '../contract/common.schema.js';
 

@@ -2,8 +2,8 @@
 // expect to find one: the list, the user's membership, and the organisation-scoped LLM profile
 // routes Agent Canvas and the CloudClient use once an organisation is selected. Provider
 // connections (organisation-wide LLM credentials) do not exist here: the list is empty.
-import { authedProcedure } from '../src/procedures.js';
-import { router } from '../src/trpc.js';
+import { authedProcedure } from '../src/trpc/procedures.js';
+import { router } from '../src/trpc/init.js';
 import {
   OrganizationMeSchema,
   OrganizationsInputSchema,

@@ -2,8 +2,8 @@
 // server's LookupSecret with the sandbox's own session key, never with a user's key. The value
 // is served as text/plain by src/http/rest/routes.ts (LookupSecret reads the body verbatim).
 import { z } from 'zod';
-import { sandboxNamesProcedure, sandboxScopedProcedure } from '../src/procedures.js';
-import { router } from '../src/trpc.js';
+import { sandboxNamesProcedure, sandboxScopedProcedure } from '../src/trpc/procedures.js';
+import { router } from '../src/trpc/init.js';
 import { SandboxSecretsInputSchema, SandboxSecretValueInputSchema, SecretNamesSchema } from '../contract/sandbox-secrets.schema.js';
 
 export const sandboxSecretsRouter = router({

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { authedProcedure } from '../src/procedures.js';
-import { router } from '../src/trpc.js';
+import { authedProcedure } from '../src/trpc/procedures.js';
+import { router } from '../src/trpc/init.js';
 import { SuccessSchema } from '../contract/common.schema.js';
 import {
   BatchGetSandboxesInputSchema,

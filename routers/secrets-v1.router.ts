@@ -2,8 +2,8 @@
 // the same git-provider token service as /api/add-git-providers, in the V1 shapes (a search
 // page; failures as {"detail": …}, their rows in src/http/rest/legacy-errors.ts). Static paths
 // come before {secret_id}: a secret named "git-providers" is reached through /api/secrets.
-import { authedProcedure } from '../src/procedures.js';
-import { router } from '../src/trpc.js';
+import { authedProcedure } from '../src/trpc/procedures.js';
+import { router } from '../src/trpc/init.js';
 import { MessageResponseSchema, NoInputSchema } from '../contract/common.schema.js';
 import { AddGitProvidersInputSchema } from '../contract/git-providers.schema.js';
 import {

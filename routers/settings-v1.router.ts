@@ -1,7 +1,7 @@
 // The 2026 settings (/api/v1/settings; docs/api.md "2026 /api/v1 surface"): the V0 settings
 // document in the nested shape, its two form schemas, and the LLM profiles.
-import { authedProcedure } from '../src/procedures.js';
-import { router } from '../src/trpc.js';
+import { authedProcedure } from '../src/trpc/procedures.js';
+import { router } from '../src/trpc/init.js';
 import { MessageResponseSchema, NoInputSchema } from '../contract/common.schema.js';
 import { SettingsSchemaDocSchema } from '../contract/settings-fields.js';
 import { SaveSettingsV1InputSchema, SettingsV1Schema } from '../contract/settings-v1.schema.js';

@@ -1,6 +1,6 @@
 import { AppError } from '../src/errors.js';
-import { authedProcedure } from '../src/procedures.js';
-import { router } from '../src/trpc.js';
+import { authedProcedure } from '../src/trpc/procedures.js';
+import { router } from '../src/trpc/init.js';
 import { MessageResponseSchema, NoInputSchema } from '../contract/common.schema.js';
 import { SaveSettingsInputSchema, SettingsSchema } from '../contract/settings.schema.js';
 

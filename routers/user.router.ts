@@ -3,8 +3,8 @@
 // come before {repository_name} ones; names containing "/" reach the microagent procedures
 // through the REST edge's raw routes.
 import { z } from 'zod';
-import { authedProcedure } from '../src/procedures.js';
-import { router, type Meta } from '../src/trpc.js';
+import { authedProcedure } from '../src/trpc/procedures.js';
+import { router, type Meta } from '../src/trpc/init.js';
 import { NoInputSchema } from '../contract/common.schema.js';
 import {
   BranchesInputSchema,

@@ -1,7 +1,7 @@
 // The current user (/api/v1/users/*; docs/api.md "2026 /api/v1 surface"): what the CLI, the
 // SDK workspace and the automation service read, and the user's git provider account.
-import { authedProcedure } from '../src/procedures.js';
-import { router, type Meta } from '../src/trpc.js';
+import { authedProcedure } from '../src/trpc/procedures.js';
+import { router, type Meta } from '../src/trpc/init.js';
 import { NoInputSchema } from '../contract/common.schema.js';
 import { UserInfoSchema, UserMeInputSchema } from '../contract/account.schema.js';
 import { GitUserSchema } from '../contract/user-git.schema.js';

@@ -2,8 +2,8 @@
 // tasks, conversations and sandboxes, each delivery's history, and a test event. Under
 // /api/v1/webhook-endpoints, apart from the agent servers' inbound /api/v1/webhooks/… routes.
 // Static paths before {endpoint_id} ones: the REST matcher takes the first match.
-import { authedProcedure } from '../src/procedures.js';
-import { router } from '../src/trpc.js';
+import { authedProcedure } from '../src/trpc/procedures.js';
+import { router } from '../src/trpc/init.js';
 import { SuccessSchema } from '../contract/common.schema.js';
 import {
   CreateWebhookEndpointInputSchema,

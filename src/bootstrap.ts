@@ -2,12 +2,12 @@
 // the database (external or embedded) and the first API key.
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Config } from './config.js';
+import type { Config } from './config/config.js';
 import { generateKeyText, SecretBox } from './crypto.js';
 import { connectDatabase, type DatabaseOptions, type Database } from './db/database.js';
-import { startEmbeddedMongo, type EmbeddedMongo } from './db/embedded-mongo.js';
+import { startEmbeddedMongo, type EmbeddedMongo } from './db/ferretdb/embedded-mongo.js';
 import type { Logger } from './logger.js';
-import { DEFAULT_USER_ID } from './services/api-keys.service.js';
+import { DEFAULT_USER_ID } from './services/identity/api-keys.service.js';
 import type { Services } from './domain.js';
 
 export const ENCRYPTION_KEY_FILE = 'encryption.key';

@@ -2,7 +2,7 @@
 // every user's events. The CLI only writes the database; the running service delivers.
 import { ALL_USERS, type Models } from '../models/index.js';
 import { CreateWebhookEndpointInputSchema } from '../contract/webhook-endpoints.schema.js';
-import type { Config } from './config.js';
+import type { Config } from './config/config.js';
 import type { SecretBox } from './crypto.js';
 import { DecisionClaims } from './db/claims.js';
 import { AppError } from './errors.js';

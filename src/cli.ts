@@ -9,12 +9,12 @@
 //   npm run cli -- webhooks add|list|remove|rotate-secret|test|deliveries   (endpoints hearing every user's events)
 import { parseArgs } from 'node:util';
 import { ensureDataDir, loadSecretBox, openDatabase } from './bootstrap.js';
-import { loadConfig } from './config.js';
+import { loadConfig } from './config/config.js';
 import { generateKeyText } from './crypto.js';
 import { createLogger } from './logger.js';
-import { createCredentialServices } from './services/credentials.js';
+import { createCredentialServices } from './services/identity/credential-services.js';
 import { reencryptServiceSecrets, rewrapper } from './services/rotation.service.js';
-import { ConversationStore } from './conversations/store.js';
+import { ConversationStore } from './conversations/records/store.js';
 import { operatorWebhooks, WEBHOOK_USAGE } from './cli-webhooks.js';
 
 const USAGE = `usage:

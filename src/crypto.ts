@@ -5,7 +5,7 @@
 // during rotation. The associated data binds a ciphertext to its owner and field, so a
 // value copied into another user's document does not decrypt.
 import crypto from 'node:crypto';
-import { parseKey } from './config-values.js';
+import { parseKey } from './config/config-values.js';
 
 export { parseKey };
 

@@ -1,51 +1,53 @@
 // The domain, wired: the services (src/services/) and, on top of them, the conversations
 // wing (src/conversations/). server.ts creates it; the request context carries it.
 import { AccessTokens } from './access-token.js';
-import type { Config } from './config.js';
+import type { Config } from './config/config.js';
 import { AppConversationActionsService } from './conversations/app-conversation-actions.service.js';
 import { AppConversationFilesService } from './conversations/app-conversation-files.service.js';
 import { AppConversationsService } from './conversations/app-conversations.service.js';
-import { BudgetsService } from './conversations/budgets.service.js';
-import { ConversationRuntimeService } from './conversations/conversation-runtime.service.js';
-import { ConversationWorkspaceService } from './conversations/conversation-workspace.service.js';
-import { ConversationsService } from './conversations/conversations.service.js';
-import { EventStore } from './conversations/event-store.js';
-import { EventsService } from './conversations/events.service.js';
-import { FeedbackService } from './conversations/feedback.service.js';
-import { LeaseQueue } from './conversations/lease-queue.js';
+import { BudgetsService } from './conversations/budgets/budgets.service.js';
+import { ConversationRuntimeService } from './conversations/v0/conversation-runtime.service.js';
+import { ConversationWorkspaceService } from './conversations/v0/conversation-workspace.service.js';
+import { ConversationsService } from './conversations/v0/conversations.service.js';
+import { EventStore } from './conversations/events/event-store.js';
+import { EventsService } from './conversations/events/events.service.js';
+import { FeedbackService } from './conversations/v0/feedback.service.js';
+import { LeaseQueue } from './db/lease-queue.js';
 import { PendingMessages } from './conversations/pending-messages.js';
 import { profilesFromSettings, type AgentProfiles, type LlmProfiles } from './conversations/profiles.js';
-import { StartWorkflow } from './conversations/start-workflow.js';
-import { startsPerUser } from './conversations/task-queue.js';
-import { ConversationStore, type StartTask } from './conversations/store.js';
-import { SandboxAccess } from './sandbox/sandbox-access.js';
-import { SpendRecords } from './conversations/spend-records.js';
-import { WebhooksService } from './conversations/webhooks.service.js';
-import { ConversationEvents } from './conversations/lifecycle-events.js';
+import { StartWorkflow } from './conversations/start/start-workflow.js';
+import { startsPerUser } from './conversations/records/task-queue.js';
+import { ConversationStore, type StartTask } from './conversations/records/store.js';
+import {
+  browserOrigins,
+  SandboxAccess,
+  SandboxesService,
+  SandboxKeys,
+  SandboxLifecycle,
+  type SandboxRuntime,
+  SandboxSecretsService,
+  SandboxSpecsService,
+} from './sandbox/index.js';
+import { SpendRecords } from './conversations/budgets/spend-records.js';
+import { AgentCallbacksService } from './conversations/events/agent-callbacks.service.js';
+import { ConversationLifecycleEvents } from './conversations/conversation-lifecycle-events.js';
 import { createLifecycleWebhooks } from './lifecycle-webhooks/index.js';
 import type { SecretBox } from './crypto.js';
 import { DecisionClaims } from './db/claims.js';
 import type { Database } from './db/database.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
-import type { SandboxRuntime } from './sandbox/runtime.js';
-import { SandboxLifecycle } from './sandbox/lifecycle/index.js';
 import { createAccountServices } from './services/account-services.js';
-import { createCredentialServices } from './services/credentials.js';
-import { ProviderHttp } from './services/git/provider-http.js';
-import { providerHostPolicy } from './services/git/provider-hosts.js';
-import { GitProvidersService } from './services/git-providers.service.js';
-import { GitSearchService } from './services/git-search.service.js';
-import { DeviceFlowService } from './services/device-flow.service.js';
-import { SandboxKeys } from './sandbox/service/sandbox-keys.js';
-import { SandboxSecretsService } from './sandbox/service/sandbox-secrets.service.js';
-import { SandboxSpecsService } from './sandbox/service/sandbox-specs.service.js';
-import { browserOrigins } from './sandbox/service/sandbox-urls.js';
-import { SandboxesService } from './sandbox/service/sandboxes.service.js';
+import { createCredentialServices } from './services/identity/credential-services.js';
+import { ProviderHttp } from './git/providers/provider-http.js';
+import { providerHostPolicy } from './git/providers/provider-hosts.js';
+import { GitProvidersService } from './git/git-providers.service.js';
+import { GitSearchService } from './git/git-search.service.js';
+import { DeviceFlowService } from './services/identity/device-flow.service.js';
 import { SecretsService } from './services/secrets.service.js';
-import { OptionsService } from './services/options.service.js';
-import { SettingsService } from './services/settings.service.js';
-import { UserGitService } from './services/user-git.service.js';
+import { OptionsService } from './services/settings/options.service.js';
+import { SettingsService } from './services/settings/settings.service.js';
+import { UserGitService } from './git/user-git.service.js';
 
 export interface ServiceOptions {
   db: Database;
@@ -78,15 +80,6 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
   // Where agent servers call back: an isolated process sandbox only through its network's one path.
   const callbackUrl = () => runtime.callbackOrigin?.() ?? webUrl();
   const sandboxes = new SandboxesService(models, box, sandboxSpecs, runtime, config.sandbox, callbackUrl, metrics, corsOrigins);
-  const sandboxKeys = new SandboxKeys(models, box, sandboxes, log);
-  const { apiKeys, sessions } = createCredentialServices(models, config, clock);
-  const options = new OptionsService(config.webUi);
-  const account = createAccountServices({ models, box, config, settings, apiKeys, sandboxKeys, options });
-  // Conversations launch from and switch to the profiles the settings side keeps (tests may plug in others).
-  const stored = profilesFromSettings({ agent: account.agentProfiles, llm: account.llmProfiles });
-  const agentProfiles: AgentProfiles = profiles?.agent ?? stored.agent;
-  const llmProfiles: LlmProfiles = profiles?.llm ?? stored.llm;
-
   const accessTokens = new AccessTokens(box.deriveKey('git-token-lookup'), config.conversations.gitTokenTtlSeconds);
   const claims = new DecisionClaims(models);
   const store = new ConversationStore(models, box, claims);
@@ -105,6 +98,15 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     startupTimeoutMs: config.sandbox.startupTimeoutMs,
     onGone: (sandboxId, reason) => store.markSandboxGone(sandboxId, reason),
   });
+  // A sandbox's key, presented by its agent server or by code in it, is a use of that sandbox.
+  const sandboxKeys = new SandboxKeys(models, box, sandboxes, sandboxLifecycle.usage, log);
+  const { apiKeys, sessions } = createCredentialServices(models, config, clock);
+  const options = new OptionsService(config.webUi);
+  const account = createAccountServices({ models, box, config, settings, apiKeys, sandboxKeys, options });
+  // Conversations launch from and switch to the profiles the settings side keeps (tests may plug in others).
+  const stored = profilesFromSettings({ agent: account.agentProfiles, llm: account.llmProfiles });
+  const agentProfiles: AgentProfiles = profiles?.agent ?? stored.agent;
+  const llmProfiles: LlmProfiles = profiles?.llm ?? stored.llm;
   // The conversation routes resume a paused sandbox the same way a conversation start does.
   const sandboxAccess = new SandboxAccess(store, sandboxes, config.conversations.sandboxCallTimeoutMs, (userId, sandboxId, current) =>
     sandboxLifecycle.ensureRunning(userId, sandboxId, current),
@@ -117,10 +119,10 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     log: log.child({ component: 'budgets' }),
     clock,
   });
-  const conversationEvents = new ConversationEvents(store, sandboxes, budgets, log.child({ component: 'lifecycle-webhooks' }));
-  conversationEvents.use(lifecycleWebhooks.events);
+  const conversationLifecycle = new ConversationLifecycleEvents(store, sandboxes, budgets, log.child({ component: 'lifecycle-webhooks' }));
+  conversationLifecycle.use(lifecycleWebhooks.events);
   budgets.whenReached(({ userId, conversationId }) =>
-    conversationEvents.conversationChanged('conversation.budget_reached', userId, conversationId),
+    conversationLifecycle.conversationChanged('conversation.budget_reached', userId, conversationId),
   );
   const pendingMessages = new PendingMessages(models, store, sandboxAccess, log.child({ component: 'pending-messages' }));
   const startLog = log.child({ component: 'start-tasks' });
@@ -138,7 +140,7 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     log: startLog,
     profiles: agentProfiles,
     pendingMessages,
-    events: conversationEvents,
+    events: conversationLifecycle,
   });
   const startTasks = new LeaseQueue<StartTask>({
     store: store.taskLeases,
@@ -168,7 +170,7 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     budgets,
     removeConversationData,
     agentProfiles,
-    conversationEvents,
+    conversationLifecycle,
   );
   const userGit = new UserGitService(gitProviders, providerHttp, config.providers, log.child({ component: 'git-providers' }));
   return {
@@ -189,24 +191,22 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     gitSearch: new GitSearchService(userGit),
     conversations: new ConversationsService(appConversations, settings, gitProviders),
     sandboxKeys,
-    sandboxSecrets: new SandboxSecretsService(sandboxKeys, secrets, gitProviders, sandboxLifecycle.usage),
-    webhooks: new WebhooksService(
+    sandboxSecrets: new SandboxSecretsService(secrets, gitProviders),
+    agentCallbacks: new AgentCallbacksService(
       store,
-      sandboxes,
-      sandboxKeys,
       gitProviders,
       accessTokens,
       sandboxLifecycle.usage,
       events,
       budgets,
-      conversationEvents,
+      conversationLifecycle,
     ),
     budgets,
     webhookEndpoints: lifecycleWebhooks.service,
     /** Sends the lifecycle webhooks' deliveries (started with the server). */
     webhookDispatcher: lifecycleWebhooks.dispatcher,
     /** Emits start-task and conversation events (e.g. conversation.budget_reached). */
-    conversationEvents,
+    conversationLifecycle,
     events,
     feedback,
     conversationRuntime: new ConversationRuntimeService(sandboxAccess, sandboxes),

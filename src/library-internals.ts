@@ -11,7 +11,7 @@
 // - zod: whether an input schema is empty and which of its keys are lists (the REST table
 //   reads a key sent once as a list when the schema says so).
 // - mongoose: the driver collection of a model and the Db that hands them out (the write gate,
-//   src/db/gated-collections.ts).
+//   src/db/write-gate/gated-collections.ts).
 import { getErrorShape, getTRPCErrorFromUnknown, TRPCError, type AnyRouter } from '@trpc/server';
 import {
   getHTTPStatusCodeFromError,

@@ -1,6 +1,6 @@
 // Process entry point: the only place (with cli.ts) that reads process.env.
 import path from 'node:path';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { ConfigError, loadConfig, type Config } from './config/config.js';
 import { createLogger } from './logger.js';
 import { startServer } from './server.js';
 

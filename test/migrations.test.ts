@@ -3,7 +3,7 @@
 import { MongoClient } from 'mongodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateKeyText, SecretBox } from '../src/crypto.js';
-import { tokenContext } from '../src/services/git-providers.service.js';
+import { tokenContext } from '../src/git/git-providers.service.js';
 import { call, startTestApp, testDatabaseUri, uniqueDbName } from './helpers/app.js';
 
 const dbName = uniqueDbName('migrations');

@@ -2,7 +2,7 @@
 // ENCRYPTION_KEY while the old one is listed in ENCRYPTION_KEY_PREVIOUS.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { endpointSecretContext } from '../models/index.js';
-import { ConversationStore, sealContext } from '../src/conversations/store.js';
+import { ConversationStore, sealContext } from '../src/conversations/records/store.js';
 import { generateKeyText, SecretBox } from '../src/crypto.js';
 import { keyContext } from '../src/sandbox/service/sandbox-records.js';
 import { call, startTestApp, testDatabaseUri, uniqueDbName, type TestApp } from './helpers/app.js';

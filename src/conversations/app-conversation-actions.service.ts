@@ -10,11 +10,11 @@ import { hexId, UUID_PATTERN } from '../../contract/common.schema.js';
 import { AgentServerError } from '../agent-server/client.js';
 import { AppError } from '../errors.js';
 import type { AppConversationsService } from './app-conversations.service.js';
-import type { BudgetsService } from './budgets.service.js';
+import type { BudgetsService } from './budgets/budgets.service.js';
 import type { PendingMessages } from './pending-messages.js';
 import type { LlmProfiles } from './profiles.js';
-import type { SandboxAccess } from '../sandbox/sandbox-access.js';
-import type { ConversationStore } from './store.js';
+import type { SandboxAccess } from '../sandbox/index.js';
+import type { ConversationStore } from './records/store.js';
 
 /** Our conversation ids are 32 lowercase hex digits; clients may send them dashed. */
 export const conversationIdOf = (id: string) => (UUID_PATTERN.test(id) ? hexId(id) : id);

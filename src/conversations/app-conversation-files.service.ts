@@ -9,9 +9,9 @@ import type { AppConversation } from '../../contract/app-conversations.schema.js
 import { AgentServerError } from '../agent-server/client.js';
 import { AppError } from '../errors.js';
 import { conversationIdOf } from './app-conversation-actions.service.js';
-import type { EventsService } from './events.service.js';
-import type { SandboxAccess, SandboxConnection } from '../sandbox/sandbox-access.js';
-import { projectDirOf, sh } from './workspace-scripts.js';
+import type { EventsService } from './events/events.service.js';
+import type { SandboxAccess, SandboxConnection } from '../sandbox/index.js';
+import { projectDirOf, sh } from './start/workspace-scripts.js';
 import { zipFiles } from './zip.js';
 
 /** The largest file the file route serves (text for a viewer, not a download). */

@@ -17,16 +17,16 @@ import type { ClientGeneration } from '../../contract/sandbox-specs.schema.js';
 import { AgentServerClient } from '../agent-server/client.js';
 import { AppError, isDuplicateKeyError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { SandboxesService } from '../sandbox/service/sandboxes.service.js';
-import type { BudgetsService } from './budgets.service.js';
-import type { ConversationEvents } from './lifecycle-events.js';
+import type { SandboxesService } from '../sandbox/index.js';
+import type { BudgetsService } from './budgets/budgets.service.js';
+import type { ConversationLifecycleEvents } from './conversation-lifecycle-events.js';
 import { LiveStatus } from './live-status.js';
 import { NO_AGENT_PROFILES, profileTags, type AgentProfiles } from './profiles.js';
-import { inheritFromParent, refused, withSuggestedTask } from './start-request.js';
-import { TERMINAL, type ConversationSearch, type ConversationStore, type StartTask, type TaskSortOrder } from './store.js';
-import { toTask } from './queries.js';
+import { inheritFromParent, refused, withSuggestedTask } from './start/start-request.js';
+import { TERMINAL, type ConversationSearch, type ConversationStore, type StartTask, type TaskSortOrder } from './records/store.js';
+import { toTask } from './records/queries.js';
 
-export { toTask } from './queries.js';
+export { toTask } from './records/queries.js';
 
 /** Ids are 32 lowercase hex digits here; clients may send UUIDs dashed (the reference accepts both). */
 const idKey = (id: string) => (UUID_PATTERN.test(id) ? hexId(id) : id);
@@ -51,7 +51,7 @@ export class AppConversationsService {
     private readonly removeConversationData: (userId: string, conversationId: string) => Promise<void> = async () => {},
     private readonly profiles: AgentProfiles = NO_AGENT_PROFILES,
     /** Creations and deletions, for the lifecycle webhooks. */
-    private readonly events: Pick<ConversationEvents, 'taskChanged' | 'deleted' | 'listensToTasks'> | null = null,
+    private readonly events: Pick<ConversationLifecycleEvents, 'taskChanged' | 'deleted' | 'listensToTasks'> | null = null,
   ) {
     this.live = new LiveStatus(store, sandboxes, budgets);
   }

@@ -4,13 +4,13 @@
 // a conversation whose webhooks went missing is still counted (and stopped) when it is read.
 import type { AppConversation } from '../../contract/app-conversations.schema.js';
 import { AgentServerClient, type AgentConversationInfo } from '../agent-server/client.js';
-import type { SandboxesService } from '../sandbox/service/sandboxes.service.js';
+import type { SandboxesService } from '../sandbox/index.js';
 import type { AppConversationRecord } from '../../models/index.js';
-import type { BudgetsService } from './budgets.service.js';
+import type { BudgetsService } from './budgets/budgets.service.js';
 import { PROFILE_TAGS } from './profiles.js';
-import { untitledName } from './queries.js';
-import { advances, reportedSpend, tokensOf } from './spend.js';
-import type { ConversationStore } from './store.js';
+import { untitledName } from './records/queries.js';
+import { advances, reportedSpend, tokensOf } from './budgets/spend.js';
+import type { ConversationStore } from './records/store.js';
 
 export class LiveStatus {
   constructor(

@@ -14,8 +14,8 @@ import type { AgentServerClient } from '../agent-server/client.js';
 import { AppError, isDuplicateKeyError } from '../errors.js';
 import { KeyedQueue } from '../keyed-queue.js';
 import type { Logger } from '../logger.js';
-import type { SandboxAccess } from '../sandbox/sandbox-access.js';
-import type { ConversationStore } from './store.js';
+import type { SandboxAccess } from '../sandbox/index.js';
+import type { ConversationStore } from './records/store.js';
 
 export const MAX_QUEUED = 10;
 

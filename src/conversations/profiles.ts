@@ -7,7 +7,7 @@
 // stores in (profilesFromSettings). A start naming a profile the user does not have is refused
 // with 422, a switch to an unknown LLM profile answers 404, and a start without a profile runs
 // on the user's active agent profile, else on the user's settings.
-import type { ResolvedSettings } from '../services/settings.service.js';
+import type { ResolvedSettings } from '../services/settings/settings.service.js';
 
 /** What an agent profile may set over the user's settings for one start (absent keys keep the user's). */
 export type ProfileSettings = Partial<
@@ -57,7 +57,7 @@ export const PROFILE_TAGS = { id: 'agentprofileid', revision: 'agentprofilerevis
 export const profileTags = (profile: { id: string; revision: number } | null): Record<string, string> =>
   profile ? { [PROFILE_TAGS.id]: profile.id, [PROFILE_TAGS.revision]: String(profile.revision) } : {};
 
-/** What the settings side's profile services give the seams above (src/services/agent-profiles.service.ts, llm-profiles.service.ts). */
+/** What the settings side's profile services give the seams above (src/services/settings/agent-profiles.service.ts, llm-profiles.service.ts). */
 interface SettingsSideProfiles {
   agent: {
     list(userId: string): Promise<{ active_agent_profile_id: string | null }>;

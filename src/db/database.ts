@@ -20,11 +20,11 @@ import mongoose from 'mongoose';
 import { createModels, RecordListSchema, WriteLockSchema, type Models } from '../../models/index.js';
 import { interceptCollections } from '../library-internals.js';
 import { boundCollection } from './deadlines.js';
-import { assertGated, installWriteGate } from './gated-collections.js';
+import { assertGated, installWriteGate } from './write-gate/gated-collections.js';
 import { migrate } from './migrations.js';
-import { registerGate } from './record-tables.js';
+import { registerGate } from './record-lists/record-tables.js';
 import { mapUnavailableErrors } from './unavailable.js';
-import { WriteGate, type WriteLockDoc } from './write-gate.js';
+import { WriteGate, type WriteLockDoc } from './write-gate/write-gate.js';
 
 export const DEFAULT_DB_NAME = 'agent_control_plane';
 const READY_PING_TIMEOUT_MS = 2_000;

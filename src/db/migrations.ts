@@ -3,8 +3,8 @@
 import type { Connection } from 'mongoose';
 import type { Models } from '../../models/index.js';
 import { isDuplicateKeyError } from '../errors.js';
-import { buildListsOnce } from './list-rebuild.js';
-import type { WriteGate } from './write-gate.js';
+import { buildListsOnce } from './record-lists/list-rebuild.js';
+import type { WriteGate } from './write-gate/write-gate.js';
 
 /**
  * Git provider tokens used to live in a collection of their own (one document per user); they

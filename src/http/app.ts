@@ -8,7 +8,7 @@
 // function for it (pipeline.ts chargeClient, credentials.ts). The hot requests never reach
 // express: its per-request setup cost more CPU than a whole settings read (docs/performance.md).
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import type { Deps } from '../context.js';
+import type { Deps } from '../trpc/context.js';
 import { createPipeline, factsOf } from './pipeline.js';
 import { restDoor } from './rest/index.js';
 import { trpcMount } from './trpc.js';

@@ -6,7 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import querystring from 'node:querystring';
 import typeis from 'type-is';
-import { jsonNestsDeeperThan } from '../json-depth.js';
+import { jsonNestsDeeperThan } from './json-depth.js';
 
 export type BodyProblemKind = 'too_large' | 'too_deep' | 'invalid_json' | 'unsupported_type';
 

@@ -3,11 +3,11 @@
 // cookie's Secure flag), and how to set or clear the cookie on the answer. Both transports
 // build it from the request (src/http/context.ts); procedures decide what it permits.
 import type { IncomingMessage } from 'node:http';
-import type { Config } from '../config.js';
-import type { BrowserRequest } from '../context.js';
+import type { Config } from '../config/config.js';
+import type { BrowserRequest } from '../trpc/context.js';
 import { factsOf } from './pipeline.js';
 
-export type { BrowserRequest } from '../context.js';
+export type { BrowserRequest } from '../trpc/context.js';
 
 export const SESSION_COOKIE = 'acp_session';
 

@@ -1,11 +1,11 @@
-// A request's Context (src/context.ts), built the same way for every transport: the
+// A request's Context (src/trpc/context.ts), built the same way for every transport: the
 // credentials (credentials.ts), the browser facts with the session-cookie writer (browser.ts),
 // who sent it, the request's logger from the pipeline, and the per-IP charge the edge left to
 // the credentials (pipeline.ts chargeLeftCall).
 import type { IncomingMessage } from 'node:http';
-import { createContextInner, type Context, type Deps, type Requester, type Transport } from '../context.js';
+import { createContextInner, type Context, type Deps, type Requester, type Transport } from '../trpc/context.js';
 import { browserRequest, configuredOrigins, type HeaderWriter } from './browser.js';
-import { authenticate, credentialsOf } from './credentials.js';
+import { authenticateRequest, credentialsOf } from './request-credentials.js';
 import { chargeLeftCall, factsOf } from './pipeline.js';
 
 export type RequestContext = (req: IncomingMessage, res?: HeaderWriter) => Promise<Context>;
@@ -17,7 +17,7 @@ export function createRequestContext(deps: Deps, transport: Transport): RequestC
     const credentials = credentialsOf(req);
     const browser = res ? browserRequest(req, res, deps.config, trustedOrigins) : undefined;
     const inner = createContextInner(deps, null, transport, credentials);
-    const auth = await authenticate(deps, browser ? credentials : { ...credentials, sessionId: undefined });
+    const auth = await authenticateRequest(deps, browser ? credentials : { ...credentials, sessionId: undefined });
     const facts = factsOf(req);
     return {
       ...inner,

@@ -12,7 +12,7 @@ import crypto from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import cors from 'cors';
 import proxyaddr from 'proxy-addr';
-import type { Deps } from '../context.js';
+import type { Deps } from '../trpc/context.js';
 import { accessLogOf, type Logger } from '../logger.js';
 
 export interface RequestFacts {
@@ -129,7 +129,7 @@ function corsHandler(permitted: string[]): (req: IncomingMessage, res: ServerRes
  * The per-client-IP limit, charged by each transport before it reads the request (a tRPC
  * batch costs one per call): throws AppError rate_limited, which each answers in its shape.
  * Only a request without credentials is charged here. One with a key, a token or the session
- * cookie is charged per call to what they prove, once checked (src/procedures.ts): the user's
+ * cookie is charged per call to what they prove, once checked (src/trpc/procedures.ts): the user's
  * bucket, the sandbox's, or this address's after all when they prove nothing (chargeLeftCall).
  * So a user or a sandbox behind a shared address (every local sandbox calls back from
  * 127.0.0.1) spends its own requests, not its neighbours'. `leaveToCredentials`: the request

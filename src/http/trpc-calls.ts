@@ -12,7 +12,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { getTRPCErrorFromUnknown, TRPCError, type AnyRouter } from '@trpc/server';
 import { getHTTPStatusCode } from '@trpc/server/http';
 import { trpcWireOf, type ErrorSite, type ProcedureRecord } from '../library-internals.js';
-import { transformer as superjson } from '../transformer.js';
+import { transformer as superjson } from '../trpc/transformer.js';
 import { isPlainJson, streamsData } from './trpc-results.js';
 
 export interface LeanCallsOptions {

@@ -2,7 +2,7 @@
 // answered in tRPC's own error envelope:
 //   1. the per-client-IP rate limit for calls without credentials (each call of a batch
 //      counts); calls with credentials are charged by the procedure middlewares, shared with
-//      REST (src/procedures.ts): the user's limit, the sandbox's, or the address's after all;
+//      REST (src/trpc/procedures.ts): the user's limit, the sandbox's, or the address's after all;
 //   2. the body, read by the one body reader (size, JSON nesting depth before anything
 //      parses it); the query-string input's depth too;
 //   3. subscriptions: no valid key → 401 before any event stream starts (tRPC itself would
@@ -17,13 +17,13 @@ import { TRPCError } from '@trpc/server';
 import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
 import { appRouter, PROCEDURES } from '../../routers/index.js';
 import { unsafeInputIssue } from '../../contract/common.schema.js';
-import { parseSize } from '../config.js';
-import type { Deps } from '../context.js';
+import { parseSize } from '../config/config.js';
+import type { Deps } from '../trpc/context.js';
 import { AppError, appErrorOf, InputIssuesError, toTRPCError } from '../errors.js';
 import { trpcErrorAnswer } from '../library-internals.js';
 import { BodyProblem, checkDepth, readLimited } from './body.js';
 import { createRequestContext } from './context.js';
-import { carriesCredential } from './credentials.js';
+import { carriesCredential } from './request-credentials.js';
 import { chargeClient, chargeLeftCall, factsOf } from './pipeline.js';
 import { leanCalls, leanServes, withVary } from './trpc-calls.js';
 
@@ -130,7 +130,7 @@ function safeDecode(text: string): string {
 
 /**
  * Depth, and "__proto__" keys: superjson drops those while deserialising, before the
- * procedures' own check (src/procedures.ts) could refuse them.
+ * procedures' own check (src/trpc/procedures.ts) could refuse them.
  */
 function checkInputText(text: string, maxDepth: number): void {
   try {

@@ -9,7 +9,7 @@ import { pageFromExtra, pageOffset } from '../../contract/common.schema.js';
 import type { WebhookEndpoint, WebhookEventType } from '../../contract/webhook-endpoints.schema.js';
 import { randomBase62, type SecretBox } from '../crypto.js';
 import { AppError } from '../errors.js';
-import type { ProviderHostPolicy } from '../services/git/provider-hosts.js';
+import type { ProviderHostPolicy } from '../git/providers/provider-hosts.js';
 import { newWebhookSecret } from './signing.js';
 
 export type WebhookEndpointRecord = StoredEndpoint & { _id: string };

@@ -1,15 +1,15 @@
 // Lifecycle webhooks, wired (docs/webhooks.md): the endpoints, the outbox the domain emits
-// into (src/services/lifecycle-events.ts), and the dispatcher: a lease queue over lanes
+// into (src/lifecycle-webhooks/lifecycle-events.ts), and the dispatcher: a lease queue over lanes
 // (lanes.ts) whose worker sends each lane's deliveries in order (lane-worker.ts), on every
 // replica, each lane held by one at a time. Finished deliveries are kept WEBHOOK_HISTORY_DAYS.
 import type { Models } from '../../models/index.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { SecretBox } from '../crypto.js';
 import type { DecisionClaims } from '../db/claims.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import { LeaseQueue } from '../conversations/lease-queue.js';
-import { ProviderHostPolicy } from '../services/git/provider-hosts.js';
+import { LeaseQueue } from '../db/lease-queue.js';
+import { ProviderHostPolicy } from '../git/providers/provider-hosts.js';
 import { WebhookEndpoints } from './endpoints.js';
 import { WebhookEndpointsService } from './endpoints.service.js';
 import { LaneWorker } from './lane-worker.js';

@@ -1,4 +1,4 @@
-// The lanes' side of the lease queue (src/conversations/lease-queue.ts): a lane is an endpoint
+// The lanes' side of the lease queue (src/db/lease-queue.ts): a lane is an endpoint
 // and a resource with deliveries pending (webhook_lanes, one small record each, so finding
 // work never reads the history). One replica at a time holds a lane's lease and sends its
 // deliveries in order; each claim is decided by inserting its key (src/db/claims.ts), so it is
@@ -7,7 +7,7 @@
 // replica's lanes, or were served this round, are passed over (fair shares, lease-queue.ts).
 import type { Models, WebhookLaneRecord } from '../../models/index.js';
 import type { DecisionClaims } from '../db/claims.js';
-import type { LeaseStore } from '../conversations/lease-queue.js';
+import type { LeaseStore } from '../db/lease-queue.js';
 
 export type Lane = WebhookLaneRecord & { _id: string };
 

@@ -10,7 +10,7 @@ import type { WebhookEventType } from '../../contract/webhook-endpoints.schema.j
 import { randomBase62 } from '../crypto.js';
 import { KeyedQueue } from '../keyed-queue.js';
 import type { Logger } from '../logger.js';
-import type { LifecycleEvent, LifecycleEvents } from '../services/lifecycle-events.js';
+import type { LifecycleEvent, LifecycleEvents } from './lifecycle-events.js';
 import type { WebhookEndpoints } from './endpoints.js';
 
 export interface OutboxMessage {

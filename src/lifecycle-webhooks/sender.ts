@@ -1,12 +1,12 @@
 // One delivery attempt over HTTP: a POST on node's own client, whose address lookup checks
 // every resolved address against WEBHOOK_HOSTS (the git providers' SSRF guard,
-// services/git/provider-hosts.ts), with no redirects followed and one time bound for the whole
+// git/providers/provider-hosts.ts), with no redirects followed and one time bound for the whole
 // exchange. Any 2xx is success; everything else is a failed attempt, described without the
 // receiver's words (its body is read and dropped).
 import http from 'node:http';
 import https from 'node:https';
-import { AddressRefusedError, type ProviderHostPolicy } from '../services/git/provider-hosts.js';
-import { readCapped, send } from '../services/git/http-send.js';
+import { AddressRefusedError, type ProviderHostPolicy } from '../git/providers/provider-hosts.js';
+import { readCapped, send } from '../git/providers/http-send.js';
 
 export interface AttemptResult {
   ok: boolean;

@@ -17,7 +17,11 @@ import { AppError } from '../errors.js';
 import type { AppConversationRecord } from '../../models/index.js';
 import type { SandboxesService } from './service/sandboxes.service.js';
 import type { SandboxState } from './runtime.js';
-import type { ConversationStore } from '../conversations/store.js';
+
+/** How access finds a user's conversation record (the conversation store; an interface so the wing stays below conversations). */
+export interface ConversationLookup {
+  conversation(userId: string, conversationId: string): Promise<AppConversationRecord | null>;
+}
 
 export type SandboxConnection = Awaited<ReturnType<SandboxesService['connection']>>;
 
@@ -40,7 +44,7 @@ export interface RunningOptions {
 
 export class SandboxAccess {
   constructor(
-    private readonly store: ConversationStore,
+    private readonly store: ConversationLookup,
     private readonly sandboxes: SandboxesService,
     private readonly callTimeoutMs: number,
     private readonly ensureRunning: EnsureRunning,

@@ -1,5 +1,5 @@
 // A sandbox's limits, resolved from its spec (as written: quantities) and the deployment's defaults.
-import { parseBytes, parseCores } from '../quantities.js';
+import { parseBytes, parseCores } from '../config/quantities.js';
 import type { SandboxLimits, SandboxSpec } from './runtime.js';
 
 /** A sandbox's limits: its spec's where it sets them, else the deployment's defaults. */

@@ -2,17 +2,17 @@
 // them into the services): the nested settings, LLM and agent profiles over one profiles
 // store, and the account routes.
 import type { Models } from '../../models/index.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { SecretBox } from '../crypto.js';
-import { AccountService } from './account.service.js';
-import { AgentProfilesService } from './agent-profiles.service.js';
-import type { ApiKeysService } from './api-keys.service.js';
-import { LlmProfilesService } from './llm-profiles.service.js';
-import type { OptionsService } from './options.service.js';
-import { ProfilesStore } from './profiles-store.js';
-import type { SandboxKeys } from '../sandbox/service/sandbox-keys.js';
-import { SettingsV1Service } from './settings-v1.js';
-import type { SettingsService } from './settings.service.js';
+import { AccountService } from './identity/account.service.js';
+import { AgentProfilesService } from './settings/agent-profiles.service.js';
+import type { ApiKeysService } from './identity/api-keys.service.js';
+import { LlmProfilesService } from './settings/llm-profiles.service.js';
+import type { OptionsService } from './settings/options.service.js';
+import { ProfilesStore } from './settings/profiles-store.js';
+import type { SandboxKeys } from '../sandbox/index.js';
+import { SettingsV1Service } from './settings/settings-v1.js';
+import type { SettingsService } from './settings/settings.service.js';
 
 export interface AccountParts {
   models: Models;

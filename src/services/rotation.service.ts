@@ -5,11 +5,11 @@
 import { endpointSecretContext, type Models, type SettingsRecord } from '../../models/index.js';
 import type { SecretBox } from '../crypto.js';
 import { newVersion, untilApplied } from '../db/versions.js';
-import { tokenContext } from './git-providers.service.js';
-import { llmProfileSecretContext } from './profiles-store.js';
-import { keyContext } from '../sandbox/service/sandbox-records.js';
+import { tokenContext } from '../git/git-providers.service.js';
+import { llmProfileSecretContext } from './settings/profiles-store.js';
+import { keyContext } from '../sandbox/index.js';
 import { secretValueContext } from './secrets.service.js';
-import { mapSettingsSecrets, SECRET_SETTINGS_FIELDS } from './settings-secrets.js';
+import { mapSettingsSecrets, SECRET_SETTINGS_FIELDS } from './settings/settings-secrets.js';
 
 /** Re-encrypts one ciphertext under the current key (values already current are returned as they are). */
 export type Rewrap = <T>(value: T, context: string) => T | string;

@@ -51,7 +51,7 @@ describe('CloudClient 1.39.0: secrets', () => {
       ['TOKEN_0', 'secret 0'],
     ]);
     // The value stayed with the secret through the rename.
-    const user = (await app.server.deps.services.apiKeys.authenticate(key))!.id;
+    const user = (await app.server.deps.services.apiKeys.authenticateApiKey(key))!.userId;
     expect((await app.server.deps.services.secrets.resolve(user)).find((s) => s.name === 'RENAMED')?.value).toBe('value-1');
     expect((await refusal(client.createSecret('TOKEN_0', 'again', ''))).status).toBe(400);
   });

@@ -2,7 +2,7 @@
 // sandbox may report what: over real HTTP with the fake agent server in process sandboxes
 // (it "runs" a new conversation and sends its webhooks like the real one).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tablesFor } from '../../src/db/record-tables.js';
+import { tablesFor } from '../../src/db/record-lists/record-tables.js';
 import { call } from '../helpers/app.js';
 import { startConversationApp, v0, waitForTask, type ConversationApp, type StartedTask } from '../helpers/conversation-app.js';
 import { eventually } from '../helpers/eventually.js';
@@ -244,7 +244,7 @@ describe('which sandbox may report a conversation', () => {
 describe('microagent management', () => {
   it("lists a repository's microagent conversations whose last pull request is still open", async () => {
     const key = await app.user('microagents');
-    const userId = (await app.server.deps.services.apiKeys.authenticate(key))!.id;
+    const userId = (await app.server.deps.services.apiKeys.authenticateApiKey(key))!.userId;
     await call(app, 'POST', '/api/add-git-providers', { key, body: { provider_tokens: { github: { token: 'ghp_events' } } } });
     provider.pullStates.set('acme/widgets#7', 'open');
     provider.pullStates.set('acme/widgets#8', 'closed');

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { createTRPCClient, httpBatchLink } from '@trpc/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppRouter } from '../../routers/index.js';
-import { transformer } from '../../src/transformer.js';
+import { transformer } from '../../src/trpc/transformer.js';
 import { call } from '../helpers/app.js';
 import { signIn } from '../helpers/session.js';
 import { startConversationApp, v0, type ConversationApp } from '../helpers/conversation-app.js';

@@ -2,7 +2,7 @@
 // counts, the per-conversation cap, retried batches, and reads that address buckets by _id.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase, type Database } from '../../src/db/database.js';
-import { BUCKET_SIZE, EventStore, MAX_EVENT_CHARS, type EventLog } from '../../src/conversations/event-store.js';
+import { BUCKET_SIZE, EventStore, MAX_EVENT_CHARS, type EventLog } from '../../src/conversations/events/event-store.js';
 import { testDatabaseUri, uniqueDbName } from '../helpers/app.js';
 
 let db: Database;

@@ -2,7 +2,7 @@
 // (src/db/claims.ts) hand each item to exactly one of several replicas claiming at once. A
 // conditional findOneAndUpdate alone does not: FerretDB lets concurrent ones all match.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConversationStore } from '../../src/conversations/store.js';
+import { ConversationStore } from '../../src/conversations/records/store.js';
 import { DecisionClaims } from '../../src/db/claims.js';
 import type { SecretBox } from '../../src/crypto.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';

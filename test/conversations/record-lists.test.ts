@@ -1,4 +1,4 @@
-// The embedded layout's lists (src/db/record-lists.ts) against the real FerretDB: every
+// The embedded layout's lists (src/db/record-lists/record-lists.ts) against the real FerretDB: every
 // search answered from the lists equals the same search answered by the records' own
 // queries (IndexedSearches, the MongoDB path, run here as FerretDB's full scans), after
 // the migration that builds the lists of records an earlier version wrote, after writes from
@@ -9,10 +9,10 @@ import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConversationSortOrder } from '../../contract/app-conversations.schema.js';
 import { connectDatabase, type Database } from '../../src/db/database.js';
-import { CONVERSATION_LAYOUT } from '../../src/db/record-layouts.js';
-import { tablesFor } from '../../src/db/record-tables.js';
-import { IndexedSearches, searchesFor, type Searches } from '../../src/conversations/searches.js';
-import type { ConversationSearch } from '../../src/conversations/queries.js';
+import { CONVERSATION_LAYOUT } from '../../src/db/record-lists/record-layouts.js';
+import { tablesFor } from '../../src/db/record-lists/record-tables.js';
+import { IndexedSearches, searchesFor, type Searches } from '../../src/conversations/records/searches.js';
+import type { ConversationSearch } from '../../src/conversations/records/queries.js';
 import { testDatabaseUri, uniqueDbName } from '../helpers/app.js';
 
 const dbName = uniqueDbName('record-lists');

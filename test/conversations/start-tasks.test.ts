@@ -11,8 +11,8 @@ import { StartTaskStatusSchema } from '../../contract/app-conversations.schema.j
 import { AgentServerClient } from '../../src/agent-server/client.js';
 import type { AppRouter } from '../../routers/index.js';
 import { generateKeyText } from '../../src/crypto.js';
-import { tablesFor } from '../../src/db/record-tables.js';
-import { transformer } from '../../src/transformer.js';
+import { tablesFor } from '../../src/db/record-lists/record-tables.js';
+import { transformer } from '../../src/trpc/transformer.js';
 import { call, startTestApp, testDatabaseUri, uniqueDbName, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/eventually.js';
 import { FAKE_AGENT_SPEC, NEVER_HEALTHY_SPEC, writeSpecsFile } from '../helpers/specs.js';

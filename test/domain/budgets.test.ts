@@ -39,11 +39,11 @@ const stats = (agent: number, condenser = 0, tokens = Math.round(agent * 1000)) 
 
 /** Conversation info as an agent server posts it (the first one creates the record for the sandbox's owner). */
 const info = (d: TestDomain, user: string, id: string, cost: number, status = 'running') =>
-  d.deps.services.webhooks.conversation(SANDBOX, user, { id, execution_status: status, stats: stats(cost) });
+  d.deps.services.agentCallbacks.conversation(SANDBOX, user, { id, execution_status: status, stats: stats(cost) });
 
 /** A batch of events carrying a "stats" state update. */
 const statsEvent = (d: TestDomain, user: string, id: string, cost: number) =>
-  d.deps.services.webhooks.events(SANDBOX, user, id, [
+  d.deps.services.agentCallbacks.events(SANDBOX, user, id, [
     { kind: 'ConversationStateUpdateEvent', id: `ev-${++counter}`, key: 'stats', value: stats(cost) } as never,
   ]);
 
@@ -54,7 +54,7 @@ describe('a conversation reported by its agent server', () => {
     const user = fresh('cost');
     const id = hex();
     await info(domain, user, id, 0.4);
-    await domain.deps.services.webhooks.conversation(SANDBOX, user, { id, stats: stats(0.5, 0.25) });
+    await domain.deps.services.agentCallbacks.conversation(SANDBOX, user, { id, stats: stats(0.5, 0.25) });
     await statsEvent(domain, user, id, 0.3); // late and lower: ignored
     const conversation = await get(user, id);
     expect(conversation.metrics).toMatchObject({
@@ -199,7 +199,7 @@ describe('the monthly cap', () => {
     try {
       const user = fresh('operator');
       const id = hex();
-      await operated.deps.services.webhooks.conversation(SANDBOX, user, { id, execution_status: 'running', stats: stats(0.5) });
+      await operated.deps.services.agentCallbacks.conversation(SANDBOX, user, { id, execution_status: 'running', stats: stats(0.5) });
       const [conversation] = await operated.as(user).appConversations.batchGet({ ids: [id] });
       expect(conversation!.execution_status_reason).toBe('monthly_budget_reached');
       expect(await operated.as(user).budgets.get()).toMatchObject({ max_budget_per_month: 0.5, max_budget_per_month_source: 'operator' });

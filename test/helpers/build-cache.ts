@@ -8,7 +8,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { cacheRoot } from '../../src/config-values.js';
+import { cacheRoot } from '../../src/config/config-values.js';
 import { PACKAGE_ROOT } from '../../src/processes.js';
 
 /** Stamps and locks of the tests' builds: per checkout, git-ignored, gone with `npm ci`. */

@@ -4,8 +4,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { loadConfig } from '../../src/config.js';
-import { ensureFerretDbBinary, startFerretDb } from '../../src/db/embedded-mongo.js';
+import { loadConfig } from '../../src/config/config.js';
+import { ensureFerretDbBinary, startFerretDb } from '../../src/db/ferretdb/embedded-mongo.js';
 import { stopChild } from '../../src/processes.js';
 import { createLogger } from '../../src/logger.js';
 

@@ -9,7 +9,7 @@ import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
-import { cacheRoot } from '../../src/config-values.js';
+import { cacheRoot } from '../../src/config/config-values.js';
 import { freePort, PACKAGE_ROOT, stopChild } from '../../src/processes.js';
 
 export interface KubeControlPlane {

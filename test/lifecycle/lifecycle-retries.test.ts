@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { WARM_POOL_OWNER } from '../../models/index.js';
 import { DecisionClaims } from '../../src/db/claims.js';
-import { tablesFor } from '../../src/db/record-tables.js';
+import { tablesFor } from '../../src/db/record-lists/record-tables.js';
 import type { SandboxRuntime } from '../../src/sandbox/runtime.js';
 import { IdlePauser } from '../../src/sandbox/lifecycle/idle-pauser.js';
 import { Reconciler } from '../../src/sandbox/lifecycle/reconciler.js';

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKeyText, SecretBox } from '../../src/crypto.js';
 import { freePort } from '../../src/processes.js';
-import { tokenContext } from '../../src/services/git-providers.service.js';
+import { tokenContext } from '../../src/git/git-providers.service.js';
 import { CONTRACT_ROUTES } from '../contract-routes.js';
 import { call, startTestApp, uniqueDbName, type TestApp } from '../helpers/app.js';
 import { startFakeGitProvider, type FakeGitProvider } from '../helpers/fake-git-provider.js';

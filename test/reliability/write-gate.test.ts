@@ -1,4 +1,4 @@
-// The write gate itself (src/db/write-gate.ts) on the real FerretDB: the race it closes, that it
+// The write gate itself (src/db/write-gate/write-gate.ts) on the real FerretDB: the race it closes, that it
 // covers model and driver-level writes across connections, how it answers when the lock is
 // held by a process that died or by one that never lets go, and its upsert and
 // unique-index rules.
@@ -7,7 +7,7 @@ import { MongoClient, MongoClientClosedError, MongoServerError } from 'mongodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { connectDatabase, type Database } from '../../src/db/database.js';
 import { isDatabaseUnavailable } from '../../src/db/unavailable.js';
-import { lockHost } from '../../src/db/write-locks.js';
+import { lockHost } from '../../src/db/write-gate/write-locks.js';
 import { call, startTestApp, testDatabaseUri, uniqueDbName, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/eventually.js';
 

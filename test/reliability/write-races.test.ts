@@ -1,6 +1,6 @@
 // Concurrent writes on the embedded FerretDB (issue 18, "No acknowledged write is lost" and
 // "Races answer right"), against the real FerretDB and two replicas of the service sharing one
-// database and data directory. Without the write gate (src/db/write-gate.ts) FerretDB lost
+// database and data directory. Without the write gate (src/db/write-gate/write-gate.ts) FerretDB lost
 // about half of the settings fields written at once, git tokens saved beside settings, and
 // answered 500 to concurrent first saves and renames; the per-user running limit was a count
 // that concurrent starts all passed. Every answer here is checked against what is stored.

@@ -1,6 +1,6 @@
 // /api/options/*: the web UI's start-up configuration and its settings pages' choices.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { call, startTestApp, type TestApp } from '../helpers/app.js';
 
 let plain: TestApp;

@@ -341,11 +341,11 @@ describe('the cookie over https', () => {
       const { cookie, body } = await signIn(single, 'single-user-key-1');
       expect(body.user_id).toBe('default');
       expect((await call(single, 'GET', '/api/auth/session', { headers: { cookie } })).status).toBe(200);
-      const { ApiKeysService } = await import('../../src/services/api-keys.service.js');
-      const { SessionsService } = await import('../../src/services/sessions.service.js');
+      const { ApiKeysService } = await import('../../src/services/identity/api-keys.service.js');
+      const { SessionsService } = await import('../../src/services/identity/sessions.service.js');
       const models = single.server.deps.db.models;
       const rotated = new SessionsService(models.Session, new ApiKeysService(models.ApiKey, 'single-user-key-2'), 600);
-      expect(await rotated.authenticate(cookie.slice('acp_session='.length))).toBeNull();
+      expect(await rotated.authenticateSession(cookie.slice('acp_session='.length))).toBeNull();
     } finally {
       await single.stop();
     }

@@ -252,5 +252,5 @@ describe('LLM profiles', () => {
 });
 
 async function userIdOf(key: string): Promise<string> {
-  return (await app.server.deps.services.apiKeys.authenticate(key))!.id;
+  return (await app.server.deps.services.apiKeys.authenticateApiKey(key))!.userId;
 }

@@ -2,7 +2,7 @@
 import { createTRPCClient, httpBatchLink, TRPCClientError } from '@trpc/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppRouter } from '../../routers/index.js';
-import { transformer } from '../../src/transformer.js';
+import { transformer } from '../../src/trpc/transformer.js';
 import { call, startTestApp, type TestApp } from '../helpers/app.js';
 
 let app: TestApp;

@@ -2,7 +2,7 @@
 // them: the terminal tool is `terminal` since 1.0.0 and `bash` in the 1.0.0a releases (the d6 web
 // UI's generation, src/sandbox/service/sandbox-specs.service.ts), each with the module that registers it.
 import { describe, expect, it } from 'vitest';
-import { startConversationRequest, type AgentRequestParts } from '../../src/conversations/agent-request.js';
+import { startConversationRequest, type AgentRequestParts } from '../../src/conversations/start/agent-request.js';
 
 const parts = (agentServerVersion: string | null): AgentRequestParts => ({
   conversationId: 'c1',

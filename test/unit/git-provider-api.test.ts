@@ -1,9 +1,9 @@
 // Provider hosts, microagent parsing and the call limiter, without a network.
 import { describe, expect, it } from 'vitest';
-import { publicUrlSegments } from '../../src/services/git/client.js';
-import { Limiter } from '../../src/services/git/limiter.js';
-import { isMicroagentFile, microagentsDir, parseMicroagent, withoutDomain } from '../../src/services/git/microagents.js';
-import { providerApiBase, providerGraphqlUrl } from '../../src/services/git/provider-api.js';
+import { publicUrlSegments } from '../../src/git/providers/client.js';
+import { Limiter } from '../../src/git/providers/limiter.js';
+import { isMicroagentFile, microagentsDir, parseMicroagent, withoutDomain } from '../../src/git/providers/microagents.js';
+import { providerApiBase, providerGraphqlUrl } from '../../src/git/providers/provider-api.js';
 
 const roots = {
   githubApiUrl: 'https://api.github.com',

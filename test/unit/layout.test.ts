@@ -89,14 +89,16 @@ const packageImports = (file: string) => specifiers(text(file)).filter((s) => !s
 const LAYERS: [number, RegExp][] = [
   [6, /^src\/(main|server|cli|cli-webhooks|bootstrap)\.ts$|^src\/http\//],
   [5, /^routers\//],
-  [4, /^src\/(trpc|procedures|context|domain)\.ts$/],
-  [3, /^src\/(conversations|lifecycle-webhooks)\/|^src\/sandbox\/sandbox-access\.ts$/],
-  [2, /^src\/services\/|^src\/sandbox\/(service|lifecycle)\//],
+  [4, /^src\/trpc\/|^src\/domain\.ts$/],
+  [3, /^src\/conversations\/|^src\/lifecycle-webhooks\/(?!lifecycle-events\.ts$)/],
+  // The sandbox wing's services, lifecycle, access and entry point; its runtimes are layer 1.
+  [2, /^src\/services\/|^src\/git\/[^/]+$|^src\/sandbox\/(service\/|lifecycle\/|sandbox-access\.ts$|index\.ts$)/],
   [
     1,
-    /^src\/(sandbox|agent-server|db)\/|^models\/|^src\/(access-token|crypto|processes|keyed-queue|logger|metrics|rate-limit|json-depth)\.ts$/,
+    // lifecycle-events.ts: the event the domain emits, below every emitter (sandboxes' and conversations').
+    /^src\/(sandbox|agent-server|db)\/|^src\/git\/providers\/|^src\/lifecycle-webhooks\/lifecycle-events\.ts$|^models\/|^src\/(access-token|crypto|processes|keyed-queue|logger|metrics|rate-limit)\.ts$/,
   ],
-  [0, /^contract\/|^src\/(errors|config|config-values|config-sandbox|quantities|transformer|library-internals)\.ts$/],
+  [0, /^contract\/|^src\/config\/|^src\/(errors|library-internals)\.ts$/],
 ];
 const LAYER_NAMES = ['contract & base', 'infrastructure', 'services', 'conversations', 'tRPC core', 'routers', 'HTTP wing & entry'];
 
@@ -113,9 +115,27 @@ const importsMatching = (files: string[], target: RegExp) =>
       .map((t) => `${file} → ${t}`),
   );
 
+/** The folders under the roots, highest layer first, each with the folders it imports (a wing's entry point shown as such). */
+function folderGraph(): string {
+  const folderOf = (f: string) => (f === 'src/sandbox/index.ts' ? 'src/sandbox (wing entry)' : path.posix.dirname(f));
+  const edges = new Map<string, Set<string>>();
+  const layer = new Map<string, number>();
+  for (const file of FILES) {
+    const from = folderOf(file);
+    layer.set(from, Math.max(layer.get(from) ?? 0, layerOf(file)));
+    const targets = edges.get(from) ?? new Set<string>();
+    for (const t of localImports(file)) if (FILES.includes(t) && folderOf(t) !== from) targets.add(folderOf(t));
+    edges.set(from, targets);
+  }
+  return [...edges]
+    .sort(([a], [b]) => layer.get(b)! - layer.get(a)! || a.localeCompare(b))
+    .map(([from, to]) => `[${layer.get(from)}] ${from} → ${[...to].sort().join(', ') || '—'}`)
+    .join('\n');
+}
+
 describe('layout', () => {
   it('finds the source files (the checks below can fail)', () => {
-    expect(FILES).toContain('src/conversations/store.ts');
+    expect(FILES).toContain('src/conversations/records/store.ts');
     expect(FILES.length).toBeGreaterThan(50);
     expect(importsMatching(['src/http/trpc.ts'], /^routers\//)).toEqual(['src/http/trpc.ts → routers/index.ts']);
   });
@@ -170,27 +190,50 @@ describe('layout', () => {
 
   it('keeps the sandbox runtimes and the agent-server client below the services', () => {
     // The sandbox wing's runtimes (process, isolation, kubernetes) under its services and lifecycle.
-    const services = /^src\/sandbox\/(service\/|lifecycle\/|sandbox-access\.ts$)/;
-    const lower = FILES.filter((f) => /^src\/(sandbox|agent-server)\//.test(f) && !services.test(f));
-    expect(
-      importsMatching(
-        lower,
-        /^(src\/(services|conversations|http|db)\/|routers\/|models\/|src\/sandbox\/(service|lifecycle)\/|src\/sandbox\/sandbox-access\.ts)/,
-      ),
-    ).toEqual([]);
+    const upper = /^src\/sandbox\/(service\/|lifecycle\/|sandbox-access\.ts$|index\.ts$)/;
+    const lower = FILES.filter((f) => /^src\/(sandbox|agent-server)\//.test(f) && !upper.test(f));
+    const above = new RegExp(`^(src\\/(services|conversations|http|db|git)\\/|routers\\/|models\\/)|${upper.source}`);
+    expect(importsMatching(lower, above)).toEqual([]);
+  });
+
+  it('lets the rest of the service reach the sandbox wing through its entry point only', () => {
+    const outside = FILES.filter((f) => !f.startsWith('src/sandbox/'));
+    expect(importsMatching(outside, /^src\/sandbox\/(?!index\.ts$)/)).toEqual([]);
+    // Inside, files import each other directly: the entry point would make circles.
+    const inside = FILES.filter((f) => f.startsWith('src/sandbox/'));
+    expect(importsMatching(inside, /^src\/sandbox\/index\.ts$/)).toEqual([]);
+    // The check can fail: domain.ts uses the wing, through the entry point.
+    expect(importsMatching(['src/domain.ts'], /^src\/sandbox\//)).toEqual(['src/domain.ts → src/sandbox/index.ts']);
   });
 
   it('lets only the conversation store read or write StartTask and AppConversation records', () => {
     const touching = FILES.filter((f) => f.startsWith('src/') && /\.(StartTask|AppConversation)\s*\./.test(text(f)));
-    // The store, its searches (the indexed ones; the embedded ones read the record tables), its
-    // spend side (budgets' fields and ledger) and its lease side (the claims the start-task queue
-    // makes), each kept in a file of its own.
+    // The store and its searches (the indexed ones; the embedded ones read the record tables),
+    // its spend side (budgets' fields and ledger) and its lease side (the claims the start-task
+    // queue makes), each kept in a file of its own.
     expect(touching).toEqual([
-      'src/conversations/searches.ts',
-      'src/conversations/spend-records.ts',
-      'src/conversations/store.ts',
-      'src/conversations/task-leases.ts',
+      'src/conversations/budgets/spend-records.ts',
+      'src/conversations/records/searches.ts',
+      'src/conversations/records/store.ts',
+      'src/conversations/records/task-leases.ts',
     ]);
+  });
+
+  // A folder is read by listing it: past about fifteen files its name no longer says what is in
+  // it. The per-resource layers stay flat (one file per resource, found by the resource's name).
+  it('keeps every folder under src/ to about fifteen files at its top', () => {
+    const FLAT = /^(routers|contract|models)$/;
+    const counts = new Map<string, number>();
+    for (const f of FILES) counts.set(path.posix.dirname(f), (counts.get(path.posix.dirname(f)) ?? 0) + 1);
+    expect([...counts].filter(([dir, n]) => !FLAT.test(dir) && n > 15).map(([dir, n]) => `${dir}: ${n}`)).toEqual([]);
+    expect(counts.get('src/conversations')).toBeGreaterThan(1);
+  });
+
+  // `npm run layout` prints the folders and what each imports, by layer (docs/architecture.md draws it).
+  it('draws the import graph by folder', () => {
+    const graph = folderGraph();
+    expect(graph).toContain('src/sandbox (wing entry)');
+    if (process.env.LAYOUT_GRAPH) console.log(graph);
   });
 
   it('leaves REST statuses, bodies and headers to the REST edge', () => {

@@ -1,8 +1,8 @@
-// The lease queue's wake-up (src/conversations/lease-queue.ts): work added while a poll is under
+// The lease queue's wake-up (src/db/lease-queue.ts): work added while a poll is under
 // way is claimed at once, not at the next poll (a start waited a whole START_TASK_POLL_MS for
 // its claim when its kick came during a poll whose claim had already read the queue).
 import { describe, expect, it } from 'vitest';
-import { LeaseQueue, type LeaseStore } from '../../src/conversations/lease-queue.js';
+import { LeaseQueue, type LeaseStore } from '../../src/db/lease-queue.js';
 import { createLogger } from '../../src/logger.js';
 import { eventually } from '../helpers/eventually.js';
 

@@ -1,8 +1,16 @@
-// The sorted lists' bucket plans (src/db/list-buckets.ts) without a database: random changes
+// The sorted lists' bucket plans (src/db/record-lists/list-buckets.ts) without a database: random changes
 // applied as planned keep the buckets in order, within capacity and counted right in the
 // directory, and no step of a plan leaves an entry in no bucket (what a heal relies on).
 import { describe, expect, it } from 'vitest';
-import { compareEntries, compareStrings, emptyDir, locate, planChange, type Entry, type ListDir } from '../../src/db/list-buckets.js';
+import {
+  compareEntries,
+  compareStrings,
+  emptyDir,
+  locate,
+  planChange,
+  type Entry,
+  type ListDir,
+} from '../../src/db/record-lists/list-buckets.js';
 
 const CAPACITY = 4;
 const marked = (e: Entry) => e[2] === 0;

@@ -1,10 +1,10 @@
-// The git provider host rules (src/services/git/provider-hosts.ts), without a network: which
+// The git provider host rules (src/git/providers/provider-hosts.ts), without a network: which
 // addresses an unlisted host may reach, what GIT_PROVIDER_HOSTS entries allow, which URLs a
 // call may go to, and the lookup that checks addresses at connection time (DNS rebinding).
 import type { LookupAddress } from 'node:dns';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { AddressRefusedError, ProviderHostPolicy } from '../../src/services/git/provider-hosts.js';
+import { loadConfig } from '../../src/config/config.js';
+import { AddressRefusedError, ProviderHostPolicy } from '../../src/git/providers/provider-hosts.js';
 
 const ROOTS = ['https://api.github.com', 'https://gitlab.com/api/v4', 'http://127.0.0.1:4000/2.0'];
 const policy = (...entries: string[]) => new ProviderHostPolicy(entries, ROOTS);

@@ -2,7 +2,7 @@
 // earlier 2025 choice (1.1.0) is no longer offered but still found by id, so a sandbox made with
 // it (paused before an upgrade) resumes instead of answering "spec no longer configured".
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { SandboxSpecsService } from '../../src/sandbox/service/sandbox-specs.service.js';
 
 const RETIRED = 'local/openhands-agent-server:1.1.0';

@@ -1,7 +1,7 @@
 // The one walk over settings credentials: every slot is visited with the AES-GCM context that
 // stored data was sealed with (changing a context would make existing settings undecryptable).
 import { describe, expect, it } from 'vitest';
-import { mapSettingsSecrets, mcpSecretAt, SECRET_SETTINGS_FIELDS } from '../../src/services/settings-secrets.js';
+import { mapSettingsSecrets, mcpSecretAt, SECRET_SETTINGS_FIELDS } from '../../src/services/settings/settings-secrets.js';
 
 const doc = {
   llm_api_key: 'c-llm',

@@ -1,13 +1,13 @@
-// A start task's status record (src/conversations/task-steps.ts): progress statuses are written
+// A start task's status record (src/conversations/start/task-steps.ts): progress statuses are written
 // behind the work but in order, the next step waits for them and throws what they met, and an
 // attempt's writes are all settled when it ends. The store here is a stand-in that lets each
 // write land when the test says; the whole start runs on the real database in
 // test/conversations/start-tasks.test.ts.
 import { describe, expect, it } from 'vitest';
-import { LeaseLost } from '../../src/conversations/lease-queue.js';
-import { StartTimings } from '../../src/conversations/start-timings.js';
-import type { ConversationStore, StartTask, StartTaskUpdate } from '../../src/conversations/store.js';
-import { TaskSteps } from '../../src/conversations/task-steps.js';
+import { LeaseLost } from '../../src/db/lease-queue.js';
+import { StartTimings } from '../../src/conversations/start/start-timings.js';
+import type { ConversationStore, StartTask, StartTaskUpdate } from '../../src/conversations/records/store.js';
+import { TaskSteps } from '../../src/conversations/start/task-steps.js';
 
 type Write = { update: StartTaskUpdate; land(ok: boolean): void };
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { VerifiedCache } from '../../src/services/verified-cache.js';
+import { VerifiedCache } from '../../src/services/identity/verified-cache.js';
 
 function setup(ttlMs = 1000, maxEntries?: number) {
   const clock = { now: 0 };

@@ -1,5 +1,5 @@
 // The one-command preparation of a workspace without a repository
-// (src/conversations/workspace-scripts.ts), run by a real sh as an agent server runs it: the
+// (src/conversations/start/workspace-scripts.ts), run by a real sh as an agent server runs it: the
 // directory, a git repository trusted by git, the identity; a failed step says which.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { emptyWorkspaceFailure, gitIdentity, prepareEmptyWorkspace } from '../../src/conversations/workspace-scripts.js';
+import { emptyWorkspaceFailure, gitIdentity, prepareEmptyWorkspace } from '../../src/conversations/start/workspace-scripts.js';
 
 const run = promisify(execFile);
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-workspace-'));

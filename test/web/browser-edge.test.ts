@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENCRYPTION_KEY_FILE, ensureDataDir, loadSecretBox } from '../../src/bootstrap.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { generateKeyText } from '../../src/crypto.js';
 import { createLogger } from '../../src/logger.js';
 import { sameOriginPath } from '../../src/http/web/signin-page.js';

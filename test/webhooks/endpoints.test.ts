@@ -9,7 +9,7 @@ import path from 'node:path';
 import { createTRPCClient, httpBatchLink } from '@trpc/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppRouter } from '../../routers/index.js';
-import { transformer } from '../../src/transformer.js';
+import { transformer } from '../../src/trpc/transformer.js';
 import { call, startTestApp, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/eventually.js';
 import { FAKE_AGENT_SPEC, writeSpecsFile } from '../helpers/specs.js';

@@ -1,15 +1,15 @@
 // The REST door: every /api request but the docs page. In order: the per-client-IP limit and
 // no-cache headers (every /api path, matched or not; a request with credentials that a
-// procedure will check is charged there instead, to what they prove: src/procedures.ts), the route table (routes.ts first, then
+// procedure will check is charged there instead, to what they prove: src/trpc/procedures.ts), the route table (routes.ts first, then
 // the procedures on their legacy paths), the body (the one reader: content type, size, depth),
 // the final input, the procedure, and one writer of every answer (answers.ts). The reference's
 // legacy shims live here, on the route they belong to.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { parseSize } from '../../config.js';
-import type { Context, Deps } from '../../context.js';
+import { parseSize } from '../../config/config.js';
+import type { Context, Deps } from '../../trpc/context.js';
 import { readRestForm, readRestJson } from '../body.js';
 import { createRequestContext } from '../context.js';
-import { carriesCredential } from '../credentials.js';
+import { carriesCredential } from '../request-credentials.js';
 import { chargeClient, chargeLeftCall, factsOf } from '../pipeline.js';
 import { NOT_AN_OBJECT, NOT_FOUND, setNoCache, writeFailure, writeJson, writeRestError } from './answers.js';
 import { handlerRoutes, type HandlerRoute } from './routes.js';

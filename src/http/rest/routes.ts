@@ -17,7 +17,7 @@
 import type { ServerResponse } from 'node:http';
 import { isLaterSnapshot } from '../../../contract/app-conversations.schema.js';
 import { createCaller } from '../../../routers/index.js';
-import type { Deps } from '../../context.js';
+import type { Deps } from '../../trpc/context.js';
 import { writeBytes, writeJson, writeRestError } from './answers.js';
 import { openApiDocument } from './openapi-document.js';
 import type { HandlerCall, RoutePath } from './table.js';
@@ -79,7 +79,7 @@ export function handlerRoutes(deps: Deps): HandlerRoute[] {
       procedurePath: 'webhooks.eventsByKey',
       handle: async (call) => {
         const { conversation_id } = call.params as { conversation_id: string };
-        const result = await (await caller(call, false)).webhooks.eventsByKey({ conversation_id, events: call.body as never });
+        const result = await (await caller(call, false)).agentCallbacks.eventsByKey({ conversation_id, events: call.body as never });
         writeJson(call.res, 200, result, JSON_UTF8);
       },
     },
@@ -90,7 +90,7 @@ export function handlerRoutes(deps: Deps): HandlerRoute[] {
       procedurePath: 'webhooks.events',
       handle: async (call) => {
         const { sandbox_id, conversation_id } = call.params as { sandbox_id: string; conversation_id: string };
-        const result = await (await caller(call, false)).webhooks.events({ sandbox_id, conversation_id, events: call.body as never });
+        const result = await (await caller(call, false)).agentCallbacks.events({ sandbox_id, conversation_id, events: call.body as never });
         writeJson(call.res, 200, result, JSON_UTF8);
       },
     },
@@ -99,7 +99,7 @@ export function handlerRoutes(deps: Deps): HandlerRoute[] {
       path: '/api/v1/webhooks/secrets',
       body: 'none',
       procedurePath: 'webhooks.gitToken',
-      handle: async (call) => writeText(call.res, await (await caller(call, false)).webhooks.gitToken({})),
+      handle: async (call) => writeText(call.res, await (await caller(call, false)).agentCallbacks.gitToken({})),
     },
     {
       method: 'GET',

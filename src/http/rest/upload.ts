@@ -4,8 +4,8 @@
 // MAX_UPLOAD_SIZE, and handed to the procedure (createCaller), which holds the behaviour.
 import typeis from 'type-is';
 import { createCaller } from '../../../routers/index.js';
-import { parseSize } from '../../config.js';
-import type { Deps } from '../../context.js';
+import { parseSize } from '../../config/config.js';
+import type { Deps } from '../../trpc/context.js';
 import { BodyProblem, readLimited } from '../body.js';
 import { writeJson, writeRestError } from './answers.js';
 import type { HandlerCall } from './table.js';

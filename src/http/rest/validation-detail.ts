@@ -1,7 +1,7 @@
 // Input validation failures in the reference's (FastAPI/pydantic) shape:
 // 422 {"detail": [{type, loc, msg}]} with loc starting at "path", "query" or "body".
 import type { InputIssue } from '../../errors.js';
-import type { Meta } from '../../trpc.js';
+import type { Meta } from '../../trpc/init.js';
 
 export interface ValidationDetail {
   type: string;

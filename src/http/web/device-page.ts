@@ -8,7 +8,7 @@ import crypto from 'node:crypto';
 import { TRPCError } from '@trpc/server';
 import type { NextFunction, Request, Response } from 'express';
 import { createCaller } from '../../../routers/index.js';
-import type { Deps } from '../../context.js';
+import type { Deps } from '../../trpc/context.js';
 import { createRequestContext } from '../context.js';
 
 const STYLE = `

@@ -3,7 +3,7 @@
 // the web UI (or the small home page without one); whatever nothing here takes is the JSON 404.
 import type { RequestListener } from 'node:http';
 import express from 'express';
-import type { Deps } from '../../context.js';
+import type { Deps } from '../../trpc/context.js';
 import { writeRestError, NOT_FOUND } from '../rest/answers.js';
 import { devicePage } from './device-page.js';
 import { docsRouter } from './docs.js';

@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Config } from '../../config.js';
+import type { Config } from '../../config/config.js';
 import type { Logger } from '../../logger.js';
 import { PACKAGE_ROOT } from '../../processes.js';
 

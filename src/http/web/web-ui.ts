@@ -12,7 +12,7 @@
 //   - Every answer may be framed only by this origin, and its content type is not sniffed.
 import path from 'node:path';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
-import type { Deps } from '../../context.js';
+import type { Deps } from '../../trpc/context.js';
 import { createRequestContext } from '../context.js';
 import { writeRestError } from '../rest/answers.js';
 import { factsOf } from '../pipeline.js';

@@ -10,7 +10,7 @@ import type {
   V1Service,
   V1Toleration,
 } from '@kubernetes/client-node';
-import { parseBytes, parseCores } from '../../quantities.js';
+import { parseBytes, parseCores } from '../../config/quantities.js';
 import { corsEnv, type ExposedUrl, type SandboxLaunch, type SandboxSpec } from '../runtime.js';
 import { AGENT_SERVER, exposedUrls, exposureEnv, VSCODE, vscodeEnabled, WORKERS, type SandboxPorts } from '../sandbox-ports.js';
 

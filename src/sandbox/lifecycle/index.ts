@@ -2,7 +2,7 @@
 // resume, retention, reconcile and a warm pool (docs/sandboxes.md). Each policy is
 // a small pass run by a PeriodicJob; this wires them from configuration.
 import type { Models, SandboxRecord } from '../../../models/index.js';
-import type { Config } from '../../config.js';
+import type { Config } from '../../config/config.js';
 import type { Logger } from '../../logger.js';
 import type { Metrics } from '../../metrics.js';
 import type { SandboxRuntime } from '../runtime.js';

@@ -8,7 +8,7 @@ import type { SandboxRuntime } from '../runtime.js';
 import type { ReleaseSlot } from '../service/sandbox-slots.js';
 import { desiredChange } from '../service/sandbox-records.js';
 import type { DecisionClaims } from '../../db/claims.js';
-import { tablesFor } from '../../db/record-tables.js';
+import { tablesFor } from '../../db/record-lists/record-tables.js';
 
 /** Marks the conversations of a removed sandbox with the reason (the conversation store does it). */
 export type SandboxGoneListener = (sandboxId: string, reason: string) => Promise<void>;

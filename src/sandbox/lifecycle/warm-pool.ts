@@ -20,7 +20,7 @@ import type { SandboxSpecsService } from '../service/sandbox-specs.service.js';
 import type { SandboxFields } from '../service/sandbox-records.js';
 import type { SandboxesService, WarmSandboxes } from '../service/sandboxes.service.js';
 import type { DecisionClaims } from '../../db/claims.js';
-import { tablesFor } from '../../db/record-tables.js';
+import { tablesFor } from '../../db/record-lists/record-tables.js';
 
 export interface WarmPoolDeps {
   models: Models;

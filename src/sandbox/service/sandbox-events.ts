@@ -1,11 +1,11 @@
-// Sandbox lifecycle events for the lifecycle webhooks (src/services/lifecycle-events.ts):
+// Sandbox lifecycle events for the lifecycle webhooks (src/lifecycle-webhooks/lifecycle-events.ts):
 // paused (by its owner, the idle policy or to make room at the limit), resumed, deleted (by its
 // owner or a policy). The sandbox goes out as the API shows it, without its session key; a
 // warm-pool sandbox nobody owns yet tells no one.
 import { WARM_POOL_OWNER } from '../../../models/index.js';
 import type { SandboxInfo } from '../../../contract/sandboxes.schema.js';
 import type { SandboxState } from '../runtime.js';
-import { NO_LIFECYCLE_EVENTS, redactedForEvent, type LifecycleEvents } from '../../services/lifecycle-events.js';
+import { NO_LIFECYCLE_EVENTS, redactedForEvent, type LifecycleEvents } from '../../lifecycle-webhooks/lifecycle-events.js';
 import { LIMIT_PAUSED } from './sandbox-room.js';
 import type { SandboxFields } from './sandbox-records.js';
 

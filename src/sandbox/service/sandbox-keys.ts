@@ -6,7 +6,9 @@
 // hash get it at start-up (indexSessionKeys).
 import { WARM_POOL_OWNER, type Models } from '../../../models/index.js';
 import { secretsEqual, type SecretBox } from '../../crypto.js';
+import { AppError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
+import type { SandboxUsage } from '../lifecycle/usage.js';
 import { keyContext, sessionKeyHash } from './sandbox-records.js';
 import type { SandboxFields } from './sandbox-records.js';
 import type { SandboxesService } from './sandboxes.service.js';
@@ -16,8 +18,39 @@ export class SandboxKeys {
     private readonly models: Models,
     private readonly box: SecretBox,
     private readonly sandboxes: SandboxesService,
+    private readonly usage: SandboxUsage,
     private readonly log: Logger,
   ) {}
+
+  /**
+   * The sandbox a presented session key (X-Session-API-Key) opens, and its owner: the one check of
+   * a sandbox's key, each use counted as a use of the sandbox. With `sandboxId` the key must be
+   * that sandbox's; with `running` the sandbox must be wanted running and run now. The texts and
+   * statuses are the reference's per route family:
+   *   /webhooks/{sandbox_id}/… (sandboxId, any state)   401 "Unauthorized" for every refusal
+   *   key-only webhooks, sandbox-scoped secrets         401 "X-Session-API-Key header is required",
+   *                                                     401 "Invalid session API key",
+   *                                                     403 "Session API key does not match sandbox"
+   */
+  async authenticateSandboxKey(
+    presented: string | undefined,
+    expect: { sandboxId?: string; running?: boolean } = {},
+  ): Promise<{ sandboxId: string; userId: string }> {
+    const { sandboxId, running = false } = expect;
+    if (sandboxId !== undefined && !running) {
+      // By the named sandbox's record (cached by id), not the key's hash: the agent servers' hot path.
+      const credentials = presented ? await this.sandboxes.credentials(sandboxId) : null;
+      if (!credentials || !secretsEqual(presented!, credentials.sessionKey)) throw new AppError('UNAUTHORIZED', 'Unauthorized');
+      await this.usage.touch(sandboxId);
+      return { sandboxId, userId: credentials.userId };
+    }
+    if (!presented) throw new AppError('UNAUTHORIZED', 'X-Session-API-Key header is required');
+    const sandbox = running ? await this.running(presented) : await this.find(presented);
+    if (!sandbox) throw new AppError('UNAUTHORIZED', 'Invalid session API key');
+    if (sandboxId !== undefined && sandbox._id !== sandboxId) throw new AppError('FORBIDDEN', 'Session API key does not match sandbox');
+    await this.usage.touch(sandbox._id);
+    return { sandboxId: sandbox._id, userId: sandbox.userId };
+  }
 
   /** The sandbox of this session key; null for none, and for a warm sandbox no user has claimed. */
   async find(sessionKey: string): Promise<SandboxFields | null> {

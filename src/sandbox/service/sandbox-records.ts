@@ -4,7 +4,7 @@
 import crypto from 'node:crypto';
 import type { SandboxRecord } from '../../../models/index.js';
 import { randomBase62, sha256, type SecretBox } from '../../crypto.js';
-import type { RecordTable } from '../../db/record-table.js';
+import type { RecordTable } from '../../db/record-lists/record-table.js';
 import { AppError } from '../../errors.js';
 
 /** What the service reads of a sandbox record (updatedAt is the database's own). */

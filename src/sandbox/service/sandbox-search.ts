@@ -1,8 +1,8 @@
 // A user's sandboxes newest first, a page at a time: on MongoDB one query its index serves;
-// on the embedded FerretDB a walk of the owner's list (src/db/record-lists.ts), then the
+// on the embedded FerretDB a walk of the owner's list (src/db/record-lists/record-lists.ts), then the
 // page's records by id.
 import type { Models, SandboxRecord } from '../../../models/index.js';
-import { tablesFor } from '../../db/record-tables.js';
+import { tablesFor } from '../../db/record-lists/record-tables.js';
 
 /** Up to `limit` sandboxes of the user from `offset`, newest first. */
 export async function sandboxPage(models: Models, userId: string, offset: number, limit: number): Promise<SandboxRecord[]> {

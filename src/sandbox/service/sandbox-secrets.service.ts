@@ -6,33 +6,16 @@
 // (github_token, gitlab_token, bitbucket_token); a custom secret of the same name wins.
 import type { SecretNames } from '../../../contract/sandbox-secrets.schema.js';
 import { AppError } from '../../errors.js';
-import type { GitProvidersService } from '../../services/git-providers.service.js';
-import type { SandboxKeys } from './sandbox-keys.js';
-import type { SandboxUsage } from '../lifecycle/usage.js';
+import type { GitProvidersService } from '../../git/git-providers.service.js';
 import type { SecretsService } from '../../services/secrets.service.js';
 
 const providerSecretName = (provider: string) => `${provider}_token`;
 
 export class SandboxSecretsService {
   constructor(
-    private readonly keys: SandboxKeys,
     private readonly secrets: SecretsService,
     private readonly gitProviders: GitProvidersService,
-    private readonly usage: SandboxUsage,
   ) {}
-
-  /**
-   * The owner of the sandbox named in the path, when the presented key is that sandbox's and it
-   * runs: a paused or stopping sandbox's key opens nothing (the reference's texts and statuses).
-   */
-  async authenticate(sandboxId: string, presentedKey: string | undefined): Promise<string> {
-    if (!presentedKey) throw new AppError('UNAUTHORIZED', 'X-Session-API-Key header is required');
-    const sandbox = await this.keys.running(presentedKey);
-    if (!sandbox) throw new AppError('UNAUTHORIZED', 'Invalid session API key');
-    if (sandbox._id !== sandboxId) throw new AppError('FORBIDDEN', 'Session API key does not match sandbox');
-    await this.usage.touch(sandbox._id);
-    return sandbox.userId;
-  }
 
   async list(userId: string): Promise<SecretNames> {
     const custom = await this.secrets.list(userId);

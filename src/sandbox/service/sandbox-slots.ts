@@ -13,7 +13,7 @@
 import type { Models, SandboxRecord, SandboxSlotRecord } from '../../../models/index.js';
 import { AppError, isDuplicateKeyError } from '../../errors.js';
 import { newSandboxId } from './sandbox-records.js';
-import { tablesFor } from '../../db/record-tables.js';
+import { tablesFor } from '../../db/record-lists/record-tables.js';
 
 /** A slot younger than this holds even without a running sandbox: its start or resume is under way. */
 export const SLOT_START_GRACE_MS = 60_000;

@@ -5,8 +5,8 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { pageOf, pageOffset } from '../../../contract/common.schema.js';
 import type { ClientGeneration, SandboxSpecInfo } from '../../../contract/sandbox-specs.schema.js';
-import type { Config } from '../../config.js';
-import { parseBytes, parseCores } from '../../quantities.js';
+import type { Config } from '../../config/config.js';
+import { parseBytes, parseCores } from '../../config/quantities.js';
 import type { SandboxSpec } from '../runtime.js';
 
 /** The spec file format: a list of specs, or {"specs": [...]}; the first is the default. */

@@ -4,7 +4,7 @@ import { WARM_POOL_OWNER, type Models, type SandboxRecord } from '../../../model
 import type { SandboxSource } from '../../../contract/app-conversations.schema.js';
 import { pageFromExtra, pageOffset } from '../../../contract/common.schema.js';
 import type { SandboxInfo } from '../../../contract/sandboxes.schema.js';
-import type { Config } from '../../config.js';
+import type { Config } from '../../config/config.js';
 import type { SecretBox } from '../../crypto.js';
 import { AppError } from '../../errors.js';
 import { ConcurrencyGate } from '../../rate-limit.js';
@@ -24,7 +24,7 @@ import { pauseLeastRecentlyUsed } from './sandbox-room.js';
 import { SandboxSlots, type ReleaseSlot } from './sandbox-slots.js';
 import { withVscodeToken } from './sandbox-urls.js';
 import type { SandboxSpecsService } from './sandbox-specs.service.js';
-import { tablesFor, type RecordTables } from '../../db/record-tables.js';
+import { tablesFor, type RecordTables } from '../../db/record-lists/record-tables.js';
 import { sandboxPage } from './sandbox-search.js';
 
 /** Hands out an already started, unowned sandbox of a spec, or null (the warm pool). */
@@ -62,7 +62,7 @@ export class SandboxesService {
     this.records = tablesFor(models).sandboxes;
   }
 
-  /** The sandbox records, read and written by id (src/db/record-table.ts); on the embedded FerretDB with their owners' lists. */
+  /** The sandbox records, read and written by id (src/db/record-lists/record-table.ts); on the embedded FerretDB with their owners' lists. */
   private readonly records: RecordTables['sandboxes'];
 
   readonly slots: SandboxSlots; // the per-user running limit (sandbox-slots.ts)

@@ -1,0 +1,289 @@
+// Budgets (docs/budgets.md): each conversation's cost as its agent server reports it (webhooks,
+// and the agent server's own answers when the service reads it), kept durably and never counted
+// twice (spend-records.ts); the limits applied to it, a conversation's own budget (else its
+// owner's max_budget_per_task) and its owner's monthly cap (max_budget_per_month, else
+// MAX_BUDGET_PER_MONTH); and what happens when one is reached: budgetReached() marks the
+// conversation and pauses its agent (never its sandbox or data). Raising a limit lets it go on.
+import type { BudgetStopReason, MetricsSnapshot, UserBudget } from '../../../contract/budgets.schema.js';
+import { AppError } from '../../errors.js';
+import type { Logger } from '../../logger.js';
+import type { SettingsService } from '../../services/settings/settings.service.js';
+import type { AppConversationRecord } from '../../../models/index.js';
+import { untilApplied } from '../../db/versions.js';
+import type { SandboxAccess } from '../../sandbox/index.js';
+import { spendOf, type BudgetStop, type SpendRecord, type SpendRecords } from './spend-records.js';
+import { advances, monthOf, shownSnapshot, stopReason, type Limits, type Spend } from './spend.js';
+
+/** The limits of a user: the settings' default budget per conversation and the monthly cap in force. */
+export interface UserLimits {
+  perTaskDefault: number | null;
+  perMonth: number | null;
+  perMonthSource: 'settings' | 'operator' | null;
+}
+
+/** The budget fields of a conversation as the API shows it. */
+export interface BudgetView {
+  metrics: MetricsSnapshot | null;
+  max_budget_per_task: number | null;
+  execution_status_reason: BudgetStopReason | null;
+}
+
+export interface BudgetsOptions {
+  records: SpendRecords;
+  settings: SettingsService;
+  access: SandboxAccess;
+  /** MAX_BUDGET_PER_MONTH: the monthly cap of users who set none (null: none). */
+  defaultMonthlyCap: number | null;
+  log: Logger;
+  clock?: (() => number) | undefined;
+}
+
+/** A conversation that has just been stopped for a budget: the one "budget reached" event. */
+export interface BudgetReached {
+  conversationId: string;
+  userId: string;
+  stop: BudgetStop;
+}
+
+/** How often, and how far apart, a run the agent server refuses (its previous run still winding up) is asked again. */
+const RUN_ATTEMPTS = 120;
+const RUN_RETRY_MS = 500;
+
+const dollars = (amount: number) => `$${Math.round(amount * 10_000) / 10_000}`;
+
+export class BudgetsService {
+  private readonly records: SpendRecords;
+  private readonly log: Logger;
+  private readonly now: () => number;
+  private readonly reachedListeners: ((reached: BudgetReached) => Promise<void> | void)[] = [];
+
+  constructor(private readonly options: BudgetsOptions) {
+    this.records = options.records;
+    this.log = options.log;
+    this.now = options.clock ?? Date.now;
+  }
+
+  // ---- reports ----
+
+  /**
+   * What the conversation's agent server reported (`spend`: its cumulative figures, if the report
+   * had any; `status`: its execution status then). A higher cost is kept and counted in the
+   * owner's month once; then the limits are applied when the cost rose or the agent runs on
+   * while stopped.
+   */
+  async report(conversationId: string, spend: Spend | null, status: string | null): Promise<void> {
+    if (!spend && status !== 'running') return;
+    let record = await this.records.conversation(conversationId);
+    if (!record) return;
+    let rose = false;
+    if (spend) {
+      await untilApplied("The conversation's cost", async () => {
+        if (!record || !advances(spend, { cost: record.accumulated_cost, tokens: record.tokens })) return true;
+        if (spend.cost > record.accumulated_cost) {
+          await this.records.noteMonth(record.userId, this.month(), record._id, record.accumulated_cost, spend.cost);
+        }
+        if (await this.records.saveSpend(record, spend)) {
+          record = { ...record, accumulated_cost: spend.cost, tokens: spend.tokens };
+          rose = true;
+          return true;
+        }
+        record = await this.records.conversation(conversationId);
+        return false;
+      });
+    }
+    if (record && (rose || (record.budget_stop && status === 'running'))) await this.enforce(record, status);
+  }
+
+  /** Stops the conversation when a limit is reached; clears a stop no limit holds any more. */
+  private async enforce(record: SpendRecord, status: string | null): Promise<void> {
+    const limits = await this.limitsOf(record);
+    const month = limits.perMonth === null ? null : await this.records.monthCost(record.userId, this.month());
+    const reason = stopReason(record.accumulated_cost, month, limits);
+    if (reason) await this.budgetReached(record, this.stop(reason, record, limits), status);
+    else if (record.budget_stop) await this.records.clearStop(record._id, record.budget_stop);
+  }
+
+  /**
+   * THE moment a conversation is stopped for a budget: the one place that marks it (reason, time,
+   * figures) and pauses its agent. `first` is true exactly once per stop, on whichever replica
+   * set the mark, and only then are whenReached's listeners told (the "budget reached" event). The agent is paused then, and
+   * again whenever it runs on while stopped (e.g. a message sent to the agent server directly).
+   * Reaching the monthly cap stops the owner's other running conversations too.
+   */
+  async budgetReached(record: SpendRecord, stop: BudgetStop, status: string | null): Promise<void> {
+    const mark = await this.records.markStopped(record._id, stop, record.max_budget_per_task);
+    if (mark === 'stale') return; // its budget changed since it was read: that change decides
+    const first = mark === 'first';
+    if (first || status === 'running') await this.pauseAgent(record);
+    if (!first) return;
+    this.log.info(
+      { conversationId: record._id, userId: record.userId, reason: stop.reason, cost: stop.accumulated_cost, limit: stop.limit },
+      'conversation stopped: budget reached',
+    );
+    await this.tellReached({ conversationId: record._id, userId: record.userId, stop });
+    if (stop.reason !== 'monthly_budget_reached') return;
+    for (const other of await this.records.ofUser(record.userId, 'running')) {
+      if (other._id !== record._id) await this.budgetReached(other, { ...stop, accumulated_cost: other.accumulated_cost }, 'running');
+    }
+  }
+
+  /**
+   * Subscribes to "budget reached": told once per stop, on the replica that made it, after the
+   * agent was asked to pause (lifecycle notifications hang here). A failing listener is logged.
+   */
+  whenReached(listener: (reached: BudgetReached) => Promise<void> | void): void {
+    this.reachedListeners.push(listener);
+  }
+
+  private async tellReached(reached: BudgetReached): Promise<void> {
+    for (const listener of this.reachedListeners) {
+      try {
+        await listener(reached);
+      } catch (error) {
+        this.log.warn({ err: error, conversationId: reached.conversationId }, 'a budget-reached listener failed');
+      }
+    }
+  }
+
+  private stop(reason: BudgetStopReason, record: SpendRecord, limits: Limits): BudgetStop {
+    const limit = reason === 'budget_reached' ? limits.perTask! : limits.perMonth!;
+    return { reason, at: new Date(this.now()), accumulated_cost: record.accumulated_cost, limit };
+  }
+
+  /** Pauses the agent when its sandbox runs (a paused sandbox runs no agent); failures wait for the next report. */
+  private async pauseAgent(record: SpendRecord): Promise<void> {
+    try {
+      const { agent } = await this.options.access.running(record.userId, record._id, { resume: false });
+      await agent.pauseConversation(record._id);
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'CONFLICT') return; // not running: nothing to pause
+      this.log.warn({ err: error, conversationId: record._id }, 'pausing a conversation at its budget failed');
+    }
+  }
+
+  // ---- raising a limit and going on ----
+
+  /**
+   * PATCH: the conversation's own budget (null: the settings'). A conversation it stopped goes on
+   * once nothing holds it; one that has already cost as much is stopped now.
+   */
+  async setConversationBudget(userId: string, conversationId: string, budget: number | null): Promise<boolean> {
+    if (!(await this.records.setBudget(userId, conversationId, budget))) return false;
+    const record = await this.records.conversation(conversationId);
+    if (record?.budget_stop) await this.goOn(record, true);
+    else if (record) await this.enforce(record, record.execution_status);
+    return true;
+  }
+
+  /** After a settings save: the owner's stopped conversations that no limit holds any more go on (their sandboxes are not resumed). */
+  async reconsider(userId: string): Promise<void> {
+    for (const record of await this.records.ofUser(userId, 'stopped')) {
+      await this.goOn(record, false).catch((error: unknown) =>
+        this.log.warn({ err: error, conversationId: record._id }, 'continuing a conversation after a budget change failed'),
+      );
+    }
+  }
+
+  /** Clears the stop if no limit holds the conversation, and runs its agent again if the stop paused it. */
+  private async goOn(record: SpendRecord, resumeSandbox: boolean): Promise<void> {
+    const limits = await this.limitsOf(record);
+    const month = limits.perMonth === null ? null : await this.records.monthCost(record.userId, this.month());
+    const reason = stopReason(record.accumulated_cost, month, limits);
+    if (reason) {
+      // Still held, maybe by the other limit now; through budgetReached in case the stop was lifted meanwhile.
+      if (reason !== record.budget_stop?.reason) await this.budgetReached(record, this.stop(reason, record, limits), null);
+      return;
+    }
+    if (!record.budget_stop || !(await this.records.clearStop(record._id, record.budget_stop))) return;
+    // In the background: the agent server refuses a new run while the paused one still winds up.
+    void this.runAgain(record, resumeSandbox);
+  }
+
+  /** Runs the agent again if the stop paused it (and no stop has come since); failures are logged, a message sent later runs it. */
+  private async runAgain(record: SpendRecord, resumeSandbox: boolean): Promise<void> {
+    try {
+      const { agent } = await this.options.access.running(record.userId, record._id, { resume: resumeSandbox });
+      for (let attempt = 0; attempt < RUN_ATTEMPTS; attempt++) {
+        if ((await this.records.conversation(record._id))?.budget_stop) return;
+        if ((await agent.getConversation(record._id)).execution_status !== 'paused') return;
+        if (await agent.runConversation(record._id)) return;
+        await new Promise((resolve) => setTimeout(resolve, RUN_RETRY_MS).unref());
+      }
+      this.log.warn({ conversationId: record._id }, 'the agent server kept refusing to run a conversation after its budget was raised');
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'CONFLICT') return; // its sandbox does not run (and was not to be resumed)
+      this.log.warn({ err: error, conversationId: record._id }, 'running a conversation again after its budget was raised failed');
+    }
+  }
+
+  /**
+   * Before a message that runs the agent: refused (409) while a limit is reached, with the
+   * reason and what to raise; a stop no limit holds any more is lifted.
+   */
+  async assertMayRun(userId: string, conversationId: string): Promise<void> {
+    const record = await this.records.conversation(conversationId);
+    if (!record || record.userId !== userId) return; // the caller answers 404
+    const limits = await this.limitsOf(record);
+    const month = limits.perMonth === null ? null : await this.records.monthCost(userId, this.month());
+    const reason = stopReason(record.accumulated_cost, month, limits);
+    if (!reason) {
+      if (record.budget_stop) await this.records.clearStop(record._id, record.budget_stop);
+      return;
+    }
+    const message =
+      reason === 'budget_reached'
+        ? `Conversation ${conversationId} reached its budget (${dollars(record.accumulated_cost)} of ${dollars(limits.perTask!)}): ` +
+          'raise its max_budget_per_task to continue'
+        : `This month's budget is reached (${dollars(month!)} of ${dollars(limits.perMonth!)}): ` +
+          'raise max_budget_per_month in your settings to continue';
+    throw new AppError('CONFLICT', message, { reason, fields: { conversation_id: conversationId } });
+  }
+
+  // ---- what the API shows ----
+
+  /** The user's limits: the settings' budget per conversation and the monthly cap in force. */
+  async userLimits(userId: string): Promise<UserLimits> {
+    const own = await this.options.settings.budgets(userId);
+    const perMonth = own.max_budget_per_month ?? this.options.defaultMonthlyCap;
+    return {
+      perTaskDefault: own.max_budget_per_task,
+      perMonth,
+      perMonthSource: own.max_budget_per_month !== null ? 'settings' : perMonth !== null ? 'operator' : null,
+    };
+  }
+
+  /** A stored conversation's budget fields, under its owner's limits. */
+  view(record: AppConversationRecord, limits: UserLimits): BudgetView {
+    const spend = spendOf(record);
+    const budget = spend.max_budget_per_task ?? limits.perTaskDefault;
+    return {
+      metrics: shownSnapshot(record.metrics, spend.accumulated_cost, budget),
+      max_budget_per_task: spend.max_budget_per_task,
+      execution_status_reason: spend.budget_stop?.reason ?? null,
+    };
+  }
+
+  async userBudget(userId: string): Promise<UserBudget> {
+    const limits = await this.userLimits(userId);
+    const month = this.month();
+    const cost = await this.records.monthCost(userId, month);
+    return {
+      max_budget_per_task: limits.perTaskDefault,
+      max_budget_per_month: limits.perMonth,
+      max_budget_per_month_source: limits.perMonthSource,
+      month,
+      month_cost: cost,
+      monthly_budget_reached: stopReason(0, cost, { perTask: null, perMonth: limits.perMonth }) !== null,
+      stopped_conversation_ids: (await this.records.ofUser(userId, 'stopped')).map((r) => r._id),
+    };
+  }
+
+  private async limitsOf(record: SpendRecord): Promise<Limits> {
+    const user = await this.userLimits(record.userId);
+    return { perTask: record.max_budget_per_task ?? user.perTaskDefault, perMonth: user.perMonth };
+  }
+
+  private month(): string {
+    return monthOf(new Date(this.now()));
+  }
+}

@@ -1,0 +1,191 @@
+// The account routes today's clients call on start-up (docs/api.md "2026 /api/v1 surface"):
+// the key a request came with, the user with what the SDK workspace reads, the one personal
+// organisation per user (its id is the user's id), and the web client's configuration and
+// searches. The automation service is not part of this server: its routes say so in the
+// shape clients treat as "unavailable" without retrying.
+import type { ModelsSearchInput, ProvidersSearchInput, UserInfo, WebClientConfig } from '../../../contract/account.schema.js';
+import { pageOf, pageOffset } from '../../../contract/common.schema.js';
+import type { Config } from '../../config/config.js';
+import { AppError } from '../../errors.js';
+import { isEnvironmentKeyId, type ApiKeysService } from './api-keys.service.js';
+import { LLM_MODELS } from '../settings/llm-models.js';
+import type { LlmProfilesService } from '../settings/llm-profiles.service.js';
+import type { OptionsService } from '../settings/options.service.js';
+import type { SandboxKeys } from '../../sandbox/index.js';
+import { nestedSettings } from '../settings/settings-v1.js';
+import type { SettingsService } from '../settings/settings.service.js';
+
+const NOT_AVAILABLE = 'Automations are not available on this server';
+const VERIFIED = new Set(LLM_MODELS);
+/** Loaded once: the configuration's updated_at is the process's start. */
+const STARTED_AT = new Date().toISOString();
+
+export class AccountService {
+  constructor(
+    private readonly apiKeys: ApiKeysService,
+    private readonly settings: SettingsService,
+    private readonly llmProfiles: LlmProfilesService,
+    private readonly sandboxKeys: SandboxKeys,
+    private readonly options: OptionsService,
+    private readonly web: Config['webUi'],
+  ) {}
+
+  /** The key the request authenticated with; a browser session has none (400, which Agent Canvas reads as connected). */
+  async currentKey(userId: string, keyId: string | undefined) {
+    if (!keyId) {
+      throw new AppError('BAD_REQUEST', 'This request is authenticated by a browser session, not an API key', { reason: 'not_an_api_key' });
+    }
+    const label = isEnvironmentKeyId(keyId)
+      ? 'SESSION_API_KEY'
+      : ((await this.apiKeys.list(userId)).find((k) => k.id === keyId)?.label ?? '');
+    // Every key acts in its user's personal organisation; keys are not bound to one.
+    return { id: keyId, name: label, org_id: userId, bound_org_id: null, user_id: userId, auth_type: 'api_key' };
+  }
+
+  organizations(userId: string, pageId: string | null | undefined, limit: number) {
+    const all = [{ id: userId, name: userId, is_personal: true }];
+    const offset = pageOffset(pageId);
+    return { ...pageOf(all.slice(offset, offset + limit), offset, limit, all.length), current_org_id: userId };
+  }
+
+  /** Another user's organisation answers as absent. */
+  async organizationMe(userId: string, orgId: string) {
+    this.ownOrganization(userId, orgId);
+    const stored = await this.settings.stored(userId);
+    return {
+      org_id: userId,
+      user_id: userId,
+      email: stored?.dto.email ?? null,
+      role: 'owner' as const,
+      permissions: ['edit_org_settings', 'manage_secrets', 'manage_automations'],
+      llm_api_key: null,
+      llm_api_key_for_byor: null,
+      agent_settings_diff: {},
+      conversation_settings_diff: {},
+      status: 'active' as const,
+    };
+  }
+
+  ownOrganization(userId: string, orgId: string): void {
+    if (orgId !== userId) throw new AppError('NOT_FOUND', 'Organization not found', { reason: 'organization_not_found' });
+  }
+
+  automationHealth() {
+    return { status: 'error' as const, message: NOT_AVAILABLE };
+  }
+
+  automationSdkVersion() {
+    return { sdk_version: null, version: null, message: NOT_AVAILABLE };
+  }
+
+  webClientConfig(): WebClientConfig {
+    return {
+      app_mode: 'oss',
+      posthog_client_key: this.web.posthogClientKey || null,
+      feature_flags: {
+        enable_billing: this.web.enableBilling,
+        hide_llm_settings: this.web.hideLlmSettings,
+        enable_jira: false,
+        enable_jira_dc: false,
+        enable_linear: false,
+        hide_users_page: true,
+        hide_billing_page: true,
+        hide_integrations_page: false,
+        hide_personal_workspaces: false,
+        allow_user_llm_configuration: true,
+        enable_acp: false,
+        deployment_mode: null,
+        enable_onboarding: false,
+        enable_automations: false,
+      },
+      // No provider signs users in here; users add their own git tokens.
+      providers_configured: [],
+      maintenance_start_time: this.web.maintenanceStart ?? null,
+      auth_url: null,
+      recaptcha_site_key: null,
+      faulty_models: [],
+      error_message: null,
+      updated_at: STARTED_AT,
+      github_app_slug: null,
+      gitlab_enabled: true,
+      provider_default_hosts: { github: 'github.com', gitlab: 'gitlab.com', bitbucket: 'bitbucket.org' },
+      slack_enabled: false,
+      email_enabled: false,
+      acp_providers: [],
+    };
+  }
+
+  /** The same model list as /api/options/models; the maintained ones are "verified", LLM_MODELS additions not. */
+  searchModels(input: ModelsSearchInput) {
+    const query = input.query?.toLowerCase();
+    const models = this.options
+      .models()
+      .map((id) => {
+        const slash = id.indexOf('/');
+        const [provider, name] = slash > 0 ? [id.slice(0, slash), id.slice(slash + 1)] : [null, id];
+        return { provider, name, verified: VERIFIED.has(id), hidden: false, canonical: null };
+      })
+      .filter((m) => !query || m.name.toLowerCase().includes(query))
+      .filter((m) => input.verified__eq == null || m.verified === input.verified__eq)
+      .filter((m) => input.provider__eq == null || m.provider === input.provider__eq);
+    return paged(models, input.page_id, input.limit);
+  }
+
+  searchProviders(input: ProvidersSearchInput) {
+    const providers = new Map<string, boolean>();
+    for (const id of this.options.models()) {
+      const slash = id.indexOf('/');
+      if (slash > 0) providers.set(id.slice(0, slash), (providers.get(id.slice(0, slash)) ?? false) || VERIFIED.has(id));
+    }
+    const query = input.query?.toLowerCase();
+    const items = [...providers]
+      .map(([name, verified]) => ({ name, verified }))
+      .sort((a, b) => Number(b.verified) - Number(a.verified) || a.name.localeCompare(b.name))
+      .filter((p) => !query || p.name.includes(query))
+      .filter((p) => input.verified__eq == null || p.verified === input.verified__eq);
+    return paged(items, input.page_id, input.limit);
+  }
+
+  /**
+   * GET /api/v1/users/me. Secrets (the LLM, search and sandbox keys, the LLM profiles' keys)
+   * are opened only with expose_secrets and the X-Session-API-Key of a running sandbox of this
+   * user; expose_secrets without one is refused, never answered masked. MCP credentials are
+   * opened whenever that sandbox key comes along: the SDK's workspace asks for the MCP config
+   * without expose_secrets and configures the agent's MCP servers from it, in that sandbox.
+   */
+  async me(userId: string, exposeSecrets: boolean, sessionKey: string | undefined): Promise<UserInfo> {
+    const fromOwnSandbox = sessionKey !== undefined && (await this.sandboxKeys.isRunningSandboxOf(userId, sessionKey));
+    if (exposeSecrets && !fromOwnSandbox) {
+      throw new AppError('FORBIDDEN', 'expose_secrets needs the X-Session-API-Key of a running sandbox of yours', {
+        reason: 'secrets_not_exposed',
+      });
+    }
+    const stored = await this.settings.stored(userId);
+    const dto = stored?.dto ?? this.settings.defaults();
+    const record = stored?.record ?? null;
+    const open = (field: 'llm_api_key' | 'search_api_key' | 'sandbox_api_key') =>
+      exposeSecrets && record ? this.settings.openField(userId, record, field) : null;
+    const llmApiKey = open('llm_api_key');
+    const nested = nestedSettings(dto, record, {
+      llmApiKey,
+      llmProfiles: await this.llmProfiles.asKwargs(userId, exposeSecrets),
+      activeAgentProfileId: record?.activeAgentProfileId ?? null,
+    });
+    const mcp = fromOwnSandbox && record ? this.settings.openMcp(userId, record) : dto.mcp_config;
+    return {
+      ...dto,
+      ...nested,
+      agent_settings: { ...nested.agent_settings, mcp_config: mcp },
+      id: userId,
+      llm_api_key: llmApiKey,
+      search_api_key: open('search_api_key'),
+      sandbox_api_key: open('sandbox_api_key'),
+      mcp_config: mcp,
+    };
+  }
+}
+
+function paged<T>(items: T[], pageId: string | null | undefined, limit: number) {
+  const offset = pageOffset(pageId);
+  return pageOf(items.slice(offset, offset + limit), offset, limit, items.length);
+}

@@ -1,0 +1,107 @@
+// Browser sessions: a person signs in once with an API key; from then on a random session id
+// in an HttpOnly cookie authenticates the browser. The database holds only the id's SHA-256,
+// the user, the key the session was opened with (revoking the key ends its sessions) and the
+// times. Sessions end at their expiry (SESSION_TTL_SECONDS), at sign-out, or with their key.
+import crypto from 'node:crypto';
+import type { SessionModel } from '../../../models/index.js';
+import { sha256 } from '../../crypto.js';
+import { AppError } from '../../errors.js';
+import type { ApiKeysService } from './api-keys.service.js';
+import { VerifiedCache, type VerifiedCacheOptions } from './verified-cache.js';
+
+/** 32 random bytes, base64url (43 characters, no padding). */
+const SESSION_ID_PATTERN = /^[A-Za-z0-9_-]{43}$/;
+
+export interface OpenedSession {
+  /** The secret the cookie carries; never stored. */
+  sessionId: string;
+  userId: string;
+  expiresAt: Date;
+}
+
+export interface ActiveSession {
+  userId: string;
+  expiresAt: Date;
+}
+
+const unauthorized = () => new AppError('UNAUTHORIZED', 'Unauthorized');
+const storedId = (sessionId: string) => sha256(sessionId).toString('hex');
+
+interface VerifiedSession extends ActiveSession {
+  apiKeyId: string;
+}
+
+export class SessionsService {
+  /** Sessions verified in the last AUTH_CACHE_TTL_MS (the bound for sign-out and revocation on other processes). */
+  private readonly verified: VerifiedCache<VerifiedSession>;
+
+  constructor(
+    private readonly Session: SessionModel,
+    private readonly apiKeys: ApiKeysService,
+    private readonly ttlSeconds: number,
+    cache: VerifiedCacheOptions = { ttlMs: 0 },
+  ) {
+    this.verified = new VerifiedCache(cache);
+    this.now = cache.now ?? Date.now;
+  }
+
+  private readonly now: () => number;
+
+  get ttl(): number {
+    return this.ttlSeconds;
+  }
+
+  /**
+   * Opens a session for the user of a valid API key; UNAUTHORIZED for anything else. A session
+   * the browser still presented (`replacing`) ends once the new one exists: every sign-in gets a
+   * fresh id, and no id known from before the sign-in stays valid (session fixation).
+   */
+  async open(presentedKey: string | undefined, replacing?: string): Promise<OpenedSession> {
+    const identity = presentedKey ? await this.apiKeys.authenticateApiKey(presentedKey) : null;
+    if (!identity) throw unauthorized();
+    const sessionId = crypto.randomBytes(32).toString('base64url');
+    const createdAt = new Date();
+    const expiresAt = new Date(createdAt.getTime() + this.ttlSeconds * 1000);
+    const _id = storedId(sessionId);
+    await this.Session.create({ _id, userId: identity.userId, apiKeyId: identity.keyId, createdAt, expiresAt });
+    // A key revoked while the session was being written must not leave the session behind.
+    if (!(await this.apiKeys.isActive(identity.keyId))) {
+      await this.Session.deleteOne({ _id });
+      throw unauthorized();
+    }
+    if (replacing !== undefined) await this.close(replacing);
+    await this.Session.deleteMany({ expiresAt: { $lte: createdAt } }); // housekeeping: expired sessions
+    return { sessionId, userId: identity.userId, expiresAt };
+  }
+
+  /** The session's user and expiry, or null for a malformed, unknown, expired or ended session. */
+  async authenticateSession(sessionId: string): Promise<ActiveSession | null> {
+    if (!SESSION_ID_PATTERN.test(sessionId)) return null;
+    const session = await this.verified.get(sessionId, () => this.verify(sessionId));
+    // A remembered session still ends at its expiry.
+    return session && session.expiresAt.getTime() > this.now() ? { userId: session.userId, expiresAt: session.expiresAt } : null;
+  }
+
+  private async verify(sessionId: string): Promise<VerifiedSession | null> {
+    const doc = await this.Session.findOne({ _id: storedId(sessionId), expiresAt: { $gt: new Date(this.now()) } }).lean();
+    if (!doc) return null;
+    // A session lives only as long as its key. Revoking deletes the key's sessions; this check
+    // also covers a revocation whose deletion never ran (a CLI killed in between, an older
+    // CLI) and SESSION_API_KEY, which has no record: its sessions end when the key changes.
+    if (!(await this.apiKeys.isActive(doc.apiKeyId))) return null;
+    return { userId: doc.userId, expiresAt: doc.expiresAt, apiKeyId: doc.apiKeyId };
+  }
+
+  /** Signs out: the session record is deleted. */
+  async close(sessionId: string): Promise<void> {
+    if (!SESSION_ID_PATTERN.test(sessionId)) return;
+    await this.Session.deleteOne({ _id: storedId(sessionId) });
+    this.verified.forgetCredential(sessionId);
+  }
+
+  /** Ends every session opened with the key (called when the key is revoked). */
+  async endForKey(keyId: string): Promise<void> {
+    await this.Session.deleteMany({ apiKeyId: keyId });
+    this.verified.forget((session) => session.apiKeyId === keyId);
+  }
+}
