@@ -1,5 +1,6 @@
-// Webhooks of agent servers (docs/api.md). They authenticate with the sandbox's session key
-// (not a user key): the d6 routes name the sandbox in the path, the 2026 ones only carry the key.
+// Agent callbacks: the webhooks agent servers send us (docs/api.md), at the reference's paths
+// (/api/v1/webhooks/…). They authenticate with the sandbox's session key (not a user key): the
+// d6 routes name the sandbox in the path, the 2026 ones only carry the key.
 // Each call counts against that sandbox's rate limit once the key is proven (the git-token
 // lookup: against the access token's user), never the shared address of all local sandboxes.
 import { z } from 'zod';
@@ -11,7 +12,7 @@ import {
   ConversationWebhookInputSchema,
   EventsByKeyWebhookInputSchema,
   EventsWebhookInputSchema,
-} from '../contract/webhooks.schema.js';
+} from '../contract/agent-callbacks.schema.js';
 
 export const agentCallbacksRouter = router({
   // Static path first: it would otherwise match {sandbox_id} routes of the same method.

@@ -1,5 +1,6 @@
-// Webhooks of agent servers (docs/api.md). Bodies are the agent server's own models, so
-// unknown keys are kept for the service to pick from.
+// Agent callbacks: the webhooks agent servers send us (docs/api.md; the ones we send are
+// lifecycle webhooks, webhook-endpoints.schema.ts). Bodies are the agent server's own models,
+// so unknown keys are kept for the service to pick from.
 import { z } from 'zod';
 import { unsafeInputIssue } from './common.schema.js';
 
