@@ -84,13 +84,12 @@ export const publicProcedure = observedProcedure.use(({ ctx, next }) => {
 });
 
 /** A sandbox's key proven: its own bucket; not proven, the address's (an id merely named never opens a bucket). */
-async function provenSandbox<T>(
+async function provenSandbox(
   ctx: Context,
-  prove: () => Promise<T>,
-  sandboxOf: (proven: T) => string,
+  expect: { sandboxId?: string; running?: boolean } = {},
   { fromSandboxOnly = true } = {},
-): Promise<T> {
-  let proven: T;
+): Promise<{ sandboxId: string; userId: string }> {
+  let proven: { sandboxId: string; userId: string };
   try {
     // Local sandboxes reach the service only from this machine (their network's relay): a
     // session key that leaked elsewhere opens nothing from anywhere else. (Listing secret
@@ -98,12 +97,12 @@ async function provenSandbox<T>(
     if (fromSandboxOnly && ctx.requester && ctx.deps.runtime.callbackOrigin?.() && !isLoopback(ctx.requester.address)) {
       throw new AppError('UNAUTHORIZED', 'Sandbox session keys are accepted only from the sandboxes of this machine');
     }
-    proven = await prove();
+    proven = await ctx.services.sandboxKeys.authenticateSandboxKey(ctx.sessionKey, expect);
   } catch (error) {
     ctx.chargeAddress?.();
     throw error;
   }
-  if (ctx.transport !== 'internal') ctx.deps.limits.sandbox(sandboxOf(proven));
+  if (ctx.transport !== 'internal') ctx.deps.limits.sandbox(proven.sandboxId);
   return proven;
 }
 
@@ -161,11 +160,7 @@ export const signInProcedure = publicProcedure.use(({ ctx, next }) => {
 export const sandboxProcedure = observedProcedure.use(async ({ ctx, getRawInput, next }) => {
   const raw = (await getRawInput()) as { sandbox_id?: unknown } | undefined;
   const sandboxId = typeof raw?.sandbox_id === 'string' ? raw.sandbox_id : '';
-  const { userId: sandboxOwner } = await provenSandbox(
-    ctx,
-    () => ctx.services.sandboxKeys.authenticateSandboxKey(ctx.sessionKey, { sandboxId }),
-    () => sandboxId,
-  );
+  const { userId: sandboxOwner } = await provenSandbox(ctx, { sandboxId });
   return next({ ctx: { ...ctx, sandboxOwner } });
 });
 
@@ -174,11 +169,7 @@ export const sandboxProcedure = observedProcedure.use(async ({ ctx, getRawInput,
  * sandbox is the one whose session key X-Session-API-Key carries, whoever owns it.
  */
 export const sandboxKeyProcedure = observedProcedure.use(async ({ ctx, next }) => {
-  const { sandboxId, userId } = await provenSandbox(
-    ctx,
-    () => ctx.services.sandboxKeys.authenticateSandboxKey(ctx.sessionKey),
-    (proven) => proven.sandboxId,
-  );
+  const { sandboxId, userId } = await provenSandbox(ctx);
   return next({ ctx: { ...ctx, sandboxOwner: userId, sandboxId } });
 });
 
@@ -206,12 +197,7 @@ const sandboxScoped = (fromSandboxOnly: boolean) =>
   observedProcedure.use(async ({ ctx, getRawInput, next }) => {
     const raw = (await getRawInput()) as { sandbox_id?: unknown } | undefined;
     const sandboxId = typeof raw?.sandbox_id === 'string' ? raw.sandbox_id : '';
-    const { userId: sandboxOwner } = await provenSandbox(
-      ctx,
-      () => ctx.services.sandboxKeys.authenticateSandboxKey(ctx.sessionKey, { sandboxId, running: true }),
-      () => sandboxId,
-      { fromSandboxOnly },
-    );
+    const { userId: sandboxOwner } = await provenSandbox(ctx, { sandboxId, running: true }, { fromSandboxOnly });
     return next({ ctx: { ...ctx, sandboxOwner } });
   });
 export const sandboxScopedProcedure = sandboxScoped(true);
