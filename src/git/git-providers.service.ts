@@ -8,7 +8,7 @@ import type { Config } from '../config/config.js';
 import type { SecretBox } from '../crypto.js';
 import { newVersion, untilApplied } from '../db/versions.js';
 import { AppError, isDuplicateKeyError } from '../errors.js';
-import { userIdIn } from './providers/client.js';
+import { userIdIn } from './providers/provider-client.js';
 import { originOf, providerApiBase } from './providers/provider-api.js';
 import { ProviderError, providerAppError, type ProviderFailure, type ProviderHttp } from './providers/provider-http.js';
 

@@ -6,7 +6,7 @@
 import type { ProviderType } from '../../contract/common.schema.js';
 import { pageOffset } from '../../contract/common.schema.js';
 import type { Branch, Repository, SuggestedTask } from '../../contract/user-git.schema.js';
-import { hasNextLink } from './providers/client.js';
+import { hasNextLink } from './providers/provider-client.js';
 import type { UserGitService } from './user-git.service.js';
 
 /** How many results one search asks a provider for (its most); later pages are taken from them. */

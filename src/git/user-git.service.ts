@@ -22,7 +22,7 @@ import type {
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { BitbucketClient } from './providers/bitbucket.client.js';
-import type { ClientContext, GitProviderClient } from './providers/client.js';
+import type { ClientContext, GitProviderClient } from './providers/provider-client.js';
 import { GitHubClient } from './providers/github.client.js';
 import { GitLabClient } from './providers/gitlab.client.js';
 import { isMicroagentFile, microagentsDir, parseMicroagent, withoutDomain } from './providers/microagents.js';

@@ -1,7 +1,7 @@
 // What a browser's HTTP request tells the service: the session cookie it carries, whether it
 // came from one of our origins (cross-site protection), whether it arrived over https (the
 // cookie's Secure flag), and how to set or clear the cookie on the answer. Both transports
-// build it from the request (src/http/context.ts); procedures decide what it permits.
+// build it from the request (src/http/request-context.ts); procedures decide what it permits.
 import type { IncomingMessage } from 'node:http';
 import type { Config } from '../config/config.js';
 import type { BrowserRequest } from '../trpc/context.js';

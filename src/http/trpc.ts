@@ -22,7 +22,7 @@ import type { Deps } from '../trpc/context.js';
 import { AppError, appErrorOf, InputIssuesError, toTRPCError } from '../errors.js';
 import { trpcErrorAnswer } from '../library-internals.js';
 import { BodyProblem, checkDepth, readLimited } from './body.js';
-import { createRequestContext } from './context.js';
+import { createRequestContext } from './request-context.js';
 import { carriesCredential } from './request-credentials.js';
 import { chargeClient, chargeLeftCall, factsOf } from './pipeline.js';
 import { leanCalls, leanServes, withVary } from './trpc-calls.js';

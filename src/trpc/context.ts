@@ -1,6 +1,6 @@
 // The request context, transport-free: what every procedure sees (tRPC's own examples keep it
 // this way, so a procedure runs the same through createCaller, tRPC or REST). The HTTP wing
-// builds it from a request (src/http/context.ts); tests and internal callers use
+// builds it from a request (src/http/request-context.ts); tests and internal callers use
 // createContextInner directly.
 import type { Config } from '../config/config.js';
 import type { Database } from '../db/database.js';

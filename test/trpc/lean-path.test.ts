@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appRouter } from '../../routers/index.js';
-import { createRequestContext } from '../../src/http/context.js';
+import { createRequestContext } from '../../src/http/request-context.js';
 import { createPipeline, factsOf } from '../../src/http/pipeline.js';
 import { keepingVary } from '../../src/http/trpc.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';

@@ -1,6 +1,6 @@
 // Provider hosts, microagent parsing and the call limiter, without a network.
 import { describe, expect, it } from 'vitest';
-import { publicUrlSegments } from '../../src/git/providers/client.js';
+import { publicUrlSegments } from '../../src/git/providers/provider-client.js';
 import { Limiter } from '../../src/git/providers/limiter.js';
 import { isMicroagentFile, microagentsDir, parseMicroagent, withoutDomain } from '../../src/git/providers/microagents.js';
 import { providerApiBase, providerGraphqlUrl } from '../../src/git/providers/provider-api.js';

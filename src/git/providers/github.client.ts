@@ -21,7 +21,7 @@ import {
   type RepositoryPageQuery,
   type RepositorySearchQuery,
   type RepositorySort,
-} from './client.js';
+} from './provider-client.js';
 import { originOf, providerApiBase, providerGraphqlUrl } from './provider-api.js';
 import { ProviderError } from './provider-http.js';
 import { BRANCH_SEARCH, OPEN_ISSUES, OPEN_PULL_REQUESTS } from './github.queries.js';

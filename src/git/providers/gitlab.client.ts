@@ -17,7 +17,7 @@ import {
   type RepositoryPageQuery,
   type RepositorySearchQuery,
   type RepositorySort,
-} from './client.js';
+} from './provider-client.js';
 import { originOf, providerApiBase, providerGraphqlUrl } from './provider-api.js';
 import { ProviderError } from './provider-http.js';
 

@@ -1,7 +1,7 @@
 // Repository microagents: where they live, which files count, and how one file reads
 // (optional YAML front matter with `triggers`, then the body).
 import YAML from 'yaml';
-import type { RepositoryFile } from './client.js';
+import type { RepositoryFile } from './provider-client.js';
 
 /** "domain/owner/repo" → "owner/repo" (a leading segment with a dot names the host, reference). */
 export function withoutDomain(repository: string): string {

@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseSize } from '../../config/config.js';
 import type { Context, Deps } from '../../trpc/context.js';
 import { readRestForm, readRestJson } from '../body.js';
-import { createRequestContext } from '../context.js';
+import { createRequestContext } from '../request-context.js';
 import { carriesCredential } from '../request-credentials.js';
 import { chargeClient, chargeLeftCall, factsOf } from '../pipeline.js';
 import { NOT_AN_OBJECT, NOT_FOUND, setNoCache, writeFailure, writeJson, writeRestError } from './answers.js';

@@ -11,7 +11,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import querystring from 'node:querystring';
 import { PROCEDURES, type ProcedureInfo } from '../../../routers/index.js';
 import { isEmptyInput, listKeysOf } from '../../library-internals.js';
-import type { RequestContext } from '../context.js';
+import type { RequestContext } from '../request-context.js';
 
 /** What a route that handles its own request gets (routes.ts, upload.ts). */
 export interface HandlerCall {

@@ -9,7 +9,7 @@ import { TRPCError } from '@trpc/server';
 import type { NextFunction, Request, Response } from 'express';
 import { createCaller } from '../../../routers/index.js';
 import type { Deps } from '../../trpc/context.js';
-import { createRequestContext } from '../context.js';
+import { createRequestContext } from '../request-context.js';
 
 const STYLE = `
   body { font: 16px/1.5 system-ui, sans-serif; background: #f4f5f7; color: #1d2230; margin: 0; }

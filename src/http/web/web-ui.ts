@@ -13,7 +13,7 @@
 import path from 'node:path';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import type { Deps } from '../../trpc/context.js';
-import { createRequestContext } from '../context.js';
+import { createRequestContext } from '../request-context.js';
 import { writeRestError } from '../rest/answers.js';
 import { factsOf } from '../pipeline.js';
 import { loadCanvasIndex, requestOrigin } from './agent-canvas.js';
