@@ -20,7 +20,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 async function main() {
   const rows = ['| conversations | lists p50 (ms) | query p50 (ms) | lists built in (s) |', '| ---: | ---: | ---: | ---: |'];
   await withOwnDatabase('list-searches', { operationTimeoutMs: 120_000 }, async (db) => {
-    const listed = searchesFor(db.models);
+    const listed = searchesFor(db);
     const indexed = new IndexedSearches(db.models);
     let have = 0;
     let queryTooSlow = false;
@@ -28,7 +28,7 @@ async function main() {
       await seedConversations(db.connection.db!, 'history', have, size - have);
       have = size;
       const started = performance.now();
-      await rebuildLists(db.models, ['conversations']);
+      await rebuildLists(db, ['conversations']);
       const built = (performance.now() - started) / 1000;
       const page = async (searches: Searches, times: number) => {
         const took: number[] = [];

@@ -5,7 +5,7 @@
 import crypto from 'node:crypto';
 import os from 'node:os';
 import { IndexedTable } from '../src/db/record-lists/record-table.js';
-import { tablesFor, type ConversationRow } from '../src/db/record-lists/record-tables.js';
+import type { ConversationRow } from '../src/db/record-lists/record-tables.js';
 import { withOwnDatabase } from './own-database.js';
 
 const WRITES = 200;
@@ -18,7 +18,7 @@ async function main() {
     db.connection.getClient().on('commandSucceeded', (e) => {
       if (starts.delete(e.requestId)) commands++;
     });
-    const listed = tablesFor(db.models).conversations;
+    const listed = db.tables.conversations;
     const plain = new IndexedTable<ConversationRow>(db.models.AppConversation);
     const record = (userId: string) => ({
       _id: crypto.randomBytes(16).toString('hex'),

@@ -202,7 +202,7 @@ async function main() {
       // migration builds them for an earlier version's data (src/db/record-lists/list-rebuild.ts).
       const buildLists = async (what: string, which: ListedCollection) => {
         const started = performance.now();
-        const records = await rebuildLists(db.models, [which]);
+        const records = await rebuildLists(db, [which]);
         if (records === 0) return; // MongoDB: no lists
         const took = ((performance.now() - started) / 1000).toFixed(1);
         results.rows.push({ what: `embedded lists built from ${what} (the migration)`, value: `${took} s` });

@@ -186,7 +186,7 @@ async function main() {
     // Seeded in bulk, past the record tables: on the embedded database their lists and sandbox
     // groups are built as the migration builds them (src/db/record-lists/list-rebuild.ts); without them the
     // searches found nothing and the lifecycle passes told no conversation its sandbox was gone.
-    await rebuildLists(db.models, ['conversations']);
+    await rebuildLists(db, ['conversations']);
     say(`seeded ${ids.length} conversations; at rest for ${values['rest-seconds']} s`);
 
     // rest

@@ -84,8 +84,7 @@ async function main(argv: string[]): Promise<number> {
     if (group === 'encryption' && command === 'rotate') {
       const { rewrap, values } = rewrapper(box);
       const documents =
-        (await reencryptServiceSecrets(opened.db.models, rewrap)) +
-        (await new ConversationStore(opened.db.models, box).reencryptSecrets(rewrap));
+        (await reencryptServiceSecrets(opened.db.models, rewrap)) + (await new ConversationStore(opened.db, box).reencryptSecrets(rewrap));
       process.stdout.write(`re-encrypted ${values()} values in ${documents} documents under key ${box.currentKeyId}\n`);
       return 0;
     }

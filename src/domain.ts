@@ -79,15 +79,16 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
   const corsOrigins = () => browserOrigins(config.publicUrl ?? webUrl(), config.session.trustedOrigins);
   // Where agent servers call back: an isolated process sandbox only through its network's one path.
   const callbackUrl = () => runtime.callbackOrigin?.() ?? webUrl();
-  const sandboxes = new SandboxesService(models, box, sandboxSpecs, runtime, config.sandbox, callbackUrl, metrics, corsOrigins);
+  const sandboxes = new SandboxesService(db, box, sandboxSpecs, runtime, config.sandbox, callbackUrl, metrics, corsOrigins);
   const accessTokens = new AccessTokens(box.deriveKey('git-token-lookup'), config.conversations.gitTokenTtlSeconds);
   const claims = new DecisionClaims(models);
-  const store = new ConversationStore(models, box, claims);
+  const store = new ConversationStore(db, box, claims);
   // Lifecycle webhooks: the sandboxes and conversations emit into their outbox (docs/webhooks.md).
   const lifecycleWebhooks = createLifecycleWebhooks({ models, box, claims, config: config.webhooks, metrics, log });
   sandboxes.events.use(lifecycleWebhooks.events);
   const sandboxLifecycle = new SandboxLifecycle({
     models,
+    tables: db.tables,
     runtime,
     sandboxes,
     specs: sandboxSpecs,

@@ -99,6 +99,7 @@ class LayerOptions {
 }
 
 /**
+ * See docs/decisions/0011-lean-trpc-lane.md (the chain runner's why, cost and deletion).
  * Runs a procedure's middleware chain as tRPC's own caller does (each layer gets the call's
  * options with meta and next; next() merges a given ctx into the context and may replace the
  * input or the raw-input getter; a throw becomes a failed result), with one options object per layer instead

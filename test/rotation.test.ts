@@ -85,7 +85,7 @@ describe('encryption key rotation', () => {
       expect((await services.llmProfiles.asKwargs('rotor', true)).profiles.rot?.api_key).toBe('sk-profile-rotate');
       expect(await services.secrets.resolve('rotor')).toEqual([{ name: 'ROT', value: 'custom-rotate', description: '' }]);
       expect((await services.sandboxes.credentials('sbxrotate'))?.sessionKey).toBe('session-rotate');
-      const store = new ConversationStore(after.server.deps.db.models, SecretBox.fromStrings(newKey));
+      const store = new ConversationStore(after.server.deps.db, SecretBox.fromStrings(newKey));
       const task = (await store.task('rotor', 'taskrotate'))!;
       expect(store.unseal(task, 'mcpConfig')?.sse_servers[0]?.api_key).toBe('override-rotate');
       expect(store.unseal(task, 'requestSecrets')).toEqual({ GIVEN: 'request-rotate' });

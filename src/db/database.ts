@@ -22,7 +22,7 @@ import { interceptCollections } from '../library-internals.js';
 import { boundCollection } from './deadlines.js';
 import { assertGated, installWriteGate } from './write-gate/gated-collections.js';
 import { migrate } from './migrations.js';
-import { registerGate } from './record-lists/record-tables.js';
+import { createTables, type ModelsAndTables } from './record-lists/record-tables.js';
 import { mapUnavailableErrors } from './unavailable.js';
 import { WriteGate, type WriteLockDoc } from './write-gate/write-gate.js';
 
@@ -35,9 +35,8 @@ const DEADLINE_MARGIN_MS = 1_000;
 // to attach it to a "query was already executed" error we never cause.
 mongoose.set('skipOriginalStackTraces', true);
 
-export interface Database {
+export interface Database extends ModelsAndTables {
   connection: mongoose.Connection;
-  models: Models;
   /** The embedded FerretDB's write gate (write-gate.ts); null on MongoDB, where single-document updates are atomic. */
   writeGate: WriteGate | null;
   /** True when the server answers a ping (used by /ready). */
@@ -103,14 +102,16 @@ export async function connectDatabase(uri: string, options: DatabaseOptions): Pr
     writeGate = new WriteGate(locks, { operationTimeoutMs: bound });
     installWriteGate(connection, writeGate, ungated);
   }
-  registerGate(connection, writeGate);
   const models = createModels(connection);
   if (writeGate) assertGated(models, ungated);
+  // The stores' record tables: with the gate, the listed ones (record-lists/record-tables.ts).
+  const tables = createTables(models, writeGate);
   await Promise.all(Object.values(models).map((m) => (onlyUniqueIndexes ? createUniqueIndexes(m) : m.createIndexes())));
-  await migrate(connection, models, writeGate);
+  await migrate(connection, models, tables);
   return {
     connection,
     models,
+    tables,
     writeGate,
     async ping() {
       try {

@@ -4,7 +4,7 @@ import type { Connection } from 'mongoose';
 import type { Models } from '../../models/index.js';
 import { isDuplicateKeyError } from '../errors.js';
 import { buildListsOnce } from './record-lists/list-rebuild.js';
-import type { WriteGate } from './write-gate/write-gate.js';
+import type { RecordTables } from './record-lists/record-tables.js';
 
 /**
  * Git provider tokens used to live in a collection of their own (one document per user); they
@@ -60,10 +60,11 @@ async function startLifecycleClocks(models: Models): Promise<void> {
   await models.Sandbox.updateMany({ desired: 'paused', desiredSince: null }, { $set: { desiredSince: now } }, { comment });
 }
 
-export async function migrate(connection: Connection, models: Models, gate: WriteGate | null): Promise<void> {
+export async function migrate(connection: Connection, models: Models, tables: RecordTables): Promise<void> {
   await moveProviderTokensIntoSettings(connection, models);
   await enqueueUnfinishedStartTasks(connection);
   await startLifecycleClocks(models);
-  // On the embedded FerretDB: conversations, start tasks and sandboxes of an earlier version get their lists.
-  await buildListsOnce(models, gate);
+  // On the embedded FerretDB: conversations, start tasks and sandboxes of an earlier version get
+  // their lists, and lists of an earlier layout version are rebuilt.
+  await buildListsOnce(models, tables);
 }

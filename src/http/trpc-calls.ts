@@ -1,3 +1,4 @@
+// See docs/decisions/0011-lean-trpc-lane.md (why this lane, what it costs, when to delete it).
 // The lean path of /trpc: queries and mutations sent as JSON, one call or a batch, answered on
 // node:http directly. tRPC's node adapter turns every request into a Fetch Request and its
 // answer into a Response streamed back in chunks, and superjson copies every answer before it

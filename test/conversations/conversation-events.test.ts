@@ -2,7 +2,6 @@
 // sandbox may report what: over real HTTP with the fake agent server in process sandboxes
 // (it "runs" a new conversation and sends its webhooks like the real one).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tablesFor } from '../../src/db/record-lists/record-tables.js';
 import { call } from '../helpers/app.js';
 import { startConversationApp, v0, waitForTask, type ConversationApp, type StartedTask } from '../helpers/conversation-app.js';
 import { eventually } from '../helpers/eventually.js';
@@ -263,7 +262,7 @@ describe('microagent management', () => {
       ...fields,
     });
     // Through the service's own record table, so that the embedded default's lists hold them too.
-    const conversations = tablesFor(app.server.deps.db.models).conversations;
+    const conversations = app.server.deps.db.tables.conversations;
     for (const r of [
       record('c'.repeat(31) + '1', {}),
       record('c'.repeat(31) + '2', { pr_number: [7] }),

@@ -25,8 +25,8 @@ afterAll(async () => {
 });
 
 const storeOf = (app: TestApp) => {
-  const models = app.server.deps.db.models;
-  return new ConversationStore(models, undefined as unknown as SecretBox, new DecisionClaims(models));
+  const { db } = app.server.deps;
+  return new ConversationStore(db, undefined as unknown as SecretBox, new DecisionClaims(db.models));
 };
 
 describe('exclusive claims across replicas', () => {

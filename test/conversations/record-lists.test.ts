@@ -10,7 +10,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConversationSortOrder } from '../../contract/app-conversations.schema.js';
 import { connectDatabase, type Database } from '../../src/db/database.js';
 import { CONVERSATION_LAYOUT } from '../../src/db/record-lists/record-layouts.js';
-import { tablesFor } from '../../src/db/record-lists/record-tables.js';
 import { IndexedSearches, searchesFor, type Searches } from '../../src/conversations/records/searches.js';
 import type { ConversationSearch } from '../../src/conversations/records/queries.js';
 import { testDatabaseUri, uniqueDbName } from '../helpers/app.js';
@@ -104,7 +103,7 @@ describe('the embedded lists answer as the records do', () => {
     } finally {
       await client.close();
     }
-    listed = searchesFor(replicas[0]!.models);
+    listed = searchesFor(replicas[0]!);
     indexed = new IndexedSearches(replicas[0]!.models);
     expect(listed).not.toBeInstanceOf(IndexedSearches);
   }, 120_000);
@@ -115,7 +114,7 @@ describe('the embedded lists answer as the records do', () => {
   });
 
   it('after inserts, updates and deletes from two replicas at once', { timeout: 300_000 }, async () => {
-    const [one, two] = replicas.map((db) => tablesFor(db.models).conversations);
+    const [one, two] = replicas.map((db) => db.tables.conversations);
     const existing = (await indexed.conversations('alice', { topLevelOnly: false }, 0, 1000, 'CREATED_AT')).map((r) => r._id);
     const parents = existing.slice(0, 30);
     const writes: (() => Promise<unknown>)[] = [];
@@ -139,7 +138,7 @@ describe('the embedded lists answer as the records do', () => {
 
   it('finishes a write cut off between its record and its lists', { timeout: 120_000 }, async () => {
     const db = replicas[0]!;
-    const table = tablesFor(db.models).conversations;
+    const table = db.tables.conversations;
     const record = await table.insert(conversation('carol', []));
     // A writer died after writing the record: its intent is left open and the lists are behind.
     const moved = new Date(base + 99 * 60_000);
@@ -150,7 +149,7 @@ describe('the embedded lists answer as the records do', () => {
     );
     await db.models.AppConversation.collection.updateOne({ _id: record._id as never }, { $set: { updatedAt: moved, title: 'renamed' } });
     // The other replica's next write of the collection (its lock is new) finishes the cut-off one first.
-    await tablesFor(replicas[1]!.models).conversations.insert(conversation('carol', []));
+    await replicas[1]!.tables.conversations.insert(conversation('carol', []));
     const newest = await listed.conversations('carol', { topLevelOnly: true }, 0, 1, 'UPDATED_AT_DESC');
     expect(newest.map((r) => [r._id, r.title])).toEqual([[record._id, 'renamed']]);
     await expectSameAnswers('carol');
@@ -164,7 +163,7 @@ describe('the embedded lists answer as the records do', () => {
       { j: JSON.stringify({ id: 'never-inserted', before: null }) },
       { upsert: true },
     );
-    const table = tablesFor(replicas[1]!.models).conversations;
+    const table = replicas[1]!.tables.conversations;
     const record = await table.insert(conversation('dave', []));
     expect(await db.models.AppConversation.collection.findOne({ _id: 'never-inserted' as never })).toBeNull();
     expect(await db.models.RecordList.collection.findOne({ _id: '~intent|app_conversations' as never })).toBeNull();

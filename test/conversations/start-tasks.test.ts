@@ -11,7 +11,6 @@ import { StartTaskStatusSchema } from '../../contract/app-conversations.schema.j
 import { AgentServerClient } from '../../src/agent-server/client.js';
 import type { AppRouter } from '../../routers/index.js';
 import { generateKeyText } from '../../src/crypto.js';
-import { tablesFor } from '../../src/db/record-lists/record-tables.js';
 import { transformer } from '../../src/trpc/transformer.js';
 import { call, startTestApp, testDatabaseUri, uniqueDbName, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/eventually.js';
@@ -497,7 +496,7 @@ describe('isolation and paging', () => {
           .slice(0, 8)}${String(i).padStart(24, '0')}`,
     );
     // Through the record tables, as the store writes: on the embedded FerretDB they keep the lists the searches read.
-    const conversations = tablesFor(app.server.deps.db.models).conversations;
+    const conversations = app.server.deps.db.tables.conversations;
     for (const [i, id] of ids.entries()) {
       await conversations.insert({
         _id: id,

@@ -5,7 +5,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { WARM_POOL_OWNER } from '../../models/index.js';
 import { DecisionClaims } from '../../src/db/claims.js';
-import { tablesFor } from '../../src/db/record-lists/record-tables.js';
 import type { SandboxRuntime } from '../../src/sandbox/runtime.js';
 import { IdlePauser } from '../../src/sandbox/lifecycle/idle-pauser.js';
 import { Reconciler } from '../../src/sandbox/lifecycle/reconciler.js';
@@ -39,9 +38,9 @@ function flakyRuntime(failures: number, present: string[] = []) {
 
 /** What a lifecycle pass needs besides its own settings, around `runtime`. */
 function passDeps(runtime: SandboxRuntime) {
-  const { models } = domain.deps.db;
+  const { models, tables } = domain.deps.db;
   const { metrics, log } = domain.deps;
-  return { models, runtime, claims: new DecisionClaims(models), onGone: async () => {}, releaseSlot: async () => {}, metrics, log };
+  return { models, tables, runtime, claims: new DecisionClaims(models), onGone: async () => {}, releaseSlot: async () => {}, metrics, log };
 }
 
 /** A sandbox record of a process-runtime sandbox, in the state `fields` give. */
@@ -100,9 +99,9 @@ describe('lifecycle decisions that failed', () => {
   });
 
   it('a warm sandbox whose claim failed half-way is handed to the next start, not left claimed in the pool', async () => {
-    const { models } = domain.deps.db;
+    const { models, tables } = domain.deps.db;
     const id = `warm-retry-${Date.now()}`;
-    const table = tablesFor(models).sandboxes;
+    const table = tables.sandboxes;
     await table.insert({
       _id: id,
       userId: WARM_POOL_OWNER,
@@ -115,6 +114,7 @@ describe('lifecycle decisions that failed', () => {
     const { metrics, log } = domain.deps;
     const pool = new WarmPool({
       models,
+      tables,
       runtime,
       claims: new DecisionClaims(models),
       sandboxes: {} as SandboxesService,

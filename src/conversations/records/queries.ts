@@ -1,15 +1,12 @@
-// The filters and sorts of the conversation store's searches, built from the API's filter
-// fields, and the fields of a new conversation record (no database access here; store.ts runs them).
-import type {
-  ConversationFilters,
-  ConversationSortOrder,
-  StartTaskFilters,
-  StartTaskStatus,
-} from '../../../contract/app-conversations.schema.js';
+// The queries and sorts of the conversation store's searches on MongoDB (their filters are
+// defined once, in search-filters.ts), and the fields of a new conversation record (no
+// database access here; store.ts runs them).
+import type { ConversationSortOrder, StartTaskFilters, StartTaskStatus } from '../../../contract/app-conversations.schema.js';
 import type { McpConfigInput } from '../../../contract/mcp.schema.js';
 import type { AppConversationRecord } from '../../../models/index.js';
 import type { AppConversationStartRequest, AppConversationStartTask } from '../../../contract/app-conversations.schema.js';
 import type { StartTaskRecord } from '../../../models/index.js';
+import { CONVERSATION_FILTERS, filterQuery, TASK_FILTERS, type ConversationSearch } from './search-filters.js';
 
 /** A start task as the store hands it out: the record, its status and request typed. */
 export type StartTask = Omit<StartTaskRecord, 'status' | 'request'> & { status: StartTaskStatus; request: AppConversationStartRequest };
@@ -44,12 +41,7 @@ export function reportedTitleCondition(title: string, derived: boolean): Record<
   return derived ? { title: null } : { titleByUser: { $ne: true }, title: { $ne: title } };
 }
 
-/** Which conversations a search returns: the V1 filters, the V0 filters, and sub-conversations or not. */
-export interface ConversationSearch extends ConversationFilters {
-  selected_repository?: string | undefined;
-  trigger?: string | undefined;
-  topLevelOnly: boolean;
-}
+export type { ConversationSearch } from './search-filters.js';
 
 // Ties are broken by id in the same direction, so one index serves each order both ways.
 export const TASK_SORT = {
@@ -67,34 +59,12 @@ export const CONVERSATION_SORT: Record<ConversationSortOrder, Record<string, 1 |
   TITLE_DESC: { title: -1, _id: -1 },
 };
 
-function dateRange(gte?: string, lt?: string) {
-  if (!gte && !lt) return undefined;
-  return { ...(gte ? { $gte: new Date(gte) } : {}), ...(lt ? { $lt: new Date(lt) } : {}) };
-}
-
 export function conversationQuery(userId: string, s: ConversationSearch): Record<string, unknown> {
-  const query: Record<string, unknown> = { userId };
-  if (s.title__contains) query.title = { $regex: escapeRegex(s.title__contains), $options: 'i' };
-  const created = dateRange(s.created_at__gte, s.created_at__lt);
-  if (created) query.createdAt = created;
-  const updated = dateRange(s.updated_at__gte, s.updated_at__lt);
-  if (updated) query.updatedAt = updated;
-  if (s.sandbox_id__eq) query.sandboxId = s.sandbox_id__eq;
-  if (s.selected_repository) query.selected_repository = s.selected_repository;
-  if (s.trigger) query.trigger = s.trigger;
-  if (s.topLevelOnly) query.parent_conversation_id = null;
-  return query;
+  return { userId, ...filterQuery(CONVERSATION_FILTERS, s) };
 }
 
 export function taskQuery(userId: string, f: StartTaskFilters): Record<string, unknown> {
-  const query: Record<string, unknown> = { userId };
-  if (f.conversation_id__eq) query.app_conversation_id = f.conversation_id__eq.replace(/-/g, '').toLowerCase();
-  if (f.created_at__gte) query.createdAt = { $gte: new Date(f.created_at__gte) };
-  return query;
-}
-
-export function escapeRegex(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return { userId, ...filterQuery(TASK_FILTERS, f) };
 }
 
 /** What a conversation record takes from its start task's request. */

@@ -5,7 +5,7 @@
 // indexed one is also the reference the listed one is tested against.
 import type { Models } from '../../../models/index.js';
 import type { ConversationSortOrder, StartTaskFilters } from '../../../contract/app-conversations.schema.js';
-import { tablesFor } from '../../db/record-lists/record-tables.js';
+import type { ModelsAndTables } from '../../db/record-lists/record-tables.js';
 import { ListedSearches } from './list-searches.js';
 import {
   CONVERSATION_SORT,
@@ -19,8 +19,7 @@ import {
 
 export type { Searches } from './queries.js';
 
-export function searchesFor(models: Models): Searches {
-  const tables = tablesFor(models);
+export function searchesFor({ models, tables }: ModelsAndTables): Searches {
   return tables.listed ? new ListedSearches(tables.listed) : new IndexedSearches(models);
 }
 

@@ -9,7 +9,7 @@ import type { ConversationSortOrder, StartTaskFilters } from '../../../contract/
 import type { SecretBox } from '../../crypto.js';
 import { isDuplicateKeyError } from '../../errors.js';
 import { DecisionClaims } from '../../db/claims.js';
-import { tablesFor, type RecordTables } from '../../db/record-lists/record-tables.js';
+import type { ModelsAndTables, RecordTables } from '../../db/record-lists/record-tables.js';
 import type { Where } from '../../db/record-lists/record-table.js';
 import { searchesFor, type Searches } from './searches.js';
 import type { LeaseStore } from '../../db/lease-queue.js';
@@ -49,18 +49,21 @@ const asTask = (record: StartTaskRecord) => record as StartTask;
 export class ConversationStore {
   private readonly taskChanges = new EventEmitter().setMaxListeners(0);
   private readonly queue: TaskQueue;
+  private readonly models: Models;
   private readonly tables: RecordTables;
   private readonly searches: Searches;
 
+  /** `db`: the opened database's models and record tables (database.ts). */
   constructor(
-    private readonly models: Models,
+    db: ModelsAndTables,
     private readonly box: SecretBox,
-    claims = new DecisionClaims(models),
+    claims = new DecisionClaims(db.models),
   ) {
-    this.queue = new TaskQueue(models.StartTaskQueue);
-    this.tables = tablesFor(models);
-    this.searches = searchesFor(models);
-    this.taskLeases = startTaskLeases(models, this.tables.tasks, this.queue, claims);
+    this.models = db.models;
+    this.tables = db.tables;
+    this.queue = new TaskQueue(db.models.StartTaskQueue);
+    this.searches = searchesFor(db);
+    this.taskLeases = startTaskLeases(db.models, this.tables.tasks, this.queue, claims);
   }
 
   // ---- start tasks ----

@@ -1,13 +1,22 @@
 // Builds the embedded layout's lists from the records themselves (record-layouts.ts derives
-// every entry from a record): once when a database written by an earlier version is first
-// opened (migrations.ts), and by the bench after seeding records in bulk. Each collection is
-// rebuilt in one exclusive section of its lane, so no write of it lands in between.
+// every entry from a record): when a database whose lists are missing or of another layout
+// version (RECORD_LISTS_VERSION, kept in the `record-lists` marker) is opened (migrations.ts),
+// and by the bench after seeding records in bulk. Each collection is rebuilt in one exclusive
+// section of its lane, so no write of it lands in between.
 import type { Models } from '../../../models/index.js';
 import { compareEntries, type Entry } from './list-buckets.js';
-import { CONVERSATION_LAYOUT, groupId, listId, SANDBOX_LAYOUT, TASK_LAYOUT, type Listed, type RecordLayout } from './record-layouts.js';
+import {
+  CONVERSATION_LAYOUT,
+  groupId,
+  listId,
+  RECORD_LISTS_VERSION,
+  SANDBOX_LAYOUT,
+  TASK_LAYOUT,
+  type Listed,
+  type RecordLayout,
+} from './record-layouts.js';
 import type { RecordLists } from './record-lists.js';
-import { tablesFor } from './record-tables.js';
-import type { WriteGate } from '../write-gate/write-gate.js';
+import type { ModelsAndTables, RecordTables } from './record-tables.js';
 import type { AnyModel } from './record-table.js';
 
 const comment = 'migration: the embedded lists from the records';
@@ -16,8 +25,11 @@ const GROUP_BATCH = 1000;
 export type ListedCollection = 'conversations' | 'tasks' | 'sandboxes';
 
 /** Rebuilds every list and group of these collections (all by default); returns the records read. */
-export async function rebuildLists(models: Models, which: ListedCollection[] = ['conversations', 'tasks', 'sandboxes']): Promise<number> {
-  const listed = tablesFor(models).listed;
+export async function rebuildLists(
+  { models, tables }: ModelsAndTables,
+  which: ListedCollection[] = ['conversations', 'tasks', 'sandboxes'],
+): Promise<number> {
+  const listed = tables.listed;
   if (!listed) return 0;
   const { lists, gate } = listed;
   const sources: Record<ListedCollection, [AnyModel, RecordLayout]> = {
@@ -67,11 +79,24 @@ async function rebuildOne(models: Models, model: AnyModel, layout: RecordLayout,
   return read;
 }
 
-/** Builds the lists once, when the database has records from before them (a marker records it). */
-export async function buildListsOnce(models: Models, gate: WriteGate | null): Promise<void> {
-  if (!gate) return;
-  const markers = models.Claim.db.collection<{ _id: string; at: Date }>('migrations');
-  if (await markers.findOne({ _id: 'record-lists' }, { comment })) return;
-  await rebuildLists(models);
-  await markers.updateOne({ _id: 'record-lists' }, { $set: { at: new Date() } }, { upsert: true, comment });
+/** The `record-lists` marker in `migrations`: when the lists were last built, and of which layout version. */
+export interface ListsMarker {
+  _id: string;
+  at: Date;
+  /** RECORD_LISTS_VERSION when they were built; none in markers written before versions. */
+  version?: number;
+}
+
+/**
+ * Builds the lists once per layout version: when the database has records from before them, or
+ * lists of another version than this one's (a marker without a version counts as another).
+ */
+export async function buildListsOnce(models: Models, tables: RecordTables): Promise<void> {
+  if (!tables.listed) return;
+  const markers = models.Claim.db.collection<ListsMarker>('migrations');
+  const marker = await markers.findOne({ _id: 'record-lists' }, { comment });
+  if (marker?.version === RECORD_LISTS_VERSION) return;
+  await rebuildLists({ models, tables });
+  const built = { at: new Date(), version: RECORD_LISTS_VERSION };
+  await markers.updateOne({ _id: 'record-lists' }, { $set: built }, { upsert: true, comment });
 }

@@ -1,3 +1,4 @@
+// See docs/decisions/0010-record-lists-on-the-embedded-ferretdb.md (why, the invariants, when to delete).
 // The record table of the embedded FerretDB (record-table.ts): records read and written by
 // _id alone, and the owner's lists (record-lists.ts, record-layouts.ts) kept with every write.
 // A write that can change a list runs as one exclusive section of the records' lane

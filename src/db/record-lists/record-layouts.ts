@@ -23,6 +23,14 @@ export interface RecordLayout {
   facts: readonly string[];
 }
 
+/**
+ * The version of what the layouts below derive, kept in the rebuild's marker (list-rebuild.ts):
+ * bump it when an entry's facts or an order change (a fact added, removed, moved or derived
+ * otherwise; a list added or sorted otherwise; an owner, mark or group derived otherwise), so
+ * that lists an earlier version wrote are rebuilt from the records at the next start.
+ */
+export const RECORD_LISTS_VERSION = 1;
+
 /** A record as stored (lean), as far as layouts read it. */
 export type Listed = { _id: string } & Record<string, unknown>;
 

@@ -1,3 +1,4 @@
+// See docs/decisions/0010-record-lists-on-the-embedded-ferretdb.md (why, the invariants, when to delete).
 // The embedded layout's documents (record_lists): sorted lists in bucket documents
 // (list-buckets.ts, read by list-reader.ts), groups of record ids, and one intent per lane.
 // Every read and write names one document by _id, the one lookup FerretDB narrows.

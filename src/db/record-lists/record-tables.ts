@@ -1,8 +1,8 @@
 // The record tables of one database (record-table.ts): on the embedded FerretDB the listed
-// ones (listed-table.ts), on MongoDB the indexed ones. Stores get theirs from their models,
-// so every store of a connection shares one table (and one bucket cache) per collection.
+// ones (listed-table.ts), on MongoDB the indexed ones. Made once when the database is opened
+// (database.ts) and carried on it as `tables`, so every store of a connection shares one
+// table (and one bucket cache) per collection.
 import type { Collection } from 'mongodb';
-import type { Connection } from 'mongoose';
 import type { AppConversationRecord, Models, SandboxRecord, StartTaskRecord } from '../../../models/index.js';
 import { ListedTable } from './listed-table.js';
 import { BucketCache, type ListDoc } from './list-reader.js';
@@ -34,22 +34,14 @@ export interface ListedTables {
   gate: WriteGate;
 }
 
-const gates = new WeakMap<Connection, WriteGate | null>();
-const tables = new WeakMap<Connection, RecordTables>();
-
-/** Called once per connection (database.ts): the gate there decides which tables its stores get. */
-export function registerGate(connection: Connection, gate: WriteGate | null): void {
-  gates.set(connection, gate);
+/** The models and record tables of one database (its Database, database.ts): what its stores are made from. */
+export interface ModelsAndTables {
+  models: Models;
+  tables: RecordTables;
 }
 
-export function tablesFor(models: Models): RecordTables {
-  const connection = models.RecordList.db;
-  let found = tables.get(connection);
-  if (!found) tables.set(connection, (found = createTables(models, gates.get(connection) ?? null)));
-  return found;
-}
-
-function createTables(models: Models, gate: WriteGate | null): RecordTables {
+/** A database's tables, made once when it is opened (database.ts): with a write gate (the embedded FerretDB) the listed ones. */
+export function createTables(models: Models, gate: WriteGate | null): RecordTables {
   if (!gate) {
     return {
       conversations: new IndexedTable(models.AppConversation),

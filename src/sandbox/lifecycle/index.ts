@@ -9,6 +9,7 @@ import type { SandboxRuntime } from '../runtime.js';
 import type { SandboxSpecsService } from '../service/sandbox-specs.service.js';
 import type { SandboxesService } from '../service/sandboxes.service.js';
 import type { DecisionClaims } from '../../db/claims.js';
+import type { RecordTables } from '../../db/record-lists/record-tables.js';
 import { SandboxResumer, type SandboxConnection } from './ensure-running.js';
 import { IdlePauser } from './idle-pauser.js';
 import { PASS_SKIPPED, PeriodicJob } from './periodic.js';
@@ -23,6 +24,8 @@ export type { SandboxGoneListener } from './removal.js';
 
 export interface SandboxLifecycleDeps {
   models: Models;
+  /** The database's record tables (database.ts). */
+  tables: RecordTables;
   runtime: SandboxRuntime;
   sandboxes: SandboxesService;
   specs: SandboxSpecsService;
@@ -45,7 +48,7 @@ export class SandboxLifecycle {
   private readonly jobs = new Map<LifecycleJobName, PeriodicJob>();
 
   constructor(deps: SandboxLifecycleDeps) {
-    const { models, runtime, claims, metrics, config, now } = deps;
+    const { models, tables, runtime, claims, metrics, config, now } = deps;
     const log = deps.log.child({ component: 'sandbox-lifecycle' });
     // A removed sandbox's conversations learn why, and the lifecycle webhooks hear of it.
     const onGone: SandboxGoneListener = async (sandboxId, reason) => {
@@ -54,7 +57,7 @@ export class SandboxLifecycle {
       if (record) await deps.sandboxes.events.deleted(record, reason);
     };
     const releaseSlot = (userId: string, sandboxId: string) => deps.sandboxes.slots.release(userId, sandboxId);
-    const removal = { models, runtime, claims, onGone, releaseSlot, log };
+    const removal = { models, tables, runtime, claims, onGone, releaseSlot, log };
     this.usage = new SandboxUsage(models, config.idlePauseMs, now);
     this.resumer = new SandboxResumer(deps.sandboxes, this.usage, metrics, {
       attempts: config.resumeAttempts,

@@ -8,13 +8,15 @@ import type { SandboxRuntime } from '../runtime.js';
 import type { ReleaseSlot } from '../service/sandbox-slots.js';
 import { desiredChange } from '../service/sandbox-records.js';
 import type { DecisionClaims } from '../../db/claims.js';
-import { tablesFor } from '../../db/record-lists/record-tables.js';
+import type { RecordTables } from '../../db/record-lists/record-tables.js';
 
 /** Marks the conversations of a removed sandbox with the reason (the conversation store does it). */
 export type SandboxGoneListener = (sandboxId: string, reason: string) => Promise<void>;
 
 export interface RemovalDeps {
   models: Models;
+  /** The database's record tables (database.ts): the sandbox's record is removed through its table. */
+  tables: RecordTables;
   runtime: SandboxRuntime;
   claims: DecisionClaims;
   onGone: SandboxGoneListener;
@@ -55,6 +57,6 @@ export async function removeSandbox(
 export async function finishRemoval(deps: RemovalDeps, userId: string, sandboxId: string, reason: string): Promise<void> {
   await deps.onGone(sandboxId, reason);
   await deps.runtime.remove(sandboxId);
-  await tablesFor(deps.models).sandboxes.remove(sandboxId, { desired: 'deleting' });
+  await deps.tables.sandboxes.remove(sandboxId, { desired: 'deleting' });
   await deps.releaseSlot(userId, sandboxId);
 }

@@ -20,10 +20,12 @@ import type { SandboxSpecsService } from '../service/sandbox-specs.service.js';
 import type { SandboxFields } from '../service/sandbox-records.js';
 import type { SandboxesService, WarmSandboxes } from '../service/sandboxes.service.js';
 import type { DecisionClaims } from '../../db/claims.js';
-import { tablesFor } from '../../db/record-lists/record-tables.js';
+import type { RecordTables } from '../../db/record-lists/record-tables.js';
 
 export interface WarmPoolDeps {
   models: Models;
+  /** The database's record tables (database.ts): warm sandboxes are read and moved through its sandbox table. */
+  tables: RecordTables;
   runtime: SandboxRuntime;
   sandboxes: SandboxesService;
   specs: SandboxSpecsService;
@@ -57,9 +59,9 @@ export class WarmPool implements WarmSandboxes {
 
   /** Takes a warm sandbox of the spec for the user (running ones first), or null. */
   async claim(userId: string, specId: string): Promise<SandboxFields | null> {
-    const { models, runtime, size } = this.deps;
+    const { runtime, size } = this.deps;
     if (size === 0 || specId !== this.deps.specs.default.id) return null;
-    const warm = (await sandboxesOf(models, WARM_POOL_OWNER)).filter((w) => w.specId === specId);
+    const warm = (await sandboxesOf(this.deps, WARM_POOL_OWNER)).filter((w) => w.specId === specId);
     const states = await Promise.all(warm.map(async (w) => ({ id: w._id, status: (await runtime.state(w._id, 'running')).status })));
     // A claim is given back only by a claimant that failed (which then forgets it): ids seen taken
     // are not tried again, and racing starts try the pool in different orders, not all its first.
@@ -73,7 +75,7 @@ export class WarmPool implements WarmSandboxes {
       const now = new Date((this.deps.now ?? Date.now)());
       // Through the record table: the sandbox moves from the pool's list to the user's.
       const claimed = await this.unclaimedOnFailure(id, () =>
-        tablesFor(models).sandboxes.update(
+        this.deps.tables.sandboxes.update(
           id,
           { userId: WARM_POOL_OWNER },
           { $set: { userId, lastUsedAt: now, desiredSince: now, updatedAt: now } },
@@ -89,9 +91,9 @@ export class WarmPool implements WarmSandboxes {
 
   /** One refill pass: drops broken, stale-spec and excess warm sandboxes, then starts the missing ones. */
   async pass(): Promise<{ started: string[]; discarded: string[] }> {
-    const { models, runtime, size } = this.deps;
+    const { runtime, size } = this.deps;
     const specId = this.deps.specs.default.id;
-    const warm = (await sandboxesOf(models, WARM_POOL_OWNER)).sort(oldestFirst);
+    const warm = (await sandboxesOf(this.deps, WARM_POOL_OWNER)).sort(oldestFirst);
     const discarded: string[] = [];
     const kept: WarmEntry[] = [];
     const running: string[] = [];
@@ -117,10 +119,10 @@ export class WarmPool implements WarmSandboxes {
   }
 
   private async startOne(): Promise<string | null> {
-    const { models, sandboxes, specs, size, log } = this.deps;
+    const { sandboxes, specs, size, log } = this.deps;
     const record = await sandboxes.insertRecord(WARM_POOL_OWNER, specs.default);
     // Another replica may be refilling too: the oldest records win, the rest step back before starting.
-    const warm = (await sandboxesOf(models, WARM_POOL_OWNER)).sort(oldestFirst);
+    const warm = (await sandboxesOf(this.deps, WARM_POOL_OWNER)).sort(oldestFirst);
     const rank = warm.findIndex((w) => w._id === record._id);
     if (rank < 0 || rank >= size) {
       await this.discard(record._id);
@@ -163,7 +165,7 @@ export class WarmPool implements WarmSandboxes {
   private async discard(sandboxId: string): Promise<boolean> {
     if (!(await this.deps.claims.claim(`warm:${sandboxId}`))) return false;
     const removed = await this.unclaimedOnFailure(sandboxId, () =>
-      tablesFor(this.deps.models).sandboxes.remove(sandboxId, { userId: WARM_POOL_OWNER }),
+      this.deps.tables.sandboxes.remove(sandboxId, { userId: WARM_POOL_OWNER }),
     );
     if (!removed) return false;
     await this.deps.runtime.remove(sandboxId);

@@ -13,7 +13,7 @@
 import type { Models, SandboxRecord, SandboxSlotRecord } from '../../../models/index.js';
 import { AppError, isDuplicateKeyError } from '../../errors.js';
 import { newSandboxId } from './sandbox-records.js';
-import { tablesFor } from '../../db/record-lists/record-tables.js';
+import type { ModelsAndTables, RecordTables } from '../../db/record-lists/record-tables.js';
 
 /** A slot younger than this holds even without a running sandbox: its start or resume is under way. */
 export const SLOT_START_GRACE_MS = 60_000;
@@ -28,14 +28,20 @@ export type AtLimit = 'refuse' | 'pause-oldest';
 export type MakeRoom = (userId: string, running: string[]) => Promise<string | null>;
 
 export class SandboxSlots {
+  private readonly models: Models;
+  private readonly records: RecordTables['sandboxes'];
+
   constructor(
-    private readonly models: Models,
+    db: ModelsAndTables,
     private readonly max: number,
     private readonly stateOf: StateOf,
     /** SANDBOX_AT_LIMIT=pause-oldest: how room is made; null refuses. */
     private readonly makeRoom: MakeRoom | null = null,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.models = db.models;
+    this.records = db.tables.sandboxes;
+  }
 
   /** A slot for the sandbox (a new one's id, or one resuming; holding one already is enough), or 429. */
   async claim(userId: string, sandboxId: string): Promise<void> {
@@ -65,7 +71,7 @@ export class SandboxSlots {
   async reserve(userId: string, sandboxId: string | null): Promise<string | null> {
     if (this.makeRoom) return null;
     if (sandboxId) {
-      const record = await tablesFor(this.models).sandboxes.get(sandboxId, { userId });
+      const record = await this.records.get(sandboxId, { userId });
       if (!record || (await this.runningAmong(userId, [sandboxId])).has(sandboxId)) return null;
     }
     const reserved = sandboxId ?? newSandboxId();
@@ -107,7 +113,7 @@ export class SandboxSlots {
 
   /** Of the user's sandboxes with these ids, those running or starting. */
   private async runningAmong(userId: string, sandboxIds: string[]): Promise<Set<string>> {
-    const records = await tablesFor(this.models).sandboxes.getMany(sandboxIds, { userId });
+    const records = await this.records.getMany(sandboxIds, { userId });
     const states = await Promise.all(records.map(async (r) => [r._id, (await this.stateOf(r)).status] as const));
     return new Set(states.filter(([, status]) => status === 'RUNNING' || status === 'STARTING').map(([id]) => id));
   }

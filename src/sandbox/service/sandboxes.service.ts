@@ -1,6 +1,6 @@
 // Sandboxes (docs/api.md): the service owns the records (owner, spec, desired state, sealed keys) and asks the runtime for
 // live status; another user's sandbox is as if absent; a start may claim a warm one (lifecycle/warm-pool.ts).
-import { WARM_POOL_OWNER, type Models, type SandboxRecord } from '../../../models/index.js';
+import { WARM_POOL_OWNER, type SandboxRecord } from '../../../models/index.js';
 import type { SandboxSource } from '../../../contract/app-conversations.schema.js';
 import { pageFromExtra, pageOffset } from '../../../contract/common.schema.js';
 import type { SandboxInfo } from '../../../contract/sandboxes.schema.js';
@@ -24,7 +24,7 @@ import { pauseLeastRecentlyUsed } from './sandbox-room.js';
 import { SandboxSlots, type ReleaseSlot } from './sandbox-slots.js';
 import { withVscodeToken } from './sandbox-urls.js';
 import type { SandboxSpecsService } from './sandbox-specs.service.js';
-import { tablesFor, type RecordTables } from '../../db/record-lists/record-tables.js';
+import type { ModelsAndTables, RecordTables } from '../../db/record-lists/record-tables.js';
 import { sandboxPage } from './sandbox-search.js';
 
 /** Hands out an already started, unowned sandbox of a spec, or null (the warm pool). */
@@ -35,8 +35,9 @@ export interface WarmSandboxes {
 const BEING_DELETED = 'The sandbox is being deleted';
 
 export class SandboxesService {
+  /** `db`: the opened database's models and record tables (database.ts). */
   constructor(
-    private readonly models: Models,
+    private readonly db: ModelsAndTables,
     private readonly box: SecretBox,
     readonly specs: SandboxSpecsService,
     private readonly runtime: SandboxRuntime,
@@ -47,6 +48,7 @@ export class SandboxesService {
     /** Origins whose pages call agent servers from a browser (browserOrigins below). */
     private readonly corsOrigins: () => string[] = () => [],
   ) {
+    this.records = db.tables.sandboxes;
     this.starts = new ConcurrencyGate(
       settings.maxConcurrentStarts,
       () =>
@@ -57,9 +59,8 @@ export class SandboxesService {
     );
     const release: ReleaseSlot = (userId, sandboxId) => this.slots.release(userId, sandboxId);
     const room =
-      settings.atLimit === 'pause-oldest' ? pauseLeastRecentlyUsed(models, runtime, metrics, release, undefined, this.events) : null;
-    this.slots = new SandboxSlots(models, settings.maxRunningPerUser, (record) => this.stateOf(record), room);
-    this.records = tablesFor(models).sandboxes;
+      settings.atLimit === 'pause-oldest' ? pauseLeastRecentlyUsed(db.models, runtime, metrics, release, undefined, this.events) : null;
+    this.slots = new SandboxSlots(db, settings.maxRunningPerUser, (record) => this.stateOf(record), room);
   }
 
   /** The sandbox records, read and written by id (src/db/record-lists/record-table.ts); on the embedded FerretDB with their owners' lists. */
@@ -155,7 +156,7 @@ export class SandboxesService {
   async search(userId: string, pageId: string | null | undefined, limit: number) {
     const offset = pageOffset(pageId);
     // One search: limit + 1 records tell whether another page exists (no count).
-    const { page, next_page_id } = pageFromExtra(await sandboxPage(this.models, userId, offset, limit + 1), offset, limit);
+    const { page, next_page_id } = pageFromExtra(await sandboxPage(this.db, userId, offset, limit + 1), offset, limit);
     return { items: await Promise.all(page.map((r) => this.withState(r))), next_page_id };
   }
 
