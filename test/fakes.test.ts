@@ -155,7 +155,7 @@ describe('stub LLM', () => {
       object: 'chat.completion',
       model: 'gpt-test',
       choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'Hello from the stub LLM.' } }],
-      usage: { prompt_tokens: 10, completion_tokens: 6, total_tokens: 16 },
+      usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 }, // STUB_USAGE
     });
     expect(typeof answer.created).toBe('number');
 

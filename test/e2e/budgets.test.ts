@@ -14,7 +14,7 @@ import { freePort } from '../../src/processes.js';
 import { call, startTestApp, testDatabaseUri, uniqueDbName, type TestApp } from '../helpers/app.js';
 import { waitForTask } from '../helpers/conversation-app.js';
 import { eventually } from '../helpers/eventually.js';
-import { startStubLlm, type StubLlm } from '../helpers/stub-llm.js';
+import { STUB_USAGE, startStubLlm, type StubLlm } from '../helpers/stub-llm.js';
 
 const PRICE = 0.1;
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-budgets-'));
@@ -137,7 +137,10 @@ describe('a budget per conversation on the real agent server', () => {
       // every call the stub priced is counted once (stoppedFor waits for the last one's report).
       expect(stopped.metrics.accumulated_cost).toBeGreaterThanOrEqual(0.35);
       expect(stopped.metrics.accumulated_cost).toBeCloseTo(llm.answered * PRICE, 9);
-      expect(stopped.metrics).toMatchObject({ max_budget_per_task: 0.35, accumulated_token_usage: { prompt_tokens: 10 * llm.answered } });
+      expect(stopped.metrics).toMatchObject({
+        max_budget_per_task: 0.35,
+        accumulated_token_usage: { prompt_tokens: STUB_USAGE.input * llm.answered },
+      });
       expect(stopped.sandbox_status).toBe('RUNNING'); // the agent is paused, not its sandbox
       const v0 = (await call(app, 'GET', `/api/conversations/${id}`, { key })).body;
       expect(v0).toMatchObject({
