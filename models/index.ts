@@ -7,6 +7,8 @@ import { customSecretModel } from './custom-secret.model.js';
 import { deviceCodeModel } from './device-code.model.js';
 import { eventBucketModel, eventLogModel, eventRecentModel } from './conversation-event.model.js';
 import { feedbackModel } from './feedback.model.js';
+import { llmCallModel } from './llm-call.model.js';
+import { llmRouteModel } from './llm-route.model.js';
 import { monthlySpendModel } from './monthly-spend.model.js';
 import { claimModel } from './claim.model.js';
 import { pendingMessageModel } from './pending-message.model.js';
@@ -28,6 +30,8 @@ export * from './custom-secret.model.js';
 export * from './device-code.model.js';
 export * from './conversation-event.model.js';
 export * from './feedback.model.js';
+export * from './llm-call.model.js';
+export * from './llm-route.model.js';
 export * from './monthly-spend.model.js';
 export * from './claim.model.js';
 export * from './pending-message.model.js';
@@ -66,6 +70,8 @@ export function createModels(conn: Connection) {
     WebhookLane: webhookLaneModel(conn),
     WriteLock: writeLockModel(conn),
     RecordList: recordListModel(conn),
+    LlmRoute: llmRouteModel(conn),
+    LlmCall: llmCallModel(conn),
   };
 }
 

@@ -32,6 +32,12 @@ import { SpendRecords } from './conversations/budgets/spend-records.js';
 import { AgentCallbacksService } from './conversations/events/agent-callbacks.service.js';
 import { ConversationLifecycleEvents } from './conversations/conversation-lifecycle-events.js';
 import { createLifecycleWebhooks } from './lifecycle-webhooks/index.js';
+import { AgentLlms } from './llm-gateway/agent-llm.js';
+import { LlmGateway } from './llm-gateway/llm-gateway.service.js';
+import { LlmRoutes } from './llm-gateway/llm-routes.js';
+import type { PriceTable } from './llm-gateway/prices.js';
+import { llmHostPolicy } from './llm-gateway/upstream.js';
+import { TokenBuckets } from './rate-limit.js';
 import type { SecretBox } from './crypto.js';
 import { DecisionClaims } from './db/claims.js';
 import type { Database } from './db/database.js';
@@ -60,11 +66,13 @@ export interface ServiceOptions {
   log: Logger;
   /** The clock of time-bounded caches (tests move it instead of waiting). */
   clock?: () => number;
+  /** The LLM gateway's price table (none: the gateway refuses every call as unpriced). */
+  prices?: PriceTable | null;
   /** The profile stores conversations use (the settings side's; none by default). */
   profiles?: { agent?: AgentProfiles; llm?: LlmProfiles };
 }
 
-export function createServices({ db, box, config, runtime, webUrl, metrics, log, clock, profiles }: ServiceOptions) {
+export function createServices({ db, box, config, runtime, webUrl, metrics, log, clock, profiles, prices }: ServiceOptions) {
   const models = db.models;
   const providerHttp = new ProviderHttp({
     timeoutMs: config.providers.timeoutMs,
@@ -112,7 +120,10 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
   const sandboxAccess = new SandboxAccess(store, sandboxes, config.conversations.sandboxCallTimeoutMs, (userId, sandboxId, current) =>
     sandboxLifecycle.ensureRunning(userId, sandboxId, current),
   );
+  // The LLM gateway (docs/llm-gateway.md): agents get the gateway's URL and a token, never the key.
+  const llmRoutes = new LlmRoutes(models, box);
   const budgets = new BudgetsService({
+    countedByGateway: (conversationId) => llmRoutes.has(conversationId),
     records: new SpendRecords(models),
     settings,
     access: sandboxAccess,
@@ -127,6 +138,22 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
   );
   const pendingMessages = new PendingMessages(models, store, sandboxAccess, log.child({ component: 'pending-messages' }));
   const startLog = log.child({ component: 'start-tasks' });
+  const agentLlms = new AgentLlms(llmRoutes, config.llmGateway.enabled, callbackUrl);
+  const llmGateway =
+    config.llmGateway.enabled && prices
+      ? new LlmGateway({
+          models,
+          routes: llmRoutes,
+          prices,
+          budgets,
+          sandboxExists: async (sandboxId) => (await sandboxes.credentials(sandboxId)) !== null,
+          hosts: llmHostPolicy(config),
+          userLimits: config.llmGateway.ratePerUser ? new TokenBuckets(config.llmGateway.ratePerUser, config.rateLimits.windowMs) : null,
+          config: config.llmGateway,
+          metrics,
+          log: log.child({ component: 'llm-gateway' }),
+        })
+      : null;
   const workflow = new StartWorkflow({
     store,
     settings,
@@ -142,6 +169,7 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     profiles: agentProfiles,
     pendingMessages,
     events: conversationLifecycle,
+    agentLlms,
   });
   const startTasks = new LeaseQueue<StartTask>({
     store: store.taskLeases,
@@ -162,6 +190,8 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     await events.removeConversation(conversationId);
     await feedback.removeConversation(userId, conversationId);
     await pendingMessages.drop(conversationId);
+    // Its gateway token opens nothing from now on (its sandbox may serve other conversations).
+    await llmRoutes.close({ conversationId });
   };
   const appConversations = new AppConversationsService(
     store,
@@ -176,6 +206,9 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
   const userGit = new UserGitService(gitProviders, providerHttp, config.providers, log.child({ component: 'git-providers' }));
   return {
     ...account,
+    llmRoutes,
+    llmGateway,
+    agentLlms,
     apiKeys,
     sessions,
     deviceFlow: new DeviceFlowService(models, apiKeys, config.deviceFlow, clock),
@@ -219,6 +252,7 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
       pendingMessages,
       llmProfiles,
       budgets,
+      agentLlms,
     ),
     appConversationFiles: new AppConversationFilesService(
       sandboxAccess,

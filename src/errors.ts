@@ -93,6 +93,8 @@ export type ErrorReason =
   // Budgets (docs/budgets.md): a message that would run an agent stopped for a budget.
   | 'budget_reached'
   | 'monthly_budget_reached'
+  // The LLM gateway (docs/llm-gateway.md): a model whose provider it cannot front.
+  | 'llm_provider_not_fronted'
   // Lifecycle webhooks (docs/webhooks.md).
   | 'webhook_endpoint_not_found'
   | 'webhook_url_not_allowed'

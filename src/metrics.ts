@@ -76,6 +76,31 @@ export function createMetrics() {
       labelNames: ['action'] as const,
       registers: [registry],
     }),
+    llmCalls: new Counter({
+      name: 'llm_gateway_calls_total',
+      help: 'LLM gateway calls by model and outcome: ok, provider_error, unreachable, aborted, too_large, budget_exceeded',
+      labelNames: ['model', 'outcome'] as const,
+      registers: [registry],
+    }),
+    llmTokens: new Counter({
+      name: 'llm_gateway_tokens_total',
+      help: 'Tokens through the LLM gateway by model and kind: input (uncached), output, cache_read, cache_write',
+      labelNames: ['model', 'kind'] as const,
+      registers: [registry],
+    }),
+    llmCost: new Counter({
+      name: 'llm_gateway_cost_dollars_total',
+      help: 'What the LLM gateway priced its calls at, by model',
+      labelNames: ['model'] as const,
+      registers: [registry],
+    }),
+    llmCallDuration: new Histogram({
+      name: 'llm_gateway_call_duration_seconds',
+      help: 'An LLM gateway call from its arrival to the end of its answer, by model and outcome',
+      labelNames: ['model', 'outcome'] as const,
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600],
+      registers: [registry],
+    }),
     webhookAttempts: new Counter({
       name: 'webhook_delivery_attempts_total',
       help: 'Lifecycle webhook delivery attempts by outcome: delivered, failed (retried later), given_up',

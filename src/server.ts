@@ -10,6 +10,7 @@ import type { Config } from './config/config.js';
 import type { DatabaseOptions } from './db/database.js';
 import type { Deps } from './trpc/context.js';
 import type { Logger } from './logger.js';
+import { createPriceTable, litellmPricesIn, type PriceTable, type RefreshablePriceTable } from './llm-gateway/prices.js';
 import { createMetrics } from './metrics.js';
 import { createRateLimits } from './rate-limit.js';
 import { createSandboxRuntime, type SandboxMachine } from './sandbox/index.js';
@@ -33,6 +34,8 @@ export interface ServerOptions {
   profiles?: ServiceOptions['profiles'];
   /** The process runtime's isolation and limits, found already (tests find them once for many services). */
   sandboxMachine?: SandboxMachine;
+  /** The LLM gateway's price table, read already (tests read one for many services). */
+  prices?: PriceTable;
 }
 
 /** The service without HTTP: database, runtime and services wired (tests call procedures on it through createCaller). */
@@ -55,8 +58,16 @@ export async function openDomain(
     ...(options.onCommand ? { onCommand: options.onCommand } : {}),
     ...(config.mongo.commandMetrics ? { onCommandDone: metrics.observeCommand } : {}),
   });
+  let stopPriceRefresh = () => {};
   try {
     const runtime = await createSandboxRuntime(config, log, options.servicePort, options.sandboxMachine);
+    // Read here unless given (tests read one for many services; theirs are not refreshed).
+    let prices: PriceTable | null = options.prices ?? null;
+    if (config.llmGateway.enabled && !prices) {
+      const own = await openPriceTable(config, log);
+      if (config.llmGateway.pricesRefreshMs > 0) stopPriceRefresh = own.refreshEvery(config.llmGateway.pricesRefreshMs);
+      prices = own;
+    }
     const services = createServices({
       db: opened.db,
       box,
@@ -65,6 +76,7 @@ export async function openDomain(
       webUrl: options.webUrl ?? (() => config.webUrl ?? ''),
       metrics,
       log,
+      prices,
       ...(options.clock ? { clock: options.clock } : {}),
       ...(options.profiles ? { profiles: options.profiles } : {}),
     });
@@ -73,6 +85,7 @@ export async function openDomain(
     return {
       deps,
       close: async () => {
+        stopPriceRefresh();
         await runtime.close();
         await opened.close();
       },
@@ -81,6 +94,19 @@ export async function openDomain(
     await opened.close();
     throw error;
   }
+}
+
+/**
+ * The LLM gateway's prices: LLM_PRICES, else the LiteLLM table the agent server's venv ships
+ * (asked again at each refresh: the venv is installed at the first sandbox start), with the
+ * operator's own table over it.
+ */
+function openPriceTable(config: Config, log: Logger): Promise<RefreshablePriceTable> {
+  const { prices, operatorPrices } = config.llmGateway;
+  return createPriceTable(
+    { litellm: prices ?? (() => litellmPricesIn(config.cacheDir, config.sandbox.agentServerVersion)), operator: operatorPrices },
+    log.child({ component: 'llm-prices' }),
+  );
 }
 
 export async function startServer(config: Config, log: Logger, options: ServerOptions = {}): Promise<RunningServer> {

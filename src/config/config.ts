@@ -3,6 +3,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { cacheRoot } from './config-values.js';
+import { llmGatewayConfig, llmGatewayEnv } from './config-llm.js';
 import { sandboxConfig, sandboxEnv } from './config-sandbox.js';
 import {
   byteSize,
@@ -91,6 +92,7 @@ const EnvSchema = z
     DEVICE_CODE_TTL_SECONDS: z.coerce.number().int().min(60).max(3600).default(600),
     DEVICE_CODE_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(60).default(5),
     ...sandboxEnv,
+    ...llmGatewayEnv,
     START_TASK_LEASE_MS: z.coerce.number().int().min(1000).default(30_000),
     START_TASK_MAX_ATTEMPTS: z.coerce.number().int().min(1).default(3),
     START_TASK_DEADLINE_MS: z.coerce
@@ -194,6 +196,7 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
     // The device authorization flow (CLI login): how long a code lives, how often a device may poll.
     deviceFlow: { ttlSeconds: e.DEVICE_CODE_TTL_SECONDS, intervalSeconds: e.DEVICE_CODE_INTERVAL_SECONDS },
     ...sandboxConfig(e),
+    ...llmGatewayConfig(e),
     conversations: {
       leaseMs: e.START_TASK_LEASE_MS,
       maxAttempts: e.START_TASK_MAX_ATTEMPTS,

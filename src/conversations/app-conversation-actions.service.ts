@@ -8,6 +8,7 @@ import type { AppConversation } from '../../contract/app-conversations.schema.js
 import type { PendingMessageInput, UpdateAppConversationInput } from '../../contract/conversation-actions.schema.js';
 import { hexId, UUID_PATTERN } from '../../contract/common.schema.js';
 import { AgentServerError } from '../agent-server/client.js';
+import type { AgentLlms } from '../llm-gateway/agent-llm.js';
 import { AppError } from '../errors.js';
 import type { AppConversationsService } from './app-conversations.service.js';
 import type { BudgetsService } from './budgets/budgets.service.js';
@@ -27,6 +28,7 @@ export class AppConversationActionsService {
     private readonly pending: PendingMessages,
     private readonly llmProfiles: LlmProfiles,
     private readonly budgets: BudgetsService,
+    private readonly agentLlms: AgentLlms,
   ) {}
 
   /** Deletes the conversation, its sub-conversations (as the reference does), its data and, when unshared, its sandbox. */
@@ -77,12 +79,27 @@ export class AppConversationActionsService {
   /** Switches the conversation's LLM to the user's LLM profile of that name (handed to the agent server in full). */
   async switchProfile(userId: string, rawId: string, profileName: string): Promise<{ success: true }> {
     const id = conversationIdOf(rawId);
-    await this.access.conversation(userId, id);
+    const conversation = await this.access.conversation(userId, id);
     const llm = await this.llmProfiles.llm(userId, profileName);
     if (!llm) throw new AppError('NOT_FOUND', `Profile '${profileName}' not found`, { reason: 'profile_not_found' });
-    const payload: Record<string, unknown> = { model: llm.model, base_url: llm.base_url ?? null, api_key: llm.api_key ?? null };
+    // The digest below names the profile's content, key included, without the key reaching the agent.
+    const named = { model: llm.model, base_url: llm.base_url ?? null, api_key: llm.api_key ?? null };
+    const agentLlm = conversation.sandboxId
+      ? await this.agentLlms.forConversation(
+          id,
+          { userId, sandboxId: conversation.sandboxId },
+          {
+            model: llm.model,
+            baseUrl: llm.base_url ?? null,
+            apiKey: llm.api_key ?? null,
+          },
+        )
+      : null;
+    const payload: Record<string, unknown> = agentLlm
+      ? { model: agentLlm.model, base_url: agentLlm.base_url ?? null, api_key: agentLlm.api_key ?? null }
+      : named;
     // The agent server keeps the first LLM registered under a usage id: one per profile content, so an edited profile applies.
-    const digest = crypto.createHash('sha256').update(JSON.stringify(payload)).digest('hex').slice(0, 12);
+    const digest = crypto.createHash('sha256').update(JSON.stringify(named)).digest('hex').slice(0, 12);
     const { agent } = await this.access.running(userId, id);
     await switched(() => agent.switchLlm(id, { ...payload, usage_id: `profile:${profileName}:${digest}` }), 'the profile switch');
     await this.store.updateConversation(userId, id, { llm_model: llm.model });

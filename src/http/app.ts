@@ -1,7 +1,8 @@
 // createApp(deps): the service's one request listener (tests start it on port 0). Every
 // request passes the pipeline once (pipeline.ts: id and access line, CORS, client facts),
 // then goes to exactly one of:
-//   health and metrics (open, unlimited) → /trpc (trpc.ts) → the REST door (rest/: every /api
+//   health and metrics (open, unlimited) → /trpc (trpc.ts) → the LLM gateway (/llm/…,
+//   llm-gateway.ts: agents' LLM calls, with their conversation's token) → the REST door (rest/: every /api
 //   path but the docs page) → the web pages on express (web/: docs page, sign-in, web UI, the
 //   JSON 404).
 // The per-IP limit and the credentials are the transports' next steps, each through the one
@@ -9,6 +10,7 @@
 // express: its per-request setup cost more CPU than a whole settings read (docs/performance.md).
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Deps } from '../trpc/context.js';
+import { llmGatewayMount } from './llm-gateway.js';
 import { createPipeline, factsOf } from './pipeline.js';
 import { restDoor } from './rest/index.js';
 import { trpcMount } from './trpc.js';
@@ -21,12 +23,14 @@ export function createApp(deps: Deps, ui: ServedUi = { kind: 'none' }): RequestL
   const trpc = trpcMount(deps);
   const rest = restDoor(deps);
   const web = webRoutes(deps, ui);
+  const llm = llmGatewayMount(deps.services.llmGateway, deps.log);
   return (req, res) => {
     try {
       if (!begin(req, res)) return;
       const path = factsOf(req).path;
       if (health(req, res, path)) return;
       if (/^\/trpc(\/|$)/i.test(path)) return trpc(req, res);
+      if (llm(req, res, path)) return;
       if (rest(req, res)) return;
       web(req, res);
     } catch (error) {

@@ -3,6 +3,7 @@
 // records which profile (and revision) launched it; a start naming none uses the user's active
 // profile; a profile gone by the time the start runs fails it with the reason; switch_profile
 // hands the agent server the named LLM profile in full and records its model.
+import { upstreamOf } from '../helpers/llm-test-env.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentProfile, AgentProfiles, LlmProfiles } from '../../src/conversations/profiles.js';
 import { call } from '../helpers/app.js';
@@ -62,7 +63,11 @@ describe('agent profiles at the start', () => {
     const task = await waitForTask(app, alice, started.body.id);
     expect(task.status, task.detail ?? '').toBe('READY');
     const { conversation, agent } = await agentSide(alice, task.app_conversation_id);
-    expect(agent.request.agent.llm).toMatchObject({ model: 'openai/careful-model', api_key: 'sk-user' });
+    expect(agent.request.agent.llm).toMatchObject({ model: 'openai/careful-model', api_key: expect.stringMatching(/^ohg_/) });
+    expect(await upstreamOf(app.server.deps, agent.request.agent.llm.api_key)).toMatchObject({
+      model: 'openai/careful-model',
+      apiKey: 'sk-user',
+    });
     expect(agent.request).toMatchObject({ max_iterations: 7, confirmation_policy: { kind: 'AlwaysConfirm' } });
     expect(conversation).toMatchObject({
       llm_model: 'openai/careful-model',
@@ -104,6 +109,12 @@ describe('switch_profile', () => {
     const { conversation, agent } = await agentSide(alice, task.app_conversation_id);
     expect(agent.llm).toEqual({ model: 'openai/fast', usage_id: expect.stringMatching(/^profile:fast:[0-9a-f]{12}$/), has_api_key: true });
     expect(conversation.llm_model).toBe('openai/fast');
+    // The conversation's token (the one its start gave the agent) now opens the profile's upstream.
+    expect(await upstreamOf(app.server.deps, agent.request.agent.llm.api_key)).toEqual({
+      model: 'openai/fast',
+      baseUrl: 'http://127.0.0.1:9/v1',
+      apiKey: 'sk-fast',
+    });
     expect(
       (await as(alice, 'POST', `/api/v1/app-conversations/${task.app_conversation_id}/switch_profile`, { profile_name: 'slow' })).status,
     ).toBe(404);

@@ -47,7 +47,7 @@ const ok = async (method: string, url: string, body?: unknown, headers?: Record<
 
 describe('every query of a representative run is served by a declared index', () => {
   it('runs settings, secrets, providers, sandboxes, conversations, start tasks, webhooks and the V0 routes', async () => {
-    await ok('POST', '/api/settings', { llm_model: 'openai/stub', llm_api_key: 'sk-stub' });
+    await ok('POST', '/api/settings', { llm_model: 'openai/stub', llm_api_key: 'sk-stub', llm_base_url: 'http://127.0.0.1:9/v1' });
     await ok('GET', '/api/settings');
     await ok('POST', '/api/secrets', { name: 'TOKEN', value: 'v' });
     await ok('GET', '/api/secrets');
@@ -81,6 +81,19 @@ describe('every query of a representative run is served by a declared index', ()
       `/api/v1/app-conversations/search?sandbox_id__eq=${ready.sandbox_id}&title__contains=x&updated_at__gte=2020-01-01T00:00:00Z`,
     );
     await ok('PATCH', `/api/v1/app-conversations/${conversationId}`, { public: true });
+    // An LLM call through the gateway with the conversation's token (its route read, the call
+    // written to the ledger; no provider listens at the default base URL: it is unreachable).
+    const [listed] = await ok('GET', `/api/v1/app-conversations?ids=${conversationId}`);
+    const agentUrl = String(listed.conversation_url).replace(/\/api\/conversations\/.*$/, '');
+    const sent = (await (
+      await fetch(`${agentUrl}/api/conversations?ids=${conversationId}`, { headers: { 'x-session-api-key': listed.session_api_key } })
+    ).json()) as { request: { agent: { llm: { api_key: string } } } }[];
+    const llmCall = await fetch(`${app.url}/llm/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${sent[0]!.request.agent.llm.api_key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'stub', messages: [{ role: 'user', content: 'Hi' }] }),
+    });
+    expect(llmCall.status).toBe(502);
     const message = { content: [{ type: 'text', text: 'More' }] };
     await ok('POST', `/api/v1/app-conversations/${conversationId}/send-message`, message);
     await ok('POST', `/api/v1/conversations/${conversationId}/pending-messages`, message);

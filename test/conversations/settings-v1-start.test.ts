@@ -1,6 +1,7 @@
 // What a conversation start hands the agent from the 2026 settings: the nested shape's LLM
 // keyword arguments beyond model, key and base URL (stored only through /api/v1/settings) reach
 // the agent's LLM, and an activated LLM profile is the LLM the agent gets.
+import { upstreamOf } from '../helpers/llm-test-env.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/app.js';
 import { startConversationApp, type ConversationApp } from '../helpers/conversation-app.js';
@@ -29,25 +30,38 @@ describe('a start after /api/v1/settings saves', () => {
       headers: bearer,
       body: { agent_settings_diff: { llm: { temperature: 0.25, max_output_tokens: 2048 } } },
     });
-    expect(await sentLlm(key)).toEqual({
+    // The agent gets the LLM gateway and its conversation's token; the key and base URL stay with the gateway.
+    const first = await sentLlm(key);
+    expect(first).toEqual({
       usage_id: 'agent',
       model: 'openai/stub',
-      base_url: 'http://127.0.0.1:9/v1',
-      api_key: 'sk-page-test',
+      base_url: expect.stringMatching(/\/llm\/v1$/),
+      api_key: expect.stringMatching(/^ohg_/),
       temperature: 0.25,
       max_output_tokens: 2048,
+    });
+    expect(await upstreamOf(app.server.deps, String(first.api_key))).toEqual({
+      model: 'openai/stub',
+      baseUrl: 'http://127.0.0.1:9/v1',
+      apiKey: 'sk-page-test',
     });
     await call(app, 'POST', '/api/v1/settings/profiles/other', {
       headers: bearer,
       body: { llm: { model: 'openai/other', api_key: 'sk-other-profile', base_url: 'http://127.0.0.1:9/v2', top_p: 0.5 } },
     });
     await call(app, 'POST', '/api/v1/settings/profiles/other/activate', { headers: bearer, body: {} });
-    expect(await sentLlm(key)).toEqual({
+    const second = await sentLlm(key);
+    expect(second).toEqual({
       usage_id: 'agent',
       model: 'openai/other',
-      base_url: 'http://127.0.0.1:9/v2',
-      api_key: 'sk-other-profile',
+      base_url: expect.stringMatching(/\/llm\/v1$/),
+      api_key: expect.stringMatching(/^ohg_/),
       top_p: 0.5,
+    });
+    expect(await upstreamOf(app.server.deps, String(second.api_key))).toEqual({
+      model: 'openai/other',
+      baseUrl: 'http://127.0.0.1:9/v2',
+      apiKey: 'sk-other-profile',
     });
   });
 });

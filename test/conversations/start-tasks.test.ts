@@ -129,12 +129,15 @@ describe('V1 start tasks', () => {
     const ready = await waitForTask(key, res.body.id);
     const [conversation] = (await call(app, 'GET', `/api/v1/app-conversations?ids=${ready.app_conversation_id}`, { key })).body;
     const sent = (await agentConversation(ready.agent_server_url, conversation.session_api_key, ready.app_conversation_id)).request;
+    // The LLM gateway's URL and the conversation's token, never the key or its base URL (docs/llm-gateway.md).
     expect(sent.agent.llm).toEqual({
       usage_id: 'agent',
       model: 'openai/override',
-      base_url: 'http://127.0.0.1:9/v1',
-      api_key: 'sk-stub-key',
+      base_url: expect.stringMatching(/\/llm\/v1$/),
+      api_key: expect.stringMatching(new RegExp(`^ohg_${ready.app_conversation_id}_`)),
     });
+    expect(JSON.stringify(sent)).not.toContain('sk-stub-key');
+    expect(JSON.stringify(sent)).not.toContain('127.0.0.1:9');
     expect(sent.confirmation_policy).toEqual({ kind: 'AlwaysConfirm' });
     expect(sent.max_iterations).toBe(42);
     expect(sent.agent.mcp_config).toEqual({

@@ -12,6 +12,7 @@ import { createLogger } from '../../src/logger.js';
 import { resolveSandboxMachine, type SandboxMachine } from '../../src/sandbox/machine.js';
 import { startServer, type RunningServer, type ServerOptions } from '../../src/server.js';
 import { declaredIndexes, queriesOf, unservedReason } from './query-indexes.js';
+import { LLM_TEST_ENV } from './llm-test-env.js';
 import { sandboxHostPorts } from './sandbox-host-ports.js';
 import { writeSpecsFile } from './specs.js';
 
@@ -35,7 +36,7 @@ export interface TestApp {
  * gets its own).
  */
 const machines = new Map<string, Promise<SandboxMachine>>();
-function machineFor(config: Config): Promise<SandboxMachine> {
+export function machineFor(config: Config): Promise<SandboxMachine> {
   const { isolation, bwrapPath, pastaPath } = config.sandbox;
   const key = JSON.stringify([isolation, bwrapPath, pastaPath, config.cacheDir]);
   let found = machines.get(key);
@@ -97,6 +98,7 @@ async function startInDataDir(
     ...(env.WEB_UI || env.WEB_UI_DIR ? {} : { WEB_UI: 'none' }),
     // The loopback fakes running now (stub LLM, fake git host), which sandboxes must reach.
     SANDBOX_HOST_PORTS: sandboxHostPorts(),
+    ...LLM_TEST_ENV,
     ...env,
   });
   const lines = logLines;

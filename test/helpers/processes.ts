@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { PACKAGE_ROOT } from '../../src/processes.js';
 import { run, TEST_BUILD_STATE, withLock } from './build-cache.js';
+import { LLM_TEST_ENV } from './llm-test-env.js';
 import { sandboxHostPorts } from './sandbox-host-ports.js';
 
 const BUILD_SCRIPT = path.join(PACKAGE_ROOT, 'scripts/build-if-changed.mjs');
@@ -32,7 +33,7 @@ function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   for (const name of ['MONGODB_URI', 'SESSION_API_KEY', 'ENCRYPTION_KEY', 'ENCRYPTION_KEY_PREVIOUS', 'DATA_DIR', 'PORT']) delete base[name];
   // No web UI unless a test asks for one: the default (Agent Canvas) is fetched at start.
   const ui = env.WEB_UI || env.WEB_UI_DIR || base.WEB_UI || base.WEB_UI_DIR ? {} : { WEB_UI: 'none' };
-  return { ...base, LOG_LEVEL: 'info', ...ui, SANDBOX_HOST_PORTS: sandboxHostPorts(), ...env };
+  return { ...base, LOG_LEVEL: 'info', ...ui, SANDBOX_HOST_PORTS: sandboxHostPorts(), ...LLM_TEST_ENV, ...env };
 }
 
 export async function runCli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {

@@ -8,7 +8,7 @@ const parts = (agentServerVersion: string | null): AgentRequestParts => ({
   conversationId: 'c1',
   request: { initial_message: null } as unknown as AgentRequestParts['request'],
   settings: { confirmation_mode: false } as unknown as AgentRequestParts['settings'],
-  model: 'openai/stub',
+  llm: { model: 'openai/stub' },
   tools: ['terminal', 'file_editor', 'task_tracker'],
   mcp: null,
   projectDir: '/workspace/project',

@@ -271,6 +271,7 @@ const ROWS = [
   ['appConversationActions.queueMessage', 'TOO_MANY_REQUESTS', 'Too many', 'pending_messages_full', 429, { detail: 'Too many' }],
   ['appConversationActions.sendMessage', 'CONFLICT', 'Over budget', 'budget_reached', 409, { detail: 'Over budget' }],
   ['appConversationActions.queueMessage', 'CONFLICT', 'Month over', 'monthly_budget_reached', 409, { detail: 'Month over' }],
+  ['appConversationActions.switchProfile', 'BAD_REQUEST', 'Not fronted', 'llm_provider_not_fronted', 400, { detail: 'Not fronted' }],
   ['appConversationFiles.readFile', 'PAYLOAD_TOO_LARGE', 'Too large', 'too_large_to_serve', 413, { detail: 'Too large' }],
   ['webhookEndpoints.get', 'NOT_FOUND', 'No endpoint', 'webhook_endpoint_not_found', 404, { detail: 'No endpoint' }],
   ['webhookEndpoints.create', 'CONFLICT', 'At most 20', 'webhook_endpoint_limit', 409, { detail: 'At most 20' }],

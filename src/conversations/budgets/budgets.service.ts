@@ -36,6 +36,8 @@ export interface BudgetsOptions {
   defaultMonthlyCap: number | null;
   log: Logger;
   clock?: (() => number) | undefined;
+  /** Whether the LLM gateway counts the conversation's calls (then its agent's own cost reports are not counted). */
+  countedByGateway?: (conversationId: string) => Promise<boolean>;
 }
 
 /** A conversation that has just been stopped for a budget: the one "budget reached" event. */
@@ -71,7 +73,9 @@ export class BudgetsService {
    * owner's month once; then the limits are applied when the cost rose or the agent runs on
    * while stopped.
    */
-  async report(conversationId: string, spend: Spend | null, status: string | null): Promise<void> {
+  async report(conversationId: string, spend: Spend | null, status: string | null, source: 'agent' | 'gateway' = 'agent'): Promise<void> {
+    // The gateway's ledger is the conversation's cost where it has one: the agent's own is not counted then.
+    if (spend && source === 'agent' && (await this.options.countedByGateway?.(conversationId))) spend = null;
     if (!spend && status !== 'running') return;
     let record = await this.records.conversation(conversationId);
     if (!record) return;

@@ -2,6 +2,7 @@
 // with its LLM, tools and MCP servers, the workspace, the confirmation policy and secrets.
 import type { AppConversationStartRequest } from '../../../contract/app-conversations.schema.js';
 import type { McpConfig, McpConfigInput } from '../../../contract/mcp.schema.js';
+import type { AgentLlm } from '../../llm-gateway/agent-llm.js';
 import type { ResolvedSettings } from '../../services/settings/settings.service.js';
 import { planPath, PLANNING_BOUNDARIES, withPluginParameters } from './start-request.js';
 
@@ -26,7 +27,8 @@ export interface AgentRequestParts {
   /** The start request: its first message, system message suffix, plugins, observability and agent type. */
   request: AppConversationStartRequest;
   settings: ResolvedSettings;
-  model: string;
+  /** The agent's LLM: through the gateway (its URL and the conversation's token) or the owner's own (src/llm-gateway/agent-llm.ts). */
+  llm: AgentLlm;
   tools: string[];
   mcp: McpConfig | McpConfigInput | null;
   projectDir: string;
@@ -67,9 +69,7 @@ export function startConversationRequest(parts: AgentRequestParts) {
         // The nested settings' further LLM keyword arguments (temperature…) first: the three below win.
         ...settings.llm_extra,
         usage_id: 'agent',
-        model: parts.model,
-        ...(settings.llm_base_url ? { base_url: settings.llm_base_url } : {}),
-        ...(settings.llm_api_key ? { api_key: settings.llm_api_key } : {}),
+        ...parts.llm,
       },
       tools,
       mcp_config: toAgentMcpConfig(parts.mcp as McpConfig | null),

@@ -25,6 +25,7 @@ import { StartTimings } from './start-timings.js';
 import { TaskSteps } from './task-steps.js';
 import type { ConversationStore, StartTask } from '../records/store.js';
 import * as scripts from './workspace-scripts.js';
+import type { AgentLlms } from '../../llm-gateway/agent-llm.js';
 
 const SETUP_SCRIPT_TIMEOUT_S = 600;
 const CAPACITY_RETRY_MS = 1_000;
@@ -47,6 +48,8 @@ export interface StartWorkflowDeps {
   pendingMessages: Pick<PendingMessages, 'deliver' | 'drop'>;
   /** The task's statuses and the conversation's start ending, for the lifecycle webhooks. */
   events: Pick<ConversationLifecycleEvents, 'taskChanged' | 'conversationChanged'>;
+  /** The agent's LLM config: through the LLM gateway, or the owner's own where it is off. */
+  agentLlms: AgentLlms;
 }
 
 export class StartWorkflow {
@@ -156,7 +159,7 @@ export class StartWorkflow {
 
       // 5. The agent-server conversation (idempotent: fixed id; 200 if it already exists).
       steps.progress('STARTING_CONVERSATION', { agent_server_url: sandbox.publicUrl });
-      const at = { projectDir, agentServerVersion: sandbox.agentServerVersion };
+      const at = { projectDir, agentServerVersion: sandbox.agentServerVersion, sandboxId };
       const conversation = await timings.time('conversation request', this.conversationRequest(task, settings, model, at));
       await timings.time('agent conversation', agent.startConversation(conversation));
 
@@ -249,9 +252,14 @@ export class StartWorkflow {
     task: StartTask,
     settings: ResolvedSettings,
     model: string,
-    at: { projectDir: string; agentServerVersion: string | null },
+    at: { projectDir: string; agentServerVersion: string | null; sandboxId: string },
   ) {
     const { request } = task;
+    const llm = await this.deps.agentLlms.forConversation(
+      task.conversationId,
+      { userId: task.userId, sandboxId: at.sandboxId },
+      { model, baseUrl: settings.llm_base_url ?? null, apiKey: settings.llm_api_key ?? null },
+    );
     const provider = request.git_provider;
     // The request's secrets over the stored ones: the request wins.
     const given = this.deps.store.unseal(task, 'requestSecrets') ?? {};
@@ -260,7 +268,7 @@ export class StartWorkflow {
       conversationId: task.conversationId,
       request,
       settings,
-      model,
+      llm,
       tools: this.deps.config.conversations.agentTools,
       mcp: this.deps.store.unseal(task, 'mcpConfig') ?? settings.mcp_config,
       projectDir: at.projectDir,

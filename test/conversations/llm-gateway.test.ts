@@ -1,0 +1,249 @@
+// The LLM gateway (docs/llm-gateway.md) as an agent uses it: a conversation started on the fake
+// agent server gets the gateway's URL and a token in its start request, never its owner's key;
+// calls with that token reach the loopback stub provider with the real key, streamed or not, in
+// the OpenAI and Anthropic styles, priced from the tables and counted once per call; the
+// conversation's budget stops the next call before the provider sees it, and raising it lets
+// the same conversation go on; provider errors pass through with the key taken out.
+import crypto from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call } from '../helpers/app.js';
+import { startConversationApp, type ConversationApp } from '../helpers/conversation-app.js';
+import { eventually } from '../helpers/eventually.js';
+import { startStubLlm, type StubLlm } from '../helpers/stub-llm.js';
+
+let app: ConversationApp;
+let stub: StubLlm;
+
+beforeAll(async () => {
+  stub = await startStubLlm();
+  app = await startConversationApp('llm-gateway');
+}, 120_000);
+
+afterAll(async () => {
+  await app?.close();
+  await stub?.close();
+});
+
+interface Started {
+  key: string;
+  realKey: string;
+  conversationId: string;
+  /** The agent's LLM as its start request gave it. */
+  llm: { model: string; base_url: string; api_key: string };
+  request: Record<string, unknown>;
+}
+
+async function startWith(model: string, baseUrl: string): Promise<Started> {
+  const key = await app.user('gw');
+  const realKey = `sk-real-${crypto.randomBytes(12).toString('hex')}`;
+  await call(app, 'POST', '/api/settings', { key, body: { llm_model: model, llm_api_key: realKey, llm_base_url: baseUrl } });
+  const task = await app.startConversation(key);
+  expect(task.status, task.detail ?? '').toBe('READY');
+  const [conversation] = (await call(app, 'GET', `/api/v1/app-conversations?ids=${task.app_conversation_id}`, { key })).body;
+  const agentUrl = conversation.conversation_url.replace(/\/api\/conversations\/.*$/, '');
+  const [sent] = (await (
+    await fetch(`${agentUrl}/api/conversations?ids=${task.app_conversation_id}`, {
+      headers: { 'x-session-api-key': conversation.session_api_key },
+    })
+  ).json()) as { request: Record<string, any> }[];
+  return { key, realKey, conversationId: task.app_conversation_id, llm: sent!.request.agent.llm, request: sent!.request };
+}
+
+/** A call as the agent's LLM client makes it, at the service's own address (the test is outside the sandbox). */
+function gatewayCall(started: Started, path: string, body: Record<string, unknown>, token = started.llm.api_key) {
+  const anthropic = path.endsWith('/messages');
+  return fetch(`${app.url}/llm${path}`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      ...(anthropic ? { 'x-api-key': token, 'anthropic-version': '2023-06-01' } : { authorization: `Bearer ${token}` }),
+    },
+    body: JSON.stringify(body),
+  });
+}
+
+const chat = (model: string, extra: Record<string, unknown> = {}) => ({
+  model,
+  messages: [{ role: 'user', content: 'Hello' }],
+  ...extra,
+});
+
+async function ledger(conversationId: string) {
+  return app.rawCollection('llm_calls').find({ conversationId }).sort({ at: 1 }).toArray();
+}
+
+describe('the LLM gateway', () => {
+  let gpt: Started;
+
+  beforeAll(async () => {
+    gpt = await startWith('openai/gpt-4o', stub.url);
+  }, 60_000);
+
+  it('gives the agent the gateway and a conversation token, never the key', () => {
+    expect(gpt.llm.model).toBe('openai/gpt-4o');
+    expect(gpt.llm.base_url).toMatch(/\/llm\/v1$/);
+    expect(gpt.llm.api_key).toMatch(new RegExp(`^ohg_${gpt.conversationId}_`));
+    expect(JSON.stringify(gpt.request)).not.toContain(gpt.realKey);
+    expect(JSON.stringify(gpt.request)).not.toContain(stub.url);
+  });
+
+  it('forwards a chat call with the owner’s key and prices it from the table', async () => {
+    const before = stub.requests.length;
+    const res = await gatewayCall(gpt, '/v1/chat/completions', chat('gpt-4o'));
+    expect(res.status).toBe(200);
+    const answer = (await res.json()) as { choices: unknown[]; usage: { prompt_tokens: number } };
+    expect(answer.choices.length).toBe(1);
+    const seen = stub.requests[before]!;
+    expect(seen.path).toBe('/v1/chat/completions');
+    expect(seen.headers.authorization).toBe(`Bearer ${gpt.realKey}`);
+    // gpt-4o at $2.5/M input, $1.25/M cached, $10/M output: 8 fresh, 3 cached and 7 output tokens.
+    expect(Number(res.headers.get('x-litellm-response-cost'))).toBeCloseTo(9.375e-5, 12);
+    const calls = await ledger(gpt.conversationId);
+    expect(calls.at(-1)).toMatchObject({ outcome: 'ok', status: 200, promptTokens: 11, completionTokens: 7, cacheReadTokens: 3 });
+  });
+
+  it('passes a stream through as it arrives, asks for its usage and counts it', async () => {
+    const res = await gatewayCall(gpt, '/v1/chat/completions', chat('gpt-4o', { stream: true }));
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/event-stream');
+    const text = await res.text();
+    expect(text).toContain('data: [DONE]');
+    const sent = stub.requests.at(-1)!.body as { stream_options?: { include_usage?: boolean } };
+    expect(sent.stream_options?.include_usage).toBe(true);
+    const calls = await eventually('the streamed call in the ledger', async () => {
+      const all = await ledger(gpt.conversationId);
+      return all.length >= 2 ? all : null;
+    });
+    expect(calls.at(-1)).toMatchObject({ outcome: 'ok', promptTokens: 11, completionTokens: 7 });
+    expect(calls.at(-1)!.cost).toBeCloseTo(9.375e-5, 12);
+  });
+
+  it('shows the gateway’s count as the conversation’s cost', async () => {
+    const conversation = await eventually('the cost of two calls', async () => {
+      const [c] = (await call(app, 'GET', `/api/v1/app-conversations?ids=${gpt.conversationId}`, { key: gpt.key })).body;
+      return c?.metrics?.accumulated_cost >= 2 * 9.375e-5 - 1e-12 ? c : null;
+    });
+    expect(conversation.metrics.accumulated_cost).toBeCloseTo(2 * 9.375e-5, 10);
+  });
+
+  it('refuses a wrong token, another model and a call of another style, before the provider', async () => {
+    const before = stub.requests.length;
+    const wrong = await gatewayCall(gpt, '/v1/chat/completions', chat('gpt-4o'), `${gpt.llm.api_key.slice(0, -4)}AAAA`);
+    expect(wrong.status).toBe(401);
+    const none = await gatewayCall(gpt, '/v1/chat/completions', chat('gpt-4o'), 'sk-anything');
+    expect(none.status).toBe(401);
+    const other = await gatewayCall(gpt, '/v1/chat/completions', chat('gpt-4-turbo'));
+    expect(other.status).toBe(403);
+    expect(((await other.json()) as { error: { type: string } }).error.type).toBe('model_not_allowed');
+    const unknown = await fetch(`${app.url}/llm/v1/embeddings`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${gpt.llm.api_key}` },
+    });
+    expect(unknown.status).toBe(404);
+    expect(stub.requests.length).toBe(before);
+  });
+
+  it('passes a provider’s error through, Retry-After included, with the key taken out', async () => {
+    stub.failNext(1, {
+      status: 429,
+      retryAfter: 7,
+      body: { error: { message: `Rate limited for key ${gpt.realKey} (…${gpt.realKey.slice(-4)})`, type: 'rate_limit' } },
+    });
+    const res = await gatewayCall(gpt, '/v1/chat/completions', chat('gpt-4o'));
+    expect(res.status).toBe(429);
+    expect(res.headers.get('retry-after')).toBe('7');
+    const text = await res.text();
+    expect(text).toContain('Rate limited');
+    expect(text).not.toContain(gpt.realKey);
+    expect(text).not.toContain(gpt.realKey.slice(-4));
+  });
+
+  it('stops the call past the conversation’s budget before the provider, and goes on once it is raised', async () => {
+    const patch = (budget: number) =>
+      call(app, 'PATCH', `/api/v1/app-conversations/${gpt.conversationId}`, { key: gpt.key, body: { max_budget_per_task: budget } });
+    expect((await patch(0.0001)).status).toBe(200);
+    // Two calls so far (9.375e-5 each) have passed $0.0001.
+    const before = stub.requests.length;
+    const refused = await gatewayCall(gpt, '/v1/chat/completions', chat('gpt-4o'));
+    expect(refused.status).toBe(429);
+    const body = (await refused.json()) as { error: { message: string; type: string } };
+    expect(body.error.type).toBe('budget_exceeded');
+    expect(body.error.message).toContain('budget_exceeded');
+    expect(stub.requests.length).toBe(before);
+    expect((await patch(1)).status).toBe(200);
+    const again = await gatewayCall(gpt, '/v1/chat/completions', chat('gpt-4o'));
+    expect(again.status).toBe(200);
+    expect(stub.requests.length).toBe(before + 1);
+  });
+
+  it('speaks Anthropic’s Messages, streamed, with the key in x-api-key', async () => {
+    const claude = await startWith('anthropic/claude-sonnet-4-5-20250929', stub.origin);
+    expect(claude.llm.base_url).toMatch(/\/llm$/);
+    const res = await gatewayCall(claude, '/v1/messages', {
+      model: 'claude-sonnet-4-5-20250929',
+      max_tokens: 100,
+      stream: true,
+      messages: [{ role: 'user', content: 'Hello' }],
+    });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain('message_stop');
+    const seen = stub.requests.at(-1)!;
+    expect(seen.path).toBe('/v1/messages');
+    expect(seen.headers['x-api-key']).toBe(claude.realKey);
+    expect(seen.headers.authorization).toBeUndefined();
+    const [recorded] = await eventually('the Anthropic call in the ledger', async () => {
+      const all = await ledger(claude.conversationId);
+      return all.length ? all : null;
+    });
+    // Sonnet 4.5: 11 input at $3/M, 3 cache reads at $0.3/M, 2 cache writes at $3.75/M, 7 output at $15/M.
+    expect(recorded!.cost).toBeCloseTo(0.0001464, 12);
+  });
+});
+
+describe('the LLM gateway’s refusals by configuration', () => {
+  let strict: ConversationApp;
+
+  beforeAll(async () => {
+    // No operator "*" price, and no loopback upstream: none listed, no host port allowed to sandboxes.
+    strict = await startConversationApp('llm-gateway-strict', { LLM_OPERATOR_PRICES: '', LLM_UPSTREAM_HOSTS: '*', SANDBOX_HOST_PORTS: '' });
+  }, 120_000);
+
+  afterAll(async () => strict?.close());
+
+  async function startOn(model: string) {
+    const key = await strict.user('strict');
+    await call(strict, 'POST', '/api/settings', { key, body: { llm_model: model, llm_api_key: 'sk-strict', llm_base_url: stub.url } });
+    const task = await strict.startConversation(key);
+    const [conversation] = (await call(strict, 'GET', `/api/v1/app-conversations?ids=${task.app_conversation_id}`, { key })).body;
+    const agentUrl = conversation.conversation_url.replace(/\/api\/conversations\/.*$/, '');
+    const [sent] = (await (
+      await fetch(`${agentUrl}/api/conversations?ids=${task.app_conversation_id}`, {
+        headers: { 'x-session-api-key': conversation.session_api_key },
+      })
+    ).json()) as { request: { agent: { llm: { api_key: string } } } }[];
+    return sent!.request.agent.llm.api_key;
+  }
+
+  const post = (token: string, model: string) =>
+    fetch(`${strict.url}/llm/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify(chat(model)),
+    });
+
+  it('refuses a model no table prices (never free by accident)', async () => {
+    const before = stub.requests.length;
+    const res = await post(await startOn('openai/stub'), 'stub');
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { type: string } }).error.type).toBe('model_not_priced');
+    expect(stub.requests.length).toBe(before);
+  });
+
+  it('refuses a base URL on loopback that the operator did not list', async () => {
+    const before = stub.requests.length;
+    const res = await post(await startOn('openai/gpt-4o'), 'gpt-4o');
+    expect(res.status).toBe(403);
+    expect(((await res.json()) as { error: { type: string } }).error.type).toBe('upstream_not_allowed');
+    expect(stub.requests.length).toBe(before);
+  });
+});
