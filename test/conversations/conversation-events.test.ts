@@ -1,6 +1,8 @@
-// Conversations from their first moment, the events their agent servers report, and which
-// sandbox may report what: over real HTTP with the fake agent server in process sandboxes
-// (it "runs" a new conversation and sends its webhooks like the real one).
+// Conversations from their first moment, the events routes' wire forms, and which sandbox may
+// report what: over real HTTP with the fake agent server in process sandboxes (it "runs" a new
+// conversation and sends its webhooks like the real one). What the events are (kept, paged,
+// filtered, counted, capped, removed, another user's absent) is tested through the procedures
+// in test/domain/events.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/app.js';
 import { startConversationApp, v0, waitForTask, type ConversationApp, type StartedTask } from '../helpers/conversation-app.js';
@@ -13,7 +15,7 @@ let provider: FakeGitProvider;
 beforeAll(async () => {
   provider = await startFakeGitProvider();
   provider.validTokens.add('ghp_events');
-  app = await startConversationApp('events', { GITHUB_API_URL: provider.url, EVENTS_MAX_PER_CONVERSATION: '20' });
+  app = await startConversationApp('events', { GITHUB_API_URL: provider.url });
 }, 60_000);
 
 afterAll(async () => {
@@ -71,99 +73,6 @@ describe('a conversation from its first moment', () => {
   });
 });
 
-describe('events', () => {
-  let key: string;
-  let task: StartedTask;
-  let id: string;
-
-  beforeAll(async () => {
-    key = await app.user('events');
-    task = await app.startConversation(key, { initial_message: { content: [{ type: 'text', text: 'Count my events' }] } });
-    id = task.app_conversation_id;
-    // A batch claims its numbers first and writes its events after: wait for the events, not the count.
-    await eventually('the events webhook', async () => (await search(key, id)).items?.length === 4);
-  });
-
-  it('keeps what the webhooks delivered, in order, without full_state snapshots', async () => {
-    const page = await search(key, id);
-    expect(page.next_page_id).toBeNull();
-    expect(page.items.map((e: { kind: string; key?: string }) => `${e.kind}${e.key ? `:${e.key}` : ''}`)).toEqual([
-      'MessageEvent',
-      'ConversationStateUpdateEvent:execution_status',
-      'MessageEvent',
-      'ConversationStateUpdateEvent:execution_status',
-    ]);
-    expect(page.items[0]).toMatchObject({ source: 'user', llm_message: { content: [{ type: 'text', text: 'Count my events' }] } });
-    // The UUID in any form names the same conversation.
-    const dashed = `${id.slice(0, 8)}-${id.slice(8, 12)}-${id.slice(12, 16)}-${id.slice(16, 20)}-${id.slice(20)}`;
-    expect(await count(key, dashed.toUpperCase())).toBe(4);
-  });
-
-  it('pages both ways, filters by kind and time, and counts the same way', async () => {
-    const first = await search(key, id, '&limit=3');
-    expect(first.items).toHaveLength(3);
-    const rest = await search(key, id, `&limit=3&page_id=${first.next_page_id}`);
-    expect(rest).toMatchObject({ items: [expect.objectContaining({ kind: 'ConversationStateUpdateEvent' })], next_page_id: null });
-    const newest = await search(key, id, '&sort_order=TIMESTAMP_DESC&limit=1');
-    expect(newest.items[0].id).toBe(rest.items[0].id);
-    expect((await search(key, id, '&kind__eq=MessageEvent')).items.map((e: { source: string }) => e.source)).toEqual(['user', 'agent']);
-    expect(await count(key, id, '&kind__eq=MessageEvent')).toBe(2);
-    const all = (await search(key, id)).items;
-    const second = all[1].timestamp as string;
-    expect(await count(key, id, `&timestamp__gte=${encodeURIComponent(second)}`)).toBe(
-      all.filter((e: { timestamp: string }) => e.timestamp >= second).length,
-    );
-    expect(await count(key, id, '&timestamp__lt=2000-01-01T00:00:00Z')).toBe(0);
-  });
-
-  it('validates its query: a UUID conversation id (required), a kind, datetimes, limit 1..100', async () => {
-    for (const query of [
-      '',
-      '?conversation_id__eq=nope',
-      `?conversation_id__eq=${id}&limit=101`,
-      `?conversation_id__eq=${id}&limit=0`,
-      `?conversation_id__eq=${id}&timestamp__gte=yesterday`,
-      `?conversation_id__eq=${id}&kind__eq=a%20b`,
-    ]) {
-      expect((await call(app, 'GET', `/api/v1/events/search${query}`, { key })).status, query).toBe(422);
-    }
-    expect((await call(app, 'GET', '/api/v1/events/count', { key })).body.detail[0]).toMatchObject({
-      loc: ['query', 'conversation_id__eq'],
-    });
-  });
-
-  it("shows nothing of another user's conversation, and 0 for an unknown one", async () => {
-    const other = await app.user('other');
-    expect(await count(other, id)).toBe(0);
-    expect(await search(other, id)).toEqual({ items: [], next_page_id: null });
-    expect(await count(key, 'a'.repeat(32))).toBe(0);
-  });
-
-  it('keeps at most EVENTS_MAX_PER_CONVERSATION, dropping the oldest, and ignores a retried batch', async () => {
-    const hookKey = await sandboxKey(key, task.sandbox_id);
-    const batch = Array.from({ length: 25 }, (_, i) => ({
-      id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
-      kind: 'ObservationEvent',
-      source: 'environment',
-      timestamp: `2030-01-01T00:00:${String(i).padStart(2, '0')}`,
-    }));
-    expect((await webhook(task.sandbox_id, hookKey, `events/${id}`, batch)).status).toBe(200);
-    expect((await webhook(task.sandbox_id, hookKey, `events/${id}`, batch.slice(20))).status).toBe(200);
-    expect(await count(key, id)).toBe(20);
-    const kept = (await search(key, id)).items.map((e: { id: string }) => e.id);
-    expect(kept).toEqual(batch.slice(5).map((e) => e.id));
-  });
-
-  it('removes the events with the conversation', async () => {
-    const buckets = () => app.rawCollection('event_buckets').countDocuments({ _id: { $regex: `^${id}:` } as never });
-    expect(await buckets()).toBeGreaterThan(0);
-    expect((await call(app, 'DELETE', `/api/conversations/${id}`, { key })).body).toBe(true);
-    expect(await count(key, id)).toBe(0);
-    expect(await app.rawCollection('event_logs').countDocuments({ _id: id as never })).toBe(0);
-    expect(await buckets()).toBe(0);
-  });
-});
-
 describe('which sandbox may report a conversation', () => {
   let alice: string;
   let bob: string;
@@ -182,6 +91,40 @@ describe('which sandbox may report a conversation', () => {
 
   const info = (id: string, title: string) => ({ id, title, execution_status: 'running', agent: { llm: { model: 'openai/x' } } });
   const stored = async (id: string) => app.rawCollection('app_conversations').findOne({ _id: id as never });
+
+  describe("the events routes, on alice's conversation", () => {
+    const dashed = (hex: string) => `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+
+    it('answer a page as {"items", "next_page_id"}, a count as a number, repeated ids as a list, the id dashed in the path', async () => {
+      const id = aliceTask.app_conversation_id;
+      const all = (await search(alice, id)).items as { id: string }[];
+      expect(all).toHaveLength(4);
+      const first = await search(alice, id, '&limit=3');
+      expect(first).toEqual({ items: all.slice(0, 3), next_page_id: expect.any(String) });
+      expect(await search(alice, id, `&limit=3&page_id=${first.next_page_id}`)).toEqual({ items: all.slice(3), next_page_id: null });
+      expect(await count(alice, id, '&kind__eq=MessageEvent')).toBe(2);
+      const v1 = (suffix: string, conversationId = id) =>
+        call(app, 'GET', `/api/v1/conversation/${conversationId}/events${suffix}`, { headers: { authorization: `Bearer ${alice}` } });
+      expect((await v1(`?id=${all[2]!.id}&id=no-such-event&id=${all[0]!.id}`)).body).toEqual([all[2], null, all[0]]);
+      expect((await v1(`?id=${all[1]!.id}`)).body).toEqual([all[1]]); // one id is a list too
+      expect((await v1('/count', dashed(id).toUpperCase())).body).toBe(4);
+      expect((await v1('/search?limit=2&sort_order=TIMESTAMP_DESC')).body.items).toEqual([all[3], all[2]]);
+    });
+
+    it('validate their query and path with 422 in the FastAPI shape', async () => {
+      const id = aliceTask.app_conversation_id;
+      for (const query of ['', `?conversation_id__eq=${id}&limit=101`, `?conversation_id__eq=${id}&timestamp__gte=yesterday`]) {
+        expect((await call(app, 'GET', `/api/v1/events/search${query}`, { key: alice })).status, query).toBe(422);
+      }
+      expect((await call(app, 'GET', '/api/v1/events/count', { key: alice })).body.detail[0]).toMatchObject({
+        loc: ['query', 'conversation_id__eq'],
+      });
+      const malformed = await call(app, 'GET', '/api/v1/conversation/not-a-uuid/events/search', { key: alice });
+      expect(malformed.status).toBe(422);
+      expect(malformed.body.detail[0].loc).toEqual(['path', 'conversation_id']);
+      expect((await call(app, 'GET', `/api/v1/conversation/${id}/events`, { key: alice })).status).toBe(422); // no id
+    });
+  });
 
   it("refuses another user's sandbox, and the same user's other sandbox, for conversations and events", async () => {
     const id = aliceTask.app_conversation_id;

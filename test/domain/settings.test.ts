@@ -1,8 +1,9 @@
-// Settings rules, through the procedures themselves (createCaller, no HTTP): partial updates,
-// the secret slots' null/"" rules, encryption at rest, MCP masks and shorthands. The wire bytes
+// Settings rules, through the procedures themselves (createCaller, no HTTP): every field stored
+// and read back, partial updates, a save with any invalid field storing nothing, the secret
+// slots' null/"" rules, encryption at rest, MCP masks and shorthands. The wire bytes
 // of the same procedures (statuses, bodies, validation shapes) are tested in test/rest/.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestDomain, type TestDomain } from '../helpers/domain.js';
+import { refusal, startTestDomain, type TestDomain } from '../helpers/domain.js';
 
 const LLM_KEY = 'sk-live-llm-key-7f3a9c';
 const SEARCH_KEY = 'tvly-search-key-51b2';
@@ -33,6 +34,84 @@ describe('settings', () => {
       llm_api_key_set: false,
       search_api_key_set: false,
     });
+  });
+
+  it('stores every field and reads back the full settings shape, secrets masked and read-only echoes ignored', async () => {
+    const user = domain.as(freshUser('full'));
+    expect(
+      await user.settings.save({
+        language: 'en',
+        agent: 'CodeActAgent',
+        max_iterations: 50,
+        security_analyzer: 'llm',
+        confirmation_mode: true,
+        llm_model: 'anthropic/claude-sonnet-4-5',
+        llm_api_key: LLM_KEY,
+        llm_base_url: 'https://llm.example.com',
+        remote_runtime_resource_factor: 2,
+        enable_default_condenser: false,
+        enable_sound_notifications: true,
+        enable_proactive_conversation_starters: false,
+        enable_solvability_analysis: false,
+        user_consents_to_analytics: true,
+        sandbox_base_container_image: 'base:1',
+        sandbox_runtime_container_image: 'runtime:1',
+        search_api_key: SEARCH_KEY,
+        sandbox_api_key: 'sandbox-key-123',
+        max_budget_per_task: 2.5,
+        condenser_max_size: 40,
+        email: 'a@example.com',
+        email_verified: true,
+        git_user_name: 'Ada',
+        git_user_email: 'ada@example.com',
+        llm_api_key_set: true, // read-only keys the frontend echoes back are ignored
+        provider_tokens_set: { github: null },
+      } as never),
+    ).toEqual({ message: 'Settings stored' });
+    const read = await user.settings.get();
+    expect(read).toEqual({
+      language: 'en',
+      agent: 'CodeActAgent',
+      max_iterations: 50,
+      security_analyzer: 'llm',
+      confirmation_mode: true,
+      llm_model: 'anthropic/claude-sonnet-4-5',
+      llm_api_key: null,
+      llm_base_url: 'https://llm.example.com',
+      remote_runtime_resource_factor: 2,
+      secrets_store: { provider_tokens: {} },
+      enable_default_condenser: false,
+      enable_sound_notifications: true,
+      enable_proactive_conversation_starters: false,
+      enable_solvability_analysis: false,
+      user_consents_to_analytics: true,
+      sandbox_base_container_image: 'base:1',
+      sandbox_runtime_container_image: 'runtime:1',
+      mcp_config: null,
+      search_api_key: null,
+      sandbox_api_key: null,
+      max_budget_per_task: 2.5,
+      max_budget_per_month: null,
+      condenser_max_size: 40,
+      email: 'a@example.com',
+      email_verified: true,
+      git_user_name: 'Ada',
+      git_user_email: 'ada@example.com',
+      llm_api_key_set: true,
+      search_api_key_set: true,
+      provider_tokens_set: {},
+    });
+    expect(JSON.stringify(read)).not.toContain(LLM_KEY);
+    expect(JSON.stringify(read)).not.toContain(SEARCH_KEY);
+  });
+
+  it('stores nothing when any field is invalid (BAD_REQUEST naming it)', async () => {
+    const user = domain.as(freshUser('atomic'));
+    expect(await refusal(user.settings.save({ llm_model: 'kept-out', max_iterations: 'many' } as never))).toMatchObject({
+      code: 'BAD_REQUEST',
+      paths: [['max_iterations']],
+    });
+    expect(await refusal(user.settings.get())).toMatchObject({ code: 'NOT_FOUND', reason: 'settings_not_found' });
   });
 
   it('keeps omitted fields on a partial update (e.g. an MCP-only save)', async () => {

@@ -41,6 +41,14 @@ describe('tRPC client', () => {
     });
   });
 
+  it('answers the web UI options as REST does (/api/options/config)', async () => {
+    const key = await app.keyFor('trpc-options');
+    const rest = await call(app, 'GET', '/api/options/config', { key });
+    expect(rest.status).toBe(200);
+    expect(await clientFor(key).options.config.query({})).toEqual(rest.body);
+    expect(rest.body.APP_MODE).toBe('oss');
+  });
+
   it('returns typed validation errors with field paths', async () => {
     const trpc = clientFor(await app.keyFor('trpc-validation'));
     const error = await trpc.settings.save

@@ -1,17 +1,18 @@
-// /api/options/*: the web UI's start-up configuration and its settings pages' choices.
+// The web UI's start-up configuration and its settings pages' choices (/api/options/*), through
+// the procedures (createCaller, no HTTP): the OSS answer by default, the operator's values from
+// configuration, and the model, agent and analyzer lists. Both transports answering alike is
+// checked in test/trpc/client.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
-import { call, startTestApp, type TestApp } from '../helpers/app.js';
+import { startTestDomain, type TestDomain } from '../helpers/domain.js';
 
-let plain: TestApp;
-let configured: TestApp;
-let plainKey: string;
-let configuredKey: string;
+let plain: TestDomain;
+let configured: TestDomain;
 
 beforeAll(async () => {
   [plain, configured] = await Promise.all([
-    startTestApp('options'),
-    startTestApp('options-configured', {
+    startTestDomain('options'),
+    startTestDomain('options-configured', {
       POSTHOG_CLIENT_KEY: 'phc_operator',
       GITHUB_APP_CLIENT_ID: 'Iv1.abc',
       HIDE_LLM_SETTINGS: 'true',
@@ -19,18 +20,14 @@ beforeAll(async () => {
       LLM_MODELS: 'ollama/qwen2.5-coder, openai/gpt-4o ,litellm_proxy/team-model',
     }),
   ]);
-  plainKey = await plain.keyFor('ui');
-  configuredKey = await configured.keyFor('ui');
 });
 afterAll(async () => {
   await Promise.all([plain?.stop(), configured?.stop()]);
 });
 
-describe('GET /api/options/config', () => {
-  it('answers the OSS body with every flag the UI dereferences, and no analytics key by default', async () => {
-    const res = await call(plain, 'GET', '/api/options/config', { key: plainKey });
-    expect(res.status).toBe(200);
-    expect(res.body).toEqual({
+describe('the start-up configuration', () => {
+  it('is the OSS one with every flag the UI dereferences, and no analytics key by default', async () => {
+    expect(await plain.as('ui').options.config()).toEqual({
       APP_MODE: 'oss',
       GITHUB_CLIENT_ID: '',
       POSTHOG_CLIENT_KEY: '',
@@ -39,8 +36,7 @@ describe('GET /api/options/config', () => {
   });
 
   it('takes its values from configuration', async () => {
-    const res = await call(configured, 'GET', '/api/options/config', { key: configuredKey });
-    expect(res.body).toMatchObject({
+    expect(await configured.as('ui').options.config()).toMatchObject({
       APP_MODE: 'oss',
       GITHUB_CLIENT_ID: 'Iv1.abc',
       POSTHOG_CLIENT_KEY: 'phc_operator',
@@ -54,24 +50,24 @@ describe('GET /api/options/config', () => {
   });
 });
 
-describe('GET /api/options/models, agents, security-analyzers', () => {
-  it('lists the maintained models, sorted and unique, with the UI default among them', async () => {
-    const models: string[] = (await call(plain, 'GET', '/api/options/models', { key: plainKey })).body;
+describe('the choices', () => {
+  it('list the maintained models, sorted and unique, with the UI default among them', async () => {
+    const models = await plain.as('ui').options.models();
     expect(models).toEqual([...new Set(models)].sort());
     expect(models).toContain('openhands/claude-sonnet-4-20250514');
     expect(models.length).toBeGreaterThan(20);
     expect(models.every((m) => /^[a-z_]+\/\S+$/.test(m))).toBe(true);
   });
 
-  it('adds LLM_MODELS, once each', async () => {
-    const models: string[] = (await call(configured, 'GET', '/api/options/models', { key: configuredKey })).body;
+  it('add LLM_MODELS, once each', async () => {
+    const models = await configured.as('ui').options.models();
     expect(models).toEqual(expect.arrayContaining(['ollama/qwen2.5-coder', 'litellm_proxy/team-model']));
     expect(models.filter((m) => m === 'openai/gpt-4o')).toHaveLength(1);
     expect(models).toEqual([...models].sort());
   });
 
-  it('lists the agents and security analyzers', async () => {
-    expect((await call(plain, 'GET', '/api/options/agents', { key: plainKey })).body).toEqual([
+  it('list the agents and security analyzers', async () => {
+    expect(await plain.as('ui').options.agents()).toEqual([
       'BrowsingAgent',
       'CodeActAgent',
       'DummyAgent',
@@ -79,13 +75,6 @@ describe('GET /api/options/models, agents, security-analyzers', () => {
       'ReadOnlyAgent',
       'VisualBrowsingAgent',
     ]);
-    expect((await call(plain, 'GET', '/api/options/security-analyzers', { key: plainKey })).body).toEqual(['grayswan', 'invariant', 'llm']);
-  });
-
-  it('is reachable over tRPC too', async () => {
-    const res = await call(plain, 'GET', `/trpc/options.config?input=${encodeURIComponent(JSON.stringify({ json: {} }))}`, {
-      key: plainKey,
-    });
-    expect(res.body.result.data.json.APP_MODE).toBe('oss');
+    expect(await plain.as('ui').options.securityAnalyzers()).toEqual(['grayswan', 'invariant', 'llm']);
   });
 });
