@@ -206,7 +206,7 @@ const ROWS = [
     400,
     { detail: 'Cannot run the sandbox command' },
   ],
-  ['webhooks.conversation', 'BAD_REQUEST', 'No id', 'webhook_conversation_id_missing', 400, { detail: 'No id' }],
+  ['agentCallbacks.conversation', 'BAD_REQUEST', 'No id', 'webhook_conversation_id_missing', 400, { detail: 'No id' }],
   [
     'deviceFlow.token',
     'BAD_REQUEST',
@@ -228,7 +228,7 @@ const ROWS = [
     { error: 'unsupported_grant_type', error_description: 'Only device_code' },
   ],
   ['deviceFlow.verify', 'NOT_FOUND', 'Unknown code', 'device_user_code_unknown', 404, { detail: 'Unknown code' }],
-  ['webhooks.gitToken', 'NOT_FOUND', 'No such provider', 'provider_token_not_found', 404, { detail: 'No such provider' }],
+  ['agentCallbacks.gitToken', 'NOT_FOUND', 'No such provider', 'provider_token_not_found', 404, { detail: 'No such provider' }],
   // The 2026 surface.
   ['settingsV1.save', 'UNPROCESSABLE_CONTENT', 'Use *_diff', 'legacy_settings_keys', 422, { error: 'Use *_diff', keys: [] }],
   ['settingsV1.profilesGet', 'NOT_FOUND', "Profile 'x' not found", 'llm_profile_not_found', 404, { detail: "Profile 'x' not found" }],

@@ -76,7 +76,7 @@ export function handlerRoutes(deps: Deps): HandlerRoute[] {
       method: 'POST',
       path: '/api/v1/webhooks/events/{conversation_id}',
       body: 'json',
-      procedurePath: 'webhooks.eventsByKey',
+      procedurePath: 'agentCallbacks.eventsByKey',
       handle: async (call) => {
         const { conversation_id } = call.params as { conversation_id: string };
         const result = await (await caller(call, false)).agentCallbacks.eventsByKey({ conversation_id, events: call.body as never });
@@ -87,7 +87,7 @@ export function handlerRoutes(deps: Deps): HandlerRoute[] {
       method: 'POST',
       path: '/api/v1/webhooks/{sandbox_id}/events/{conversation_id}',
       body: 'json',
-      procedurePath: 'webhooks.events',
+      procedurePath: 'agentCallbacks.events',
       handle: async (call) => {
         const { sandbox_id, conversation_id } = call.params as { sandbox_id: string; conversation_id: string };
         const result = await (await caller(call, false)).agentCallbacks.events({ sandbox_id, conversation_id, events: call.body as never });
@@ -98,7 +98,7 @@ export function handlerRoutes(deps: Deps): HandlerRoute[] {
       method: 'GET',
       path: '/api/v1/webhooks/secrets',
       body: 'none',
-      procedurePath: 'webhooks.gitToken',
+      procedurePath: 'agentCallbacks.gitToken',
       handle: async (call) => writeText(call.res, await (await caller(call, false)).agentCallbacks.gitToken({})),
     },
     {
