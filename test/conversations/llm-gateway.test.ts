@@ -98,7 +98,11 @@ describe('the LLM gateway', () => {
     expect(seen.headers.authorization).toBe(`Bearer ${gpt.realKey}`);
     // gpt-4o at $2.5/M input, $1.25/M cached, $10/M output: 8 fresh, 3 cached and 7 output tokens.
     expect(Number(res.headers.get('x-litellm-response-cost'))).toBeCloseTo(9.375e-5, 12);
-    const calls = await ledger(gpt.conversationId);
+    // Written once the answer has gone.
+    const calls = await eventually('the call in the ledger', async () => {
+      const all = await ledger(gpt.conversationId);
+      return all.length ? all : null;
+    });
     expect(calls.at(-1)).toMatchObject({ outcome: 'ok', status: 200, promptTokens: 11, completionTokens: 7, cacheReadTokens: 3 });
   });
 
