@@ -12,6 +12,11 @@ export const LlmRouteSchema = new Schema(
     model: { type: String, required: true },
     baseUrl: { type: String, default: null },
     apiKey: { type: String, default: null },
+    // Remote MCP servers whose key stays here: the agent calls /llm/mcp/<name> with the token.
+    mcp: {
+      type: [{ _id: false, name: { type: String, required: true }, url: { type: String, required: true }, apiKey: String }],
+      default: [],
+    },
     // The conversation's gateway token: its SHA-256 to find it, sealed to hand the same one to a retried start.
     tokenHash: { type: String, required: true },
     token: { type: String, required: true },

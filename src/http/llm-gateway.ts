@@ -11,6 +11,7 @@ import { StreamUsageTap, usageOfAnswer } from '../llm-gateway/answer-usage.js';
 import { GatewayRefusal, type CallOutcome, type GatewayCall, type LlmGateway } from '../llm-gateway/llm-gateway.service.js';
 import { apiStyleOf, familyOf, passedAnswerHeader, presentedToken, upstreamHeaders, type Family } from '../llm-gateway/upstream.js';
 import type { Logger } from '../logger.js';
+import { MCP_PATH, serveMcp } from './mcp-gateway.js';
 
 const PREFIX = /^\/llm(?=\/)/i;
 
@@ -27,6 +28,16 @@ export function llmGatewayMount(gateway: LlmGateway | null, log: Logger) {
   };
   return (req: IncomingMessage, res: ServerResponse, path: string): boolean => {
     if (!PREFIX.test(path)) return false;
+    const mcp = MCP_PATH.exec(path);
+    if (mcp && gateway && agents.checked) {
+      const checked = agents.checked;
+      serveMcp(gateway, { any: agents.any, checked }, mcp, req, res, log).catch((error: unknown) => {
+        log.error({ err: error }, 'MCP gateway call failed');
+        if (!res.headersSent) refuse(res, 'openai', new GatewayRefusal(502, 'gateway_error', 'The gateway failed this call'));
+        else res.destroy();
+      });
+      return true;
+    }
     const style = apiStyleOf(req.method ?? '', path.replace(PREFIX, ''));
     if (!gateway) {
       refuse(res, 'openai', new GatewayRefusal(404, 'not_found', 'The LLM gateway is off on this service (LLM_GATEWAY=off)'));

@@ -2,8 +2,9 @@
 // the model, the gateway's base URL as the sandbox reaches the service, and the conversation's
 // gateway token; the owner's key and base URL stay in the service (llm-routes.ts). With it off
 // (LLM_GATEWAY=off, the operator's choice for everyone), the owner's own, as before.
+import type { McpConfig } from '../../contract/mcp.schema.js';
 import { AppError } from '../errors.js';
-import type { LlmRoutes, LlmUpstream } from './llm-routes.js';
+import type { LlmRoutes, LlmUpstream, McpUpstream } from './llm-routes.js';
 import { frontedModel } from './upstream.js';
 
 export interface AgentLlm {
@@ -27,14 +28,29 @@ export class AgentLlms {
     private readonly origin: () => string,
   ) {}
 
-  /** The agent's LLM for a conversation (a start, or a switch to another profile). */
+  /** The agent's LLM for a conversation (a start, or a switch to another profile: its MCP servers stay as they were). */
   async forConversation(conversationId: string, owner: { userId: string; sandboxId: string }, upstream: LlmUpstream): Promise<AgentLlm> {
+    return (await this.forStart(conversationId, owner, upstream, null)).llm;
+  }
+
+  /**
+   * The agent's LLM and MCP servers at a start: a remote MCP server with a key is reached through
+   * the gateway (/llm/mcp/<name>, the conversation's token as its key); one without a key, and
+   * every stdio server (it runs inside the sandbox, its environment with it), as configured.
+   */
+  async forStart(
+    conversationId: string,
+    owner: { userId: string; sandboxId: string },
+    upstream: LlmUpstream,
+    mcp: McpConfig | null,
+  ): Promise<{ llm: AgentLlm; mcp: McpConfig | null }> {
     if (!this.enabled) {
-      return {
+      const llm = {
         model: upstream.model,
         ...(upstream.baseUrl ? { base_url: upstream.baseUrl } : {}),
         ...(upstream.apiKey ? { api_key: upstream.apiKey } : {}),
       };
+      return { llm, mcp };
     }
     if (!frontedModel(upstream.model)) {
       throw new AppError(
@@ -43,7 +59,21 @@ export class AgentLlms {
         { reason: 'llm_provider_not_fronted' },
       );
     }
-    const token = await this.routes.open(conversationId, owner, upstream);
-    return { model: upstream.model, base_url: gatewayBaseUrl(this.origin(), upstream.model), api_key: token };
+    const servers: McpUpstream[] = [];
+    if (mcp) {
+      mcp.sse_servers.forEach((s, i) => s.api_key && servers.push({ name: `sse_${i}`, url: s.url, apiKey: s.api_key }));
+      mcp.shttp_servers.forEach((s, i) => s.api_key && servers.push({ name: `shttp_${i}`, url: s.url, apiKey: s.api_key }));
+    }
+    const token = await this.routes.open(conversationId, owner, mcp ? { ...upstream, mcp: servers } : upstream);
+    const origin = this.origin().replace(/\/+$/, '');
+    const through = (name: string) => ({ url: `${origin}/llm/mcp/${name}`, api_key: token });
+    return {
+      llm: { model: upstream.model, base_url: gatewayBaseUrl(origin, upstream.model), api_key: token },
+      mcp: mcp && {
+        ...mcp,
+        sse_servers: mcp.sse_servers.map((s, i) => (s.api_key ? { ...s, ...through(`sse_${i}`) } : s)),
+        shttp_servers: mcp.shttp_servers.map((s, i) => (s.api_key ? { ...s, ...through(`shttp_${i}`) } : s)),
+      },
+    };
   }
 }

@@ -14,7 +14,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { Reach } from '../git/providers/provider-hosts.js';
 import type { TokenBuckets } from '../rate-limit.js';
-import type { LlmRoute, LlmRoutes, LlmTotals } from './llm-routes.js';
+import type { LlmRoute, LlmRoutes, LlmTotals, McpUpstream } from './llm-routes.js';
 import type { PriceTable } from './prices.js';
 import { familyOf, providerModel, upstreamUrl, type ApiStyle, type Family } from './upstream.js';
 import type { CallUsage, ModelPrice } from './usage.js';
@@ -42,6 +42,14 @@ export interface GatewayCall {
   reach: Reach;
   key: string | null;
   startedAt: number;
+}
+
+export interface McpCall {
+  route: LlmRoute;
+  server: McpUpstream;
+  /** Where the call goes: the server's URL, or its message endpoint. */
+  url: string;
+  reach: Reach;
 }
 
 export type CallOutcome = 'ok' | 'provider_error' | 'unreachable' | 'aborted' | 'too_large';
@@ -145,6 +153,42 @@ export class LlmGateway {
       key: this.deps.routes.openKey(route),
       startedAt: Date.now(),
     };
+  }
+
+  /**
+   * A call to one of the conversation's remote MCP servers (its key swapped in on the way out):
+   * the server and how it may be reached, or the refusal. `target`: a URL the server itself gave
+   * (an SSE server's message endpoint), which must be on the server's own origin.
+   */
+  async beginMcp(token: string | undefined, name: string, target: string | null): Promise<McpCall> {
+    const route = await this.deps.routes.byToken(token);
+    if (!route || !(await this.deps.sandboxExists(route.sandboxId)))
+      throw new GatewayRefusal(401, 'invalid_api_key', 'This gateway token opens no conversation');
+    const server = this.deps.routes.mcpServer(route, name);
+    if (!server) throw new GatewayRefusal(404, 'not_found', `This conversation has no MCP server ${name} through the gateway`);
+    let url = server.url;
+    if (target !== null) {
+      let resolved: URL;
+      try {
+        resolved = new URL(target, server.url);
+      } catch {
+        throw new GatewayRefusal(400, 'invalid_request_error', 'Not a URL');
+      }
+      if (resolved.origin !== new URL(server.url).origin)
+        throw new GatewayRefusal(403, 'upstream_not_allowed', "An MCP message endpoint must be on its server's origin");
+      url = resolved.href;
+    }
+    const decision = this.deps.hosts.decide(url, new URL(url).origin);
+    if (!decision)
+      throw new GatewayRefusal(
+        403,
+        'upstream_not_allowed',
+        'The MCP server in your settings is where this service may not call (LLM_UPSTREAM_HOSTS)',
+      );
+    const take = this.deps.userLimits?.take(route.userId);
+    if (take && !take.ok)
+      throw new GatewayRefusal(429, 'rate_limit_exceeded', 'Too many calls for this user; retry later', take.retryAfterSeconds);
+    return { route, server, url, reach: decision.reach };
   }
 
   /** Dollars of a call's usage at its model's price. */

@@ -17,6 +17,15 @@ export interface LlmUpstream {
   model: string;
   baseUrl: string | null;
   apiKey: string | null;
+  /** Remote MCP servers the agent reaches through the gateway (their keys stay here); a profile switch keeps them. */
+  mcp?: McpUpstream[];
+}
+
+/** A remote MCP server by the name the agent's config gives it (sse_0, shttp_1…). */
+export interface McpUpstream {
+  name: string;
+  url: string;
+  apiKey: string | null;
 }
 
 export interface LlmRoute {
@@ -27,6 +36,7 @@ export interface LlmRoute {
   baseUrl: string | null;
   /** Opened only where a call is forwarded. */
   sealedKey: string | null;
+  mcp: { name: string; url: string; sealedKey: string | null }[];
 }
 
 export interface LlmTotals {
@@ -41,6 +51,7 @@ export interface LlmTotals {
 
 const keyContext = (conversationId: string) => `llm-route:${conversationId}:api_key`;
 const tokenContext = (conversationId: string) => `llm-route:${conversationId}:token`;
+const mcpKeyContext = (conversationId: string, name: string) => `llm-route:${conversationId}:mcp:${name}`;
 const tokenHash = (token: string) => sha256(token).toString('hex');
 
 export class LlmRoutes {
@@ -110,6 +121,14 @@ export class LlmRoutes {
     return route.sealedKey === null ? null : this.box.decrypt(route.sealedKey, keyContext(route.conversationId));
   }
 
+  /** A remote MCP server of the route, with its key opened; null when it has none of that name. */
+  mcpServer(route: LlmRoute, name: string): McpUpstream | null {
+    const server = route.mcp.find((s) => s.name === name);
+    if (!server) return null;
+    const apiKey = server.sealedKey ? this.box.decrypt(server.sealedKey, mcpKeyContext(route.conversationId, name)) : null;
+    return { name, url: server.url, apiKey };
+  }
+
   /** Adds one call's usage; the conversation's totals after it. */
   async add(conversationId: string, usage: Omit<LlmTotals, 'calls'>): Promise<LlmTotals | null> {
     const totals = await this.models.LlmRoute.findOneAndUpdate(
@@ -136,6 +155,15 @@ export class LlmRoutes {
       model: upstream.model,
       baseUrl: upstream.baseUrl,
       apiKey: upstream.apiKey ? this.box.encrypt(upstream.apiKey, keyContext(conversationId)) : null,
+      ...(upstream.mcp
+        ? {
+            mcp: upstream.mcp.map((server) => ({
+              name: server.name,
+              url: server.url,
+              ...(server.apiKey ? { apiKey: this.box.encrypt(server.apiKey, mcpKeyContext(conversationId, server.name)) } : {}),
+            })),
+          }
+        : {}),
     };
   }
 
@@ -149,6 +177,7 @@ export class LlmRoutes {
       baseUrl: 1,
       apiKey: 1,
       tokenHash: 1,
+      mcp: 1,
     }).lean<{
       _id: string;
       userId: string;
@@ -157,6 +186,7 @@ export class LlmRoutes {
       baseUrl: string | null;
       apiKey: string | null;
       tokenHash: string;
+      mcp?: { name: string; url: string; apiKey?: string | null }[];
     }>();
     const route = record
       ? {
@@ -166,6 +196,7 @@ export class LlmRoutes {
           model: record.model,
           baseUrl: record.baseUrl,
           sealedKey: record.apiKey,
+          mcp: (record.mcp ?? []).map((m) => ({ name: m.name, url: m.url, sealedKey: m.apiKey ?? null })),
           tokenHash: record.tokenHash,
         }
       : null;

@@ -5,6 +5,8 @@
 // conversation's budget stops the next call before the provider sees it, and raising it lets
 // the same conversation go on; provider errors pass through with the key taken out.
 import crypto from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/app.js';
 import { startConversationApp, type ConversationApp } from '../helpers/conversation-app.js';
@@ -201,6 +203,101 @@ describe('the LLM gateway', () => {
     });
     // Sonnet 4.5: 11 input at $3/M, 3 cache reads at $0.3/M, 2 cache writes at $3.75/M, 7 output at $15/M.
     expect(recorded!.cost).toBeCloseTo(0.0001464, 12);
+  });
+});
+
+describe('remote MCP servers through the gateway', () => {
+  let mcp: http.Server;
+  let mcpUrl: string;
+  const seen: { method: string; path: string; authorization: string | undefined; body: string }[] = [];
+
+  beforeAll(async () => {
+    // A streamable-HTTP server at /mcp and a legacy SSE one at /sse (its messages at /messages).
+    mcp = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c));
+      req.on('end', () => {
+        seen.push({ method: req.method!, path: req.url!, authorization: req.headers.authorization, body });
+        if (req.url === '/sse') {
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          res.write('event: endpoint\ndata: /messages?session_id=s1\n\n');
+          setTimeout(() => res.end(), 200);
+          return;
+        }
+        if (req.url!.startsWith('/messages')) return void res.writeHead(202).end();
+        res
+          .writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'm1' })
+          .end(JSON.stringify({ jsonrpc: '2.0', id: 0, result: {} }));
+      });
+    });
+    await new Promise<void>((resolve) => mcp.listen(0, '127.0.0.1', resolve));
+    mcpUrl = `http://127.0.0.1:${(mcp.address() as AddressInfo).port}`;
+  });
+
+  afterAll(async () => new Promise<void>((resolve) => mcp.close(() => resolve())));
+
+  it('gives the agent the gateway for servers with keys, and swaps the key in on the way out', async () => {
+    const key = await app.user('mcp');
+    const mcpKey = `mcp-real-${crypto.randomBytes(8).toString('hex')}`;
+    await call(app, 'POST', '/api/settings', {
+      key,
+      body: {
+        llm_model: 'openai/gpt-4o',
+        llm_api_key: 'sk-mcp-user',
+        llm_base_url: stub.url,
+        mcp_config: {
+          sse_servers: [{ url: `${mcpUrl}/sse`, api_key: mcpKey }],
+          shttp_servers: [{ url: `${mcpUrl}/mcp`, api_key: mcpKey }, { url: `${mcpUrl}/open` }],
+        },
+      },
+    });
+    const task = await app.startConversation(key);
+    expect(task.status, task.detail ?? '').toBe('READY');
+    const [conversation] = (await call(app, 'GET', `/api/v1/app-conversations?ids=${task.app_conversation_id}`, { key })).body;
+    const agentUrl = conversation.conversation_url.replace(/\/api\/conversations\/.*$/, '');
+    const [sent] = (await (
+      await fetch(`${agentUrl}/api/conversations?ids=${task.app_conversation_id}`, {
+        headers: { 'x-session-api-key': conversation.session_api_key },
+      })
+    ).json()) as { request: Record<string, any> }[];
+    const servers = sent!.request.agent.mcp_config;
+    const token = sent!.request.agent.llm.api_key as string;
+    expect(JSON.stringify(sent!.request)).not.toContain(mcpKey);
+    expect(servers.shttp_0).toMatchObject({
+      url: expect.stringMatching(/\/llm\/mcp\/shttp_0$/),
+      headers: { Authorization: `Bearer ${token}` },
+    });
+    expect(servers.sse_0).toMatchObject({ url: expect.stringMatching(/\/llm\/mcp\/sse_0$/), transport: 'sse' });
+    // A server without a key is left as configured.
+    expect(servers.shttp_1).toMatchObject({ url: `${mcpUrl}/open` });
+
+    const auth = { authorization: `Bearer ${token}` };
+    const posted = await fetch(`${app.url}/llm/mcp/shttp_0`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize' }),
+    });
+    expect(posted.status).toBe(200);
+    expect(posted.headers.get('mcp-session-id')).toBe('m1');
+    expect(seen.at(-1)).toMatchObject({ method: 'POST', path: '/mcp', authorization: `Bearer ${mcpKey}` });
+    expect(JSON.parse(seen.at(-1)!.body)).toMatchObject({ method: 'initialize' });
+
+    const events = await (await fetch(`${app.url}/llm/mcp/sse_0`, { headers: auth })).text();
+    const endpoint = /data: (\S+)/.exec(events)![1]!;
+    expect(endpoint).toBe(`/llm/mcp/sse_0/messages?to=${encodeURIComponent(`${mcpUrl}/messages?session_id=s1`)}`);
+    const message = await fetch(`${app.url}${endpoint}`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(message.status).toBe(202);
+    expect(seen.at(-1)).toMatchObject({ method: 'POST', path: '/messages?session_id=s1', authorization: `Bearer ${mcpKey}` });
+
+    // Not to another origin, not without the token.
+    const elsewhere = `/llm/mcp/sse_0/messages?to=${encodeURIComponent('http://127.0.0.1:9/steal')}`;
+    expect((await fetch(`${app.url}${elsewhere}`, { method: 'POST', headers: auth, body: '{}' })).status).toBe(403);
+    expect((await fetch(`${app.url}/llm/mcp/shttp_0`, { method: 'POST', body: '{}' })).status).toBe(401);
+    expect((await fetch(`${app.url}/llm/mcp/shttp_9`, { method: 'POST', headers: auth, body: '{}' })).status).toBe(404);
   });
 });
 

@@ -137,15 +137,17 @@ describe('V1 start tasks', () => {
       api_key: expect.stringMatching(new RegExp(`^ohg_${ready.app_conversation_id}_`)),
     });
     expect(JSON.stringify(sent)).not.toContain('sk-stub-key');
+    expect(JSON.stringify(sent)).not.toContain('mcp-key');
     expect(JSON.stringify(sent)).not.toContain('127.0.0.1:9');
     expect(sent.confirmation_policy).toEqual({ kind: 'AlwaysConfirm' });
     expect(sent.max_iterations).toBe(42);
+    // A remote MCP server with a key is reached through the gateway with the conversation's token.
     expect(sent.agent.mcp_config).toEqual({
       shttp_0: {
-        url: 'https://mcp.example.com/mcp',
+        url: expect.stringMatching(/\/llm\/mcp\/shttp_0$/),
         transport: 'streamable-http',
         timeout: 30,
-        headers: { Authorization: 'Bearer mcp-key' },
+        headers: { Authorization: `Bearer ${sent.agent.llm.api_key}` },
       },
       fs: { command: 'npx', args: ['-y', 'server-fs'], env: { ROOT: '/tmp' } },
     });
@@ -620,13 +622,21 @@ describe('V0 conversation endpoints', () => {
     const [conversation] = (await call(app, 'GET', `/api/v1/app-conversations?ids=${id}`, { key })).body;
     const agentUrl = conversation.conversation_url.replace(/\/api\/conversations\/.*$/, '');
     const sent = (await agentConversation(agentUrl, conversation.session_api_key, id)).request;
+    // The override's server, through the gateway (its key stays with the service's route).
     expect(sent.agent.mcp_config).toEqual({
       shttp_0: {
-        url: 'https://override.example.com/mcp',
+        url: expect.stringMatching(/\/llm\/mcp\/shttp_0$/),
         transport: 'streamable-http',
         timeout: 60,
-        headers: { Authorization: 'Bearer override-secret' },
+        headers: { Authorization: `Bearer ${sent.agent.llm.api_key}` },
       },
+    });
+    expect(JSON.stringify(sent)).not.toContain('override-secret');
+    const route = await app.server.deps.services.llmRoutes.byToken(sent.agent.llm.api_key);
+    expect(app.server.deps.services.llmRoutes.mcpServer(route!, 'shttp_0')).toEqual({
+      name: 'shttp_0',
+      url: 'https://override.example.com/mcp',
+      apiKey: 'override-secret',
     });
     expect(sent.initial_message.content).toEqual([{ type: 'text', text: 'hi' }]);
   });

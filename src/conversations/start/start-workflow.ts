@@ -26,6 +26,7 @@ import { TaskSteps } from './task-steps.js';
 import type { ConversationStore, StartTask } from '../records/store.js';
 import * as scripts from './workspace-scripts.js';
 import type { AgentLlms } from '../../llm-gateway/agent-llm.js';
+import type { McpConfig } from '../../../contract/mcp.schema.js';
 
 const SETUP_SCRIPT_TIMEOUT_S = 600;
 const CAPACITY_RETRY_MS = 1_000;
@@ -255,10 +256,11 @@ export class StartWorkflow {
     at: { projectDir: string; agentServerVersion: string | null; sandboxId: string },
   ) {
     const { request } = task;
-    const llm = await this.deps.agentLlms.forConversation(
+    const { llm, mcp } = await this.deps.agentLlms.forStart(
       task.conversationId,
       { userId: task.userId, sandboxId: at.sandboxId },
       { model, baseUrl: settings.llm_base_url ?? null, apiKey: settings.llm_api_key ?? null },
+      (this.deps.store.unseal(task, 'mcpConfig') ?? settings.mcp_config) as McpConfig | null,
     );
     const provider = request.git_provider;
     // The request's secrets over the stored ones: the request wins.
@@ -270,7 +272,7 @@ export class StartWorkflow {
       settings,
       llm,
       tools: this.deps.config.conversations.agentTools,
-      mcp: this.deps.store.unseal(task, 'mcpConfig') ?? settings.mcp_config,
+      mcp,
       projectDir: at.projectDir,
       secrets: [...stored, ...Object.entries(given).map(([name, value]) => ({ name, value }))],
       gitTokenLookup: provider
