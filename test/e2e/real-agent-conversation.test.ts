@@ -1,7 +1,12 @@
 // The whole flow over real HTTP with the local-process runtime and the REAL OpenHands agent
 // server: a fake self-hosted GitHub serving a real repository, a stub OpenAI-compatible LLM,
-// both on 127.0.0.1. Where no Python >= 3.12 exists this test says so loudly.
+// both on 127.0.0.1. The agent reaches its LLM through the service's gateway (LLM_GATEWAY=on, the
+// default: docs/llm-gateway.md), which swaps the conversation's token for the owner's key; then,
+// in the same sandbox, an agent runs a command and finishes in each API style the gateway fronts
+// (OpenAI chat, Anthropic messages), streamed and not. Where no Python >= 3.12 exists this test
+// says so loudly.
 import { execFileSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +14,8 @@ import { call, startTestApp, type TestApp } from '../helpers/app.js';
 import { waitForTask } from '../helpers/conversation-app.js';
 import { eventually } from '../helpers/eventually.js';
 import { startFakeGitHost, type FakeGitHost } from '../helpers/fake-git-host.js';
-import { startStubLlm, type StubLlm } from '../helpers/stub-llm.js';
+import { stubCallCost } from '../helpers/llm-test-env.js';
+import { STUB_USAGE, startStubLlm, type StubApi, type StubLlm, type StubRequest } from '../helpers/stub-llm.js';
 
 // The fake self-hosted hosts run on 127.0.0.1: a loopback address only the operator can allow.
 const LOOPBACK = '127.0.0.1';
@@ -17,7 +23,14 @@ const LOOPBACK = '127.0.0.1';
 let app: TestApp;
 let git: FakeGitHost;
 let llm: StubLlm;
+/** The agent of the API-style runs: a terminal command, then finish. */
+let agentLlm: StubLlm;
 let key: string;
+/** The first conversation, once it ran: its sandbox hosts the API-style runs; deleted last. */
+let first: { id: string; sandboxId: string } | undefined;
+
+const COMMAND = 'echo "widgets: $((6 * 2))"';
+const FINAL_MESSAGE = 'Done: there are 12 widgets.';
 
 beforeAll(async () => {
   git = await startFakeGitHost();
@@ -34,6 +47,18 @@ beforeAll(async () => {
     { branches: { feature: { 'feature.txt': 'on the feature branch\n' } } },
   );
   llm = await startStubLlm({ reply: 'Hello from the stub LLM.' });
+  agentLlm = await startStubLlm({
+    reply: 'Counting widgets', // the title
+    steps: [
+      // A first command the test does not read: once, on a busy machine, the first command of a
+      // conversation came back with its output empty ("Showing the last 1 lines"), the agent server's
+      // terminal starting each session with `clear` and tmux's clear-history after fixed 0.1 s sleeps
+      // (openhands/tools/terminal/terminal/tmux_terminal.py).
+      { tool: 'terminal', arguments: { command: 'pwd' } },
+      { tool: 'terminal', arguments: { command: COMMAND } },
+      { tool: 'finish', arguments: { message: FINAL_MESSAGE } },
+    ],
+  });
   app = await startTestApp('e2e', { SANDBOX_STARTUP_TIMEOUT_MS: '180000', START_TASK_POLL_MS: '200', GIT_PROVIDER_HOSTS: LOOPBACK });
   key = await app.keyFor('e2e-user');
   await call(app, 'POST', '/api/settings', {
@@ -57,6 +82,7 @@ afterAll(async () => {
   await app.stop();
   await git.close();
   await llm.close();
+  await agentLlm.close();
 });
 
 describe('a conversation on the real agent server', () => {
@@ -113,7 +139,10 @@ describe('a conversation on the real agent server', () => {
         120_000,
       );
       expect(reply).toBe('Hello from the stub LLM.');
-      expect(llm.requests.some((r) => r.headers.authorization === 'Bearer sk-e2e-llm')).toBe(true);
+      // Every call came through the gateway: the owner's key on each, the agent's token on none, each counted once.
+      expect(llm.requests.length).toBeGreaterThan(0);
+      expectKeyOnly(llm.requests, 'chat', 'sk-e2e-llm');
+      await ledgerCounts(id, () => llm.requests.length);
 
       // Title and status arrive through the webhooks.
       const stored = await eventually(
@@ -135,12 +164,142 @@ describe('a conversation on the real agent server', () => {
       });
 
       await checkConversationPage(id, projectDir, agentUrl, conversation.session_api_key);
-
-      expect((await call(app, 'DELETE', `/api/conversations/${id}`, { key })).body).toBe(true);
-      expect((await call(app, 'GET', `/api/v1/events/count?conversation_id__eq=${id}`, { key })).body).toBe(0);
+      first = { id, sandboxId: task.sandbox_id };
     },
   );
+
+  // One sandbox for the four runs (started anew only when the run above failed before its end).
+  // Each style's agent gets its own key, so that the stub's requests tell the runs apart.
+  const styles: { name: string; model: string; base: () => string; api: StubApi; stream: boolean }[] = [
+    { name: 'OpenAI chat', model: 'openai/stub', base: () => agentLlm.url, api: 'chat', stream: false },
+    {
+      name: 'Anthropic messages',
+      model: 'anthropic/claude-sonnet-4-5-20250929',
+      base: () => agentLlm.origin,
+      api: 'messages',
+      stream: false,
+    },
+    {
+      name: 'Anthropic messages, streamed',
+      model: 'anthropic/claude-sonnet-4-5-20250929',
+      base: () => agentLlm.origin,
+      api: 'messages',
+      stream: true,
+    },
+    { name: 'OpenAI chat, streamed', model: 'openai/stub', base: () => agentLlm.url, api: 'chat', stream: true },
+  ];
+  it(
+    'runs the agent’s command and its finish through the LLM gateway in each API style, streamed and not',
+    { timeout: 8 * 60_000 },
+    async () => {
+      let sandboxId = first?.sandboxId;
+      let streaming = false;
+      for (const style of styles) {
+        const realKey = `sk-real-${style.api}-${crypto.randomBytes(8).toString('hex')}`;
+        const settings = { llm_model: style.model, llm_base_url: style.base(), llm_api_key: realKey };
+        expect((await call(app, 'POST', '/api/settings', { key, body: settings })).status).toBe(200);
+        if (style.stream !== streaming) {
+          // `stream` is one of the agent LLM's keyword arguments that settings carry (llm_extra), but no
+          // settings field offers it yet (a /api/v1/settings diff naming it is refused, 422:
+          // contract/settings-fields.ts), so it is stored here as a saved one would be.
+          const saved = await app
+            .rawCollection('settings')
+            .updateOne({ userId: 'e2e-user' }, { $set: { 'llmExtra.stream': style.stream } });
+          expect(saved.matchedCount).toBe(1);
+          streaming = style.stream;
+        }
+        const before = agentLlm.requests.length;
+        const started = await call(app, 'POST', '/api/v1/app-conversations', {
+          key,
+          body: {
+            ...(sandboxId ? { sandbox_id: sandboxId } : {}),
+            initial_message: { content: [{ type: 'text', text: 'Count the widgets' }], run: true },
+          },
+        });
+        expect(started.status, started.text).toBe(200);
+        const task = await waitForTask(app, key, started.body.id, 5 * 60_000);
+        if (task.status === 'ERROR' && /Python >= 3\.12/.test(task.detail ?? '')) return; // said loudly above
+        expect(task, `${style.name}: ${task.detail ?? ''}`).toMatchObject({ status: 'READY' });
+        sandboxId = task.sandbox_id;
+        const id = task.app_conversation_id as string;
+
+        // The command, its output and the final message, as the webhooks delivered them.
+        const events = await eventually(
+          `${style.name}: the command, its output and the finish to arrive`,
+          async () => {
+            const page = (await call(app, 'GET', `/api/v1/events/search?conversation_id__eq=${id}&limit=100`, { key })).body;
+            const items = page.items as AgentEvent[];
+            const command = items.find((e) => e.kind === 'ActionEvent' && e.action?.command === COMMAND);
+            const output = items.find((e) => e.kind === 'ObservationEvent' && e.observation?.command === COMMAND);
+            const finish = items.find((e) => e.kind === 'ActionEvent' && e.tool_name === 'finish');
+            return command && output && finish ? { command, output, finish } : null;
+          },
+          120_000,
+        );
+        expect(events.command.tool_name, style.name).toBe('terminal');
+        expect(events.output.tool_name, style.name).toBe('terminal');
+        expect(JSON.stringify(events.output.observation?.content), style.name).toContain('widgets: 12');
+        expect(events.finish.action?.message, style.name).toBe(FINAL_MESSAGE);
+        await eventually(`${style.name}: the conversation to finish`, async () => {
+          const [c] = (await call(app, 'GET', `/api/v1/app-conversations?ids=${id}`, { key })).body;
+          return c?.execution_status === 'finished';
+        });
+
+        // At the provider: this style's API, streamed as asked, the owner's key on every call,
+        // the conversation's token on none; the gateway counted each call once and priced it.
+        const seen = agentLlm.requests.slice(before);
+        expect(seen.length, style.name).toBeGreaterThanOrEqual(3); // the commands' turns and the finish's
+        expectKeyOnly(seen, style.api, realKey);
+        const turns = seen.filter((r) => Array.isArray((r.body as { tools?: unknown }).tools));
+        expect(turns.length, style.name).toBeGreaterThanOrEqual(3);
+        for (const turn of turns) expect((turn.body as { stream?: boolean }).stream === true, style.name).toBe(style.stream);
+        const calls = await ledgerCounts(id, () => agentLlm.requests.length - before);
+        const price = style.api === 'messages' ? 1.464e-4 : stubCallCost(STUB_USAGE.input, STUB_USAGE.output);
+        for (const c of calls) expect(c.cost, style.name).toBeCloseTo(price, 12);
+        const shown = await eventually(`${style.name}: the gateway's cost on the conversation`, async () => {
+          const [c] = (await call(app, 'GET', `/api/v1/app-conversations?ids=${id}`, { key })).body;
+          return Math.abs((c?.metrics?.accumulated_cost ?? 0) - calls.length * price) < 1e-9 ? c : null;
+        });
+        expect(shown.metrics.accumulated_cost).toBeCloseTo(calls.length * price, 9);
+      }
+    },
+  );
+
+  it('deletes a conversation with its events', async () => {
+    if (!first) return; // the first run did not get that far (or found no Python >= 3.12)
+    expect((await call(app, 'DELETE', `/api/conversations/${first.id}`, { key })).body).toBe(true);
+    expect((await call(app, 'GET', `/api/v1/events/count?conversation_id__eq=${first.id}`, { key })).body).toBe(0);
+  });
 });
+
+interface AgentEvent {
+  kind: string;
+  tool_name?: string;
+  action?: { command?: string; message?: string };
+  observation?: { command?: string; content?: unknown };
+}
+
+/** Each request reached the provider in its API style with this key in that style's header, and no gateway token anywhere. */
+function expectKeyOnly(requests: StubRequest[], api: StubApi, realKey: string): void {
+  for (const r of requests) {
+    expect(r.api).toBe(api);
+    if (api === 'messages') expect(r.headers['x-api-key']).toBe(realKey);
+    else expect(r.headers.authorization).toBe(`Bearer ${realKey}`);
+    expect(JSON.stringify(r.headers)).not.toContain('ohg_');
+    expect(JSON.stringify(r.body)).not.toContain('ohg_');
+  }
+}
+
+/** The conversation's calls in the gateway's ledger, once there are as many as the provider answered, all answered. */
+async function ledgerCounts(conversationId: string, expected: () => number) {
+  const calls = await eventually(`the gateway's ledger to count the calls of ${conversationId}`, async () => {
+    const all = await app.rawCollection('llm_calls').find({ conversationId }).toArray();
+    return all.length > 0 && all.length === expected() ? all : null;
+  });
+  for (const c of calls) expect(c).toMatchObject({ outcome: 'ok', status: 200, promptTokens: expect.any(Number) });
+  expect(calls.every((c) => c.promptTokens > 0 && c.completionTokens > 0)).toBe(true);
+  return calls;
+}
 
 /** The conversation page's routes against the real agent server, then stop and start. */
 async function checkConversationPage(id: string, projectDir: string, agentUrl: string, sessionKey: string) {

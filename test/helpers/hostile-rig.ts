@@ -2,13 +2,15 @@
 // process runtime, the real agent server), for the hostile-sandbox suites: Alice with an LLM key,
 // an MCP key, a custom secret and a web app on her first worker port; Bob with a repository whose
 // setup script runs the probe (test/fixtures/tenant-probe.py). The same rig runs isolated and with
-// SANDBOX_ISOLATION=none, so that the suite shows it finds the holes it checks for.
+// SANDBOX_ISOLATION=none, so that the suite shows it finds the holes it checks for. searchKeys runs
+// the probe's key search in a sandbox: where its owner's keys show, in all it can see.
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'vitest';
 import { AgentServerClient } from '../../src/agent-server/client.js';
+import { cacheRoot } from '../../src/config/config-values.js';
 import { freePort, PACKAGE_ROOT } from '../../src/processes.js';
 import { call } from './app.js';
 import { eventually } from './eventually.js';
@@ -19,6 +21,8 @@ import { startStubLlm, type StubLlm } from './stub-llm.js';
 const unique = () => Math.random().toString(36).slice(2, 10);
 export const PROBE = fs.readFileSync(path.join(PACKAGE_ROOT, 'test/fixtures/tenant-probe.py'), 'utf8');
 export const SQUATTER = fs.readFileSync(path.join(PACKAGE_ROOT, 'test/fixtures/port-squatter.py'), 'utf8');
+/** The agent server's venv python (as sandboxes see it too): the probe opens sealed values with its cryptography. */
+export const AGENT_PYTHON = path.join(cacheRoot(), 'agent-server-1.58.0-py3.13/bin/python');
 
 export interface Started {
   sandboxId: string;
@@ -37,6 +41,8 @@ export interface Rig {
   /** A listener of the host on loopback that no sandbox is allowed to reach. */
   canary: net.Server;
   canaryPort: number;
+  /** When the rig started (epoch seconds), before any of its keys existed. */
+  since: number;
   alice: { key: string; llmKey: string; mcpKey: string; secret: string; gitToken: string };
   bob: { key: string };
   /** Service output of every instance so far (restarts included). */
@@ -49,6 +55,7 @@ export interface Rig {
 }
 
 export async function startRig(label: string, env: Record<string, string>): Promise<Rig> {
+  const since = Date.now() / 1000;
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), `acp-${label}-`));
   const dataDir = path.join(tmp, 'data');
   const git = await startFakeGitHost();
@@ -94,6 +101,7 @@ export async function startRig(label: string, env: Record<string, string>): Prom
     llm,
     canary,
     canaryPort,
+    since,
     alice,
     bob,
     output: () => outputs + service.stdout(),
@@ -207,4 +215,46 @@ export async function expectFileRoutesRefused(rig: Rig, key: string, conversatio
     });
     expect(read.status, file).toBe(404);
   }
+}
+
+/** Where the probe's key search found each key: files, /proc/<pid>/environ or cmdline, its own environment, sealed values. */
+export interface KeySearch {
+  found: Record<string, string[]>;
+  counts: {
+    files: number;
+    read: number;
+    bytes: number;
+    older: number;
+    unreadable: number;
+    truncated: number;
+    processes: number;
+    tokens: number;
+  };
+  /** "opened n of m" sealed values, "no sealed values", or why none could be opened. */
+  sealed: string;
+}
+
+/**
+ * The probe's key search run from the sandbox's own agent shell (its process and files, as the
+ * agent's commands see them), for the given keys by name: every file under `roots` ("/", all it
+ * sees, by default) changed since the rig started (older files cannot hold its keys: test/fixtures/tenant-probe.py),
+ * read up to 16 MiB each, every process's environment and command line, sealed values.
+ */
+export async function searchKeys(rig: Rig, sandbox: Started, keys: Record<string, string>, roots = ['/']): Promise<KeySearch> {
+  const client = new AgentServerClient(sandbox.agentUrl, sandbox.sessionKey);
+  const probe = path.join(sandbox.dir, 'key-probe.py');
+  await client.uploadFile(probe, PROBE);
+  // The keys hex-encoded: the command line and the shell's records of it must not hold them.
+  const hex = Object.fromEntries(Object.entries(keys).map(([name, key]) => [name, Buffer.from(key).toString('hex')]));
+  // Timestamps a little coarse (the kernel's clock ticks): a second's margin.
+  const search = { keys: hex, since: rig.since - 1, roots, max_file_bytes: 16 * 2 ** 20 };
+  const targets = JSON.stringify({ only: ['key_search'], search });
+  const run = await client.bash(`${AGENT_PYTHON} '${probe}' '${rig.dataDir}' '${sandbox.dir}' '${targets}'`, {
+    cwd: sandbox.dir,
+    timeoutSeconds: 240,
+  });
+  expect(run.exitCode, run.stderr).toBe(0);
+  const answer = parseProbe('key search', run.stdout, Object.values(keys)).key_search!;
+  expect(answer, answer.error).toMatchObject({ ok: true });
+  return answer.value as KeySearch;
 }

@@ -1,14 +1,25 @@
 // The hostile-sandbox suite (hostile-sandbox.test.ts) with isolation switched off
-// (SANDBOX_ISOLATION=none, the operator's single-user declaration): the same probe from Bob's
-// shell now finds the holes the isolated run proves closed — the service's key, Alice's files,
-// her agent server, the host's loopback listeners and database — and his squatter takes the
-// service's port while it restarts. So the suite can fail. What holds in every mode holds here
-// too: file routes stay in the workspace, and no key reaches the service's own files or log.
+// (SANDBOX_ISOLATION=none, the operator's single-user declaration) and the LLM gateway too
+// (LLM_GATEWAY=off: agents get their owner's key): the same probe from Bob's shell now finds the
+// holes the isolated run proves closed — the service's key, Alice's files, her agent server, the
+// host's loopback listeners and database — and his squatter takes the service's port while it
+// restarts; the key search finds Alice's LLM key in her own sandbox. So the suite can fail. What
+// holds in every mode holds here too: file routes stay in the workspace, and no key reaches the
+// service's own files or log.
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
-import { filesOutside, PROBE, SQUATTER, startRig, type Rig, type Started, expectFileRoutesRefused } from '../helpers/hostile-rig.js';
+import {
+  filesOutside,
+  PROBE,
+  searchKeys,
+  SQUATTER,
+  startRig,
+  type Rig,
+  type Started,
+  expectFileRoutesRefused,
+} from '../helpers/hostile-rig.js';
 import { startServiceProcess } from '../helpers/processes.js';
 
 let rig: Rig;
@@ -17,7 +28,7 @@ let bob: Started;
 let bobProject: string;
 
 beforeAll(async () => {
-  rig = await startRig('hostile-none', { SANDBOX_ISOLATION: 'none' });
+  rig = await startRig('hostile-none', { SANDBOX_ISOLATION: 'none', LLM_GATEWAY: 'off' });
   await rig.git.createRepo('bob', 'hostile', { 'tenant-probe.py': PROBE, 'port-squatter.py': SQUATTER });
   [alice, bob] = await Promise.all([
     rig.start(rig.alice.key),
@@ -52,6 +63,13 @@ describe('a hostile sandbox without isolation (SANDBOX_ISOLATION=none)', () => {
       expect(probe.listening_ports!.value).toContain(rig.canaryPort);
     },
   );
+
+  it('finds Alice’s LLM key in her own sandbox when her agent holds it (LLM_GATEWAY=off)', { timeout: 5 * 60_000 }, async () => {
+    // Her folder, where her agent server keeps its state (the whole host is visible here: too
+    // many files to walk in a test). The isolated suite's search finds none of it with the gateway.
+    const search = await searchKeys(rig, alice, { llm: rig.alice.llmKey }, [alice.dir]);
+    expect(search.found.llm, JSON.stringify(search)).toContainEqual(expect.stringMatching(/base_state\.json$/));
+  });
 
   it('takes the service’s port while it restarts', { timeout: 5 * 60_000 }, async () => {
     const out = path.join(bobProject, 'squatted');
