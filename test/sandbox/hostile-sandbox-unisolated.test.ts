@@ -3,7 +3,7 @@
 // (LLM_GATEWAY=off: agents get their owner's key): the same probe from Bob's shell now finds the
 // holes the isolated run proves closed — the service's key, Alice's files, her agent server, the
 // host's loopback listeners and database — and his squatter takes the service's port while it
-// restarts; the key search finds Alice's LLM key in her own sandbox. So the suite can fail. What
+// restarts; the key search finds Alice's LLM and MCP keys in her own sandbox. So the suite can fail. What
 // holds in every mode holds here too: file routes stay in the workspace, and no key reaches the
 // service's own files or log.
 import fs from 'node:fs';
@@ -64,11 +64,12 @@ describe('a hostile sandbox without isolation (SANDBOX_ISOLATION=none)', () => {
     },
   );
 
-  it('finds Alice’s LLM key in her own sandbox when her agent holds it (LLM_GATEWAY=off)', { timeout: 5 * 60_000 }, async () => {
+  it('finds Alice’s LLM and MCP keys in her own sandbox when her agent holds them (LLM_GATEWAY=off)', { timeout: 5 * 60_000 }, async () => {
     // Her folder, where her agent server keeps its state (the whole host is visible here: too
-    // many files to walk in a test). The isolated suite's search finds none of it with the gateway.
-    const search = await searchKeys(rig, alice, { llm: rig.alice.llmKey }, [alice.dir]);
+    // many files to walk in a test). The isolated suite's search finds neither with the gateway.
+    const search = await searchKeys(rig, alice, { llm: rig.alice.llmKey, mcp: rig.alice.mcpKey }, [alice.dir]);
     expect(search.found.llm, JSON.stringify(search)).toContainEqual(expect.stringMatching(/base_state\.json$/));
+    expect(search.found.mcp, JSON.stringify(search)).toContainEqual(expect.stringMatching(/base_state\.json$/));
   });
 
   it('takes the service’s port while it restarts', { timeout: 5 * 60_000 }, async () => {

@@ -4,7 +4,7 @@
 // Isolated, he finds nothing of Alice's or of the service's: no file, process, loopback port or
 // database; he cannot shadow the service's port across its restart; his memory and fork bombs end
 // his sandbox only; the internet stays reachable (pip download). Alice's own sandbox holds no copy
-// of her LLM key: her agent reaches its LLM through the service's gateway (issue 38). The same suite
+// of her LLM or MCP key: her agent reaches both through the service's gateway (issue 38). The same suite
 // without isolation and without the gateway (hostile-sandbox-unisolated.test.ts) finds the holes and
 // the key, so it can fail.
 import fs from 'node:fs';
@@ -130,7 +130,7 @@ describe('a hostile sandbox, isolated (bubblewrap and its own network)', () => {
   );
 
   it(
-    'leaves no copy of Alice’s LLM key in anything her own sandbox sees: files, environments, command lines, sealed values',
+    'leaves no copy of Alice’s LLM or MCP key in anything her own sandbox sees: files, environments, command lines, sealed values',
     { timeout: 5 * 60_000 },
     async () => {
       // Her agent has called its LLM: the service put her key on the calls, on its way out.
@@ -148,10 +148,9 @@ describe('a hostile sandbox, isolated (bubblewrap and its own network)', () => {
       expect(search.sealed, JSON.stringify(search)).toMatch(/^opened [1-9]/);
       expect(search.found.secret, JSON.stringify(search)).toContainEqual(expect.stringMatching(/base_state\.json$/));
       expect(search.found.llm, 'her LLM key in her sandbox').toEqual([]);
-      // Her remote MCP server's key is searched for too (search.found.mcp), not yet asserted: keeping it out is the gateway's next piece of work (issue 38, item 5: remote MCP
-      // servers through the gateway); until then the agent server gets it in its start request and
-      // keeps it sealed in its conversation's state. With that work this becomes
-      // `expect(search.found.mcp).toEqual([])`.
+      // Nor her remote MCP server's key: its calls go through the gateway too (/llm/mcp/<name>, the
+      // key added on the way out).
+      expect(search.found.mcp, 'her MCP key in her sandbox').toEqual([]);
     },
   );
 
