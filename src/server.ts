@@ -86,6 +86,7 @@ export async function openDomain(
       deps,
       close: async () => {
         stopPriceRefresh();
+        await services.llmGateway?.drain(); // the LLM calls answered last are written before the database closes
         await runtime.close();
         await opened.close();
       },

@@ -56,7 +56,10 @@ export type CallOutcome = 'ok' | 'provider_error' | 'unreachable' | 'aborted' | 
 
 /** What the gateway needs of the budgets (src/conversations/budgets/): the check before a call, the report after. */
 export interface GatewayBudgets {
-  assertMayRun(userId: string, conversationId: string): Promise<void>;
+  /** Refuses (AppError CONFLICT) a conversation past a limit; answers whether any limit applies. */
+  assertMayRun(userId: string, conversationId: string): Promise<boolean>;
+  /** After a refusal: the conversation is stopped with its reason (and its webhook) if it was not yet. */
+  refused(conversationId: string): Promise<void>;
   report(
     conversationId: string,
     spend: { cost: number; tokens: number; snapshot: MetricsSnapshot },
@@ -82,6 +85,10 @@ export interface GatewayDeps {
 
 export class LlmGateway {
   private readonly allowed: RegExp[];
+  /** The ended calls being written (end()) and the refusals' stops being made, awaited by drain(). */
+  private readonly writing = new Set<Promise<void>>();
+  /** The same ended calls' writes by user, while they last (begin() waits for them under a limit). */
+  private readonly writingOf = new Map<string, Set<Promise<void>>>();
 
   constructor(private readonly deps: GatewayDeps) {
     this.allowed = deps.config.allowedModels.map(globPattern);
@@ -133,10 +140,26 @@ export class LlmGateway {
     if (take && !take.ok)
       throw new GatewayRefusal(429, 'rate_limit_exceeded', 'Too many LLM calls for this user; retry later', take.retryAfterSeconds);
     try {
-      await this.deps.budgets.assertMayRun(route.userId, route.conversationId);
+      const limited = await this.deps.budgets.assertMayRun(route.userId, route.conversationId);
+      // The user's calls answered just before (an agent's previous step) may not be counted yet:
+      // their writes follow their answers. Under a limit, this call waits for them and is checked
+      // again, so that a call starting past the limit never reaches the provider (on this replica).
+      const unwritten = this.writingOf.get(route.userId);
+      if (limited && unwritten) {
+        await Promise.allSettled([...unwritten]);
+        await this.deps.budgets.assertMayRun(route.userId, route.conversationId);
+      }
     } catch (error) {
       if (error instanceof AppError && error.code === 'CONFLICT') {
         this.deps.metrics.llmCalls.inc({ model: route.model, outcome: 'budget_exceeded' });
+        // In the background: the agent is waiting for this answer (pausing it waits for its step to end).
+        this.track(
+          this.deps.budgets
+            .refused(route.conversationId)
+            .catch((err: unknown) =>
+              this.deps.log.warn({ err, conversationId: route.conversationId }, 'stopping a conversation refused for its budget failed'),
+            ),
+        );
         // The agent SDK stops retrying at "budget_exceeded" and shows the message.
         throw new GatewayRefusal(429, 'budget_exceeded', `budget_exceeded: ${error.message}`);
       }
@@ -199,9 +222,38 @@ export class LlmGateway {
   /**
    * Writes the call once and adds its usage to its conversation (then the budgets apply the
    * limits: a conversation past its budget is stopped and its webhook sent). Never throws: a
-   * failure is logged (the answer has gone to the agent).
+   * failure is logged (the answer has gone to the agent). Until drain() the write is awaited.
    */
-  async end(call: GatewayCall, outcome: CallOutcome, status: number | null, usage: CallUsage | null): Promise<void> {
+  end(call: GatewayCall, outcome: CallOutcome, status: number | null, usage: CallUsage | null): Promise<void> {
+    const writing = this.track(this.record(call, outcome, status, usage));
+    const { userId } = call.route;
+    const ofUser = this.writingOf.get(userId) ?? new Set<Promise<void>>();
+    this.writingOf.set(userId, ofUser.add(writing));
+    const done = () => {
+      ofUser.delete(writing);
+      if (ofUser.size === 0 && this.writingOf.get(userId) === ofUser) this.writingOf.delete(userId);
+    };
+    writing.then(done, done);
+    return writing;
+  }
+
+  /**
+   * Resolves once every call that has ended is written (and every refusal's stop made): a stopping
+   * service awaits it before its database closes (the answers went out just before its
+   * connections closed; their writes follow).
+   */
+  async drain(): Promise<void> {
+    while (this.writing.size > 0) await Promise.allSettled([...this.writing]);
+  }
+
+  private track(writing: Promise<void>): Promise<void> {
+    this.writing.add(writing);
+    const done = () => void this.writing.delete(writing);
+    writing.then(done, done);
+    return writing;
+  }
+
+  private async record(call: GatewayCall, outcome: CallOutcome, status: number | null, usage: CallUsage | null): Promise<void> {
     const cost = usage ? this.cost(call, usage) : 0;
     const ms = Date.now() - call.startedAt;
     const { model, conversationId, userId } = call.route;

@@ -188,7 +188,7 @@ export class BudgetsService {
     }
   }
 
-  /** Clears the stop if no limit holds the conversation, and runs its agent again if the stop paused it. */
+  /** Clears the stop if no limit holds the conversation, and runs its agent again if the stop paused (or ended) it. */
   private async goOn(record: SpendRecord, resumeSandbox: boolean): Promise<void> {
     const limits = await this.limitsOf(record);
     const month = limits.perMonth === null ? null : await this.records.monthCost(record.userId, this.month());
@@ -203,13 +203,16 @@ export class BudgetsService {
     void this.runAgain(record, resumeSandbox);
   }
 
-  /** Runs the agent again if the stop paused it (and no stop has come since); failures are logged, a message sent later runs it. */
+  /** Runs the agent again if the stop paused or ended it (and no stop has come since); failures are logged, a message sent later runs it. */
   private async runAgain(record: SpendRecord, resumeSandbox: boolean): Promise<void> {
     try {
       const { agent } = await this.options.access.running(record.userId, record._id, { resume: resumeSandbox });
       for (let attempt = 0; attempt < RUN_ATTEMPTS; attempt++) {
         if ((await this.records.conversation(record._id))?.budget_stop) return;
-        if ((await agent.getConversation(record._id)).execution_status !== 'paused') return;
+        // Paused by the stop, or ended in error by it: the LLM gateway refuses the agent's next call
+        // (budget_exceeded), and the agent SDK ends the run with an error rather than retrying.
+        const status = (await agent.getConversation(record._id)).execution_status;
+        if (status !== 'paused' && status !== 'error') return;
         if (await agent.runConversation(record._id)) return;
         await new Promise((resolve) => setTimeout(resolve, RUN_RETRY_MS).unref());
       }
@@ -221,18 +224,19 @@ export class BudgetsService {
   }
 
   /**
-   * Before a message that runs the agent: refused (409) while a limit is reached, with the
-   * reason and what to raise; a stop no limit holds any more is lifted.
+   * Before a message that runs the agent (or an LLM call through the gateway): refused (409)
+   * while a limit is reached, with the reason and what to raise; a stop no limit holds any more
+   * is lifted. Answers whether any limit applies to the conversation.
    */
-  async assertMayRun(userId: string, conversationId: string): Promise<void> {
+  async assertMayRun(userId: string, conversationId: string): Promise<boolean> {
     const record = await this.records.conversation(conversationId);
-    if (!record || record.userId !== userId) return; // the caller answers 404
+    if (!record || record.userId !== userId) return false; // the caller answers 404
     const limits = await this.limitsOf(record);
     const month = limits.perMonth === null ? null : await this.records.monthCost(userId, this.month());
     const reason = stopReason(record.accumulated_cost, month, limits);
     if (!reason) {
       if (record.budget_stop) await this.records.clearStop(record._id, record.budget_stop);
-      return;
+      return limits.perTask !== null || limits.perMonth !== null;
     }
     const message =
       reason === 'budget_reached'
@@ -241,6 +245,17 @@ export class BudgetsService {
         : `This month's budget is reached (${dollars(month!)} of ${dollars(limits.perMonth!)}): ` +
           'raise max_budget_per_month in your settings to continue';
     throw new AppError('CONFLICT', message, { reason, fields: { conversation_id: conversationId } });
+  }
+
+  /**
+   * The LLM gateway refused one of the conversation's calls (assertMayRun): the conversation is
+   * stopped with the reason if it was not yet, e.g. one whose owner's month reached the cap while
+   * its agent was not reported running (so the cap's stop passed it by). The agent's run ends in
+   * error on the refusal; raising the limit runs it again.
+   */
+  async refused(conversationId: string): Promise<void> {
+    const record = await this.records.conversation(conversationId);
+    if (record && !record.budget_stop) await this.enforce(record, null);
   }
 
   // ---- what the API shows ----
