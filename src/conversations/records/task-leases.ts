@@ -29,8 +29,15 @@ export function startTaskLeases(
      */
     claim: async (owner, leaseMs, passOver) => {
       const now = new Date();
+      // Users whose oldest due start is still being written: their later starts wait for it.
+      const creating = new Set<string>();
       for (const entry of await queue.due(now, 4, passOver)) {
+        if (entry.userId && creating.has(entry.userId)) continue;
         const task = await models.StartTask.findOne({ _id: entry._id }, { status: 1, leaseExpiresAt: 1, attempts: 1 }).lean();
+        if (!task && queue.beingCreated(entry, now)) {
+          if (entry.userId) creating.add(entry.userId);
+          continue;
+        }
         if (!task || TERMINAL.includes(task.status as StartTaskStatus) || (task.leaseExpiresAt && task.leaseExpiresAt >= now)) {
           await queue.settle(entry, task && { unfinished: !TERMINAL.includes(task.status as StartTaskStatus), ...task }, now);
           continue;

@@ -20,6 +20,8 @@ export const startsPerUser = (workers: number) => Math.ceil(workers / 2);
 
 /** An entry whose task is still missing after this long belongs to a creation that failed. */
 const ORPHAN_ENTRY_MS = 60_000;
+/** Younger than this, an entry whose task is missing is a creation under way: left due, in its place. */
+const CREATING_MS = 5_000;
 
 export interface QueueEntry {
   _id: string;
@@ -57,6 +59,14 @@ export class TaskQueue {
   /** The task finished (or is gone): it leaves the queue. */
   async remove(taskId: string): Promise<void> {
     await this.entries.deleteOne({ _id: taskId });
+  }
+
+  /**
+   * The entry is written before its task: a claim reading it in between must leave it where it
+   * is. Pushed back (settle), it would fall behind its user's later starts, which then run first.
+   */
+  beingCreated(entry: QueueEntry, now: Date): boolean {
+    return now.getTime() - entry.createdAt.getTime() < CREATING_MS;
   }
 
   /**
