@@ -251,7 +251,14 @@ async function visitOtherPages(rig: CanvasRig, page: Page, run: string): Promise
   for (const pathname of OTHER_PAGES) {
     await openInApp(page, pathname);
     await requests.settled();
-    expect(String(await page.evaluate('document.body.innerText')), `${pathname} shows the home page`).not.toBe(home);
+    // Polled: React Router keeps the page before on screen while a route's code loads and runs,
+    // which on a loaded machine outlasts the requests' quiet time.
+    await expect
+      .poll(async () => String(await page.evaluate('document.body.innerText')), {
+        message: `${pathname} shows the home page`,
+        timeout: 15_000,
+      })
+      .not.toBe(home);
     await rig.shot(page, `${run}-page${pathname.replaceAll('/', '-')}`);
   }
 }
