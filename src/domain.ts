@@ -154,6 +154,7 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
           log: log.child({ component: 'llm-gateway' }),
         })
       : null;
+  if (llmGateway) sandboxes.events.whenDeleted((sandboxId) => llmGateway.forgetSandbox(sandboxId));
   const workflow = new StartWorkflow({
     store,
     settings,

@@ -132,21 +132,16 @@ async function serve(
     }
     if (streamed || String(answer.headers['content-type'] ?? '').includes('text/event-stream')) {
       res.writeHead(status, headers);
-      res.flushHeaders();
-      let size = 0;
-      for await (const chunk of answer) {
-        size += (chunk as Buffer).byteLength;
-        if (size > maxAnswerBytes) {
-          outcome = 'too_large';
-          answer.destroy();
-          res.destroy();
-          break;
-        }
-        tap.write(chunk as Buffer);
-        res.write(chunk);
+      // The head goes out now, or with the first event when that came with the provider's head.
+      if (answer.readableLength === 0) res.flushHeaders();
+      try {
+        await passThrough(answer, res, maxAnswerBytes, (chunk) => tap.write(chunk));
+      } catch (error) {
+        if (error instanceof GatewayRefusal) outcome = 'too_large';
+        throw error;
       }
       usage = tap.usage();
-      if (outcome === 'ok') res.end();
+      res.end();
       return;
     }
     const text = await readBounded(answer, maxAnswerBytes).catch((error: unknown) => {
@@ -166,7 +161,7 @@ async function serve(
     if (outcome === 'unreachable') log.warn({ err: error, conversationId: call.route.conversationId }, 'LLM provider unreachable');
     if (!res.headersSent) {
       const refusal =
-        outcome === 'too_large'
+        (outcome as CallOutcome) === 'too_large' // set in the try's own catch, which the compiler does not follow here
           ? new GatewayRefusal(502, 'answer_too_large', 'The provider’s answer is larger than LLM_MAX_ANSWER_SIZE')
           : abort.signal.aborted && outcome !== 'aborted'
             ? new GatewayRefusal(504, 'timeout', 'The LLM provider did not answer in time')
@@ -207,6 +202,31 @@ function passedHeaders(answer: IncomingMessage): Record<string, string | string[
 function scrub(text: string, key: string | null): string {
   if (!key || key.length < 8) return text;
   return text.split(key).join('[redacted]').split(key.slice(-4)).join('****');
+}
+
+/** Writes the answer through as it comes (the agent's pace: paused while the agent's socket is full), each chunk seen first. */
+function passThrough(answer: IncomingMessage, res: ServerResponse, maxBytes: number, see: (chunk: Buffer) => void): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    let size = 0;
+    const fail = (error: Error) => {
+      answer.destroy();
+      res.destroy();
+      reject(error);
+    };
+    answer.on('data', (chunk: Buffer) => {
+      size += chunk.byteLength;
+      if (size > maxBytes) return fail(new GatewayRefusal(502, 'answer_too_large', `The answer is larger than ${maxBytes} bytes`));
+      see(chunk);
+      if (!res.write(chunk)) {
+        answer.pause();
+        res.once('drain', () => answer.resume());
+      }
+    });
+    answer.once('end', resolve);
+    answer.once('error', fail);
+    // The provider's connection closed before the answer ended.
+    answer.once('close', () => (answer.readableEnded ? undefined : fail(new Error('the provider closed the answer early'))));
+  });
 }
 
 async function readBounded(stream: IncomingMessage, maxBytes: number): Promise<Buffer> {

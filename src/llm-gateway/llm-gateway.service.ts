@@ -3,7 +3,9 @@
 // budgets), where it goes with which key, and what it cost once it is over. The HTTP side
 // (src/http/llm-gateway.ts) moves the bytes. Every refusal happens before the provider sees
 // the call; every call that reached the provider is written once to the ledger
-// (models/llm-call.model.ts) and added to its conversation's totals, which the budgets read.
+// (models/llm-call.model.ts) and added to its conversation's totals, which the budgets read
+// (call-ledger.ts, after the answer). The per-call checks read nothing in the common case: the
+// route (llm-routes.ts) and the sandbox's existence are kept for 2 s, "no budget applies" for 1 s.
 import crypto from 'node:crypto';
 import type { LookupFunction } from 'node:net';
 import type { MetricsSnapshot } from '../../contract/budgets.schema.js';
@@ -14,10 +16,13 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { Reach } from '../git/providers/provider-hosts.js';
 import type { TokenBuckets } from '../rate-limit.js';
-import type { LlmRoute, LlmRoutes, LlmTotals, McpUpstream } from './llm-routes.js';
+import type { LlmRoute, LlmRoutes, McpUpstream } from './llm-routes.js';
 import type { PriceTable } from './prices.js';
 import { familyOf, providerModel, upstreamUrl, type ApiStyle, type Family } from './upstream.js';
 import type { CallUsage, ModelPrice } from './usage.js';
+import { CallLedger, type CallOutcome } from './call-ledger.js';
+
+export type { CallOutcome };
 
 /** Why a call was refused, in words the agent shows; `type` is what the agent's SDK reads (budget_exceeded stops its retries). */
 export class GatewayRefusal extends Error {
@@ -52,12 +57,10 @@ export interface McpCall {
   reach: Reach;
 }
 
-export type CallOutcome = 'ok' | 'provider_error' | 'unreachable' | 'aborted' | 'too_large';
-
 /** What the gateway needs of the budgets (src/conversations/budgets/): the check before a call, the report after. */
 export interface GatewayBudgets {
   /** Refuses (AppError CONFLICT) a conversation past a limit; answers whether any limit applies. */
-  assertMayRun(userId: string, conversationId: string): Promise<boolean>;
+  assertMayRun(userId: string, conversationId: string, options?: { cached?: boolean }): Promise<boolean>;
   /** After a refusal: the conversation is stopped with its reason (and its webhook) if it was not yet. */
   refused(conversationId: string): Promise<void>;
   report(
@@ -83,14 +86,20 @@ export interface GatewayDeps {
   log: Logger;
 }
 
+/** How long a sandbox found to exist is taken to exist without a read (its deletion on this replica forgets it at once). */
+const SANDBOX_SEEN_MS = 2_000;
+const MAX_SEEN = 10_000;
+
 export class LlmGateway {
   private readonly allowed: RegExp[];
-  /** The ended calls being written (end()) and the refusals' stops being made, awaited by drain(). */
-  private readonly writing = new Set<Promise<void>>();
-  /** The same ended calls' writes by user, while they last (begin() waits for them under a limit). */
-  private readonly writingOf = new Map<string, Set<Promise<void>>>();
+  /** Where ended calls are written (after their answers), and the refusals' stops tracked. */
+  private readonly ledger: CallLedger;
+  /** Sandboxes found to exist, by when; `forgotten` counts deletions, so that a read made across one is not kept. */
+  private readonly sandboxesSeen = new Map<string, number>();
+  private forgotten = 0;
 
   constructor(private readonly deps: GatewayDeps) {
+    this.ledger = new CallLedger(deps);
     this.allowed = deps.config.allowedModels.map(globPattern);
   }
 
@@ -108,7 +117,7 @@ export class LlmGateway {
     const route = await this.deps.routes.byToken(token);
     if (!route)
       throw new GatewayRefusal(401, 'invalid_api_key', 'This gateway token opens no conversation (unknown, or its sandbox was deleted)');
-    if (!(await this.deps.sandboxExists(route.sandboxId)))
+    if (!(await this.sandboxExists(route.sandboxId)))
       throw new GatewayRefusal(401, 'invalid_api_key', 'This gateway token opens no conversation (its sandbox was deleted)');
     const family = familyOf(style);
     const asked = typeof body.model === 'string' ? body.model : '';
@@ -140,20 +149,21 @@ export class LlmGateway {
     if (take && !take.ok)
       throw new GatewayRefusal(429, 'rate_limit_exceeded', 'Too many LLM calls for this user; retry later', take.retryAfterSeconds);
     try {
-      const limited = await this.deps.budgets.assertMayRun(route.userId, route.conversationId);
+      // Under no limit (the common case) this reads nothing for a second after a first check (budgets.service.ts).
+      const limited = await this.deps.budgets.assertMayRun(route.userId, route.conversationId, { cached: true });
       // The user's calls answered just before (an agent's previous step) may not be counted yet:
       // their writes follow their answers. Under a limit, this call waits for them and is checked
       // again, so that a call starting past the limit never reaches the provider (on this replica).
-      const unwritten = this.writingOf.get(route.userId);
+      const unwritten = this.ledger.unwrittenOf(route.userId);
       if (limited && unwritten) {
-        await Promise.allSettled([...unwritten]);
+        await Promise.allSettled(unwritten);
         await this.deps.budgets.assertMayRun(route.userId, route.conversationId);
       }
     } catch (error) {
       if (error instanceof AppError && error.code === 'CONFLICT') {
         this.deps.metrics.llmCalls.inc({ model: route.model, outcome: 'budget_exceeded' });
         // In the background: the agent is waiting for this answer (pausing it waits for its step to end).
-        this.track(
+        this.ledger.track(
           this.deps.budgets
             .refused(route.conversationId)
             .catch((err: unknown) =>
@@ -185,7 +195,7 @@ export class LlmGateway {
    */
   async beginMcp(token: string | undefined, name: string, target: string | null): Promise<McpCall> {
     const route = await this.deps.routes.byToken(token);
-    if (!route || !(await this.deps.sandboxExists(route.sandboxId)))
+    if (!route || !(await this.sandboxExists(route.sandboxId)))
       throw new GatewayRefusal(401, 'invalid_api_key', 'This gateway token opens no conversation');
     const server = this.deps.routes.mcpServer(route, name);
     if (!server) throw new GatewayRefusal(404, 'not_found', `This conversation has no MCP server ${name} through the gateway`);
@@ -219,108 +229,38 @@ export class LlmGateway {
     return this.deps.prices.cost(call.price, usage);
   }
 
+  /** A sandbox deleted on this replica: its tokens are refused from the next call (other replicas: within SANDBOX_SEEN_MS). */
+  forgetSandbox(sandboxId: string): void {
+    this.forgotten++;
+    this.sandboxesSeen.delete(sandboxId);
+  }
+
+  private async sandboxExists(sandboxId: string): Promise<boolean> {
+    const seen = this.sandboxesSeen.get(sandboxId);
+    const now = Date.now();
+    if (seen !== undefined && now - seen < SANDBOX_SEEN_MS) return true;
+    const forgotten = this.forgotten;
+    const exists = await this.deps.sandboxExists(sandboxId);
+    if (!exists || forgotten !== this.forgotten) this.sandboxesSeen.delete(sandboxId);
+    else {
+      if (this.sandboxesSeen.size >= MAX_SEEN) this.sandboxesSeen.clear();
+      this.sandboxesSeen.set(sandboxId, now);
+    }
+    return exists;
+  }
+
   /**
-   * Writes the call once and adds its usage to its conversation (then the budgets apply the
-   * limits: a conversation past its budget is stopped and its webhook sent). Never throws: a
-   * failure is logged (the answer has gone to the agent). Until drain() the write is awaited.
+   * Writes the call once and adds its usage to its conversation, after its answer has gone
+   * (call-ledger.ts). Never throws; resolves once the call is written.
    */
   end(call: GatewayCall, outcome: CallOutcome, status: number | null, usage: CallUsage | null): Promise<void> {
-    const writing = this.track(this.record(call, outcome, status, usage));
-    const { userId } = call.route;
-    const ofUser = this.writingOf.get(userId) ?? new Set<Promise<void>>();
-    this.writingOf.set(userId, ofUser.add(writing));
-    const done = () => {
-      ofUser.delete(writing);
-      if (ofUser.size === 0 && this.writingOf.get(userId) === ofUser) this.writingOf.delete(userId);
-    };
-    writing.then(done, done);
-    return writing;
+    return this.ledger.end(call, outcome, status, usage ? { usage, cost: this.cost(call, usage) } : null);
   }
 
-  /**
-   * Resolves once every call that has ended is written (and every refusal's stop made): a stopping
-   * service awaits it before its database closes (the answers went out just before its
-   * connections closed; their writes follow).
-   */
-  async drain(): Promise<void> {
-    while (this.writing.size > 0) await Promise.allSettled([...this.writing]);
+  /** Resolves once every call that has ended is written (and every refusal's stop made): a stopping service awaits it. */
+  drain(): Promise<void> {
+    return this.ledger.drain();
   }
-
-  private track(writing: Promise<void>): Promise<void> {
-    this.writing.add(writing);
-    const done = () => void this.writing.delete(writing);
-    writing.then(done, done);
-    return writing;
-  }
-
-  private async record(call: GatewayCall, outcome: CallOutcome, status: number | null, usage: CallUsage | null): Promise<void> {
-    const cost = usage ? this.cost(call, usage) : 0;
-    const ms = Date.now() - call.startedAt;
-    const { model, conversationId, userId } = call.route;
-    const { metrics } = this.deps;
-    metrics.llmCalls.inc({ model, outcome });
-    metrics.llmCallDuration.observe({ model, outcome }, ms / 1000);
-    try {
-      await this.deps.models.LlmCall.create({
-        _id: call.id,
-        conversationId,
-        userId,
-        model,
-        api: call.style,
-        outcome,
-        status,
-        promptTokens: usage ? usage.input + usage.cacheRead + usage.cacheWrite : 0,
-        completionTokens: usage?.output ?? 0,
-        cacheReadTokens: usage?.cacheRead ?? 0,
-        cacheWriteTokens: usage?.cacheWrite ?? 0,
-        cost,
-        ms,
-        at: new Date(),
-      });
-      if (!usage) return;
-      metrics.llmTokens.inc({ model, kind: 'input' }, usage.input);
-      metrics.llmTokens.inc({ model, kind: 'output' }, usage.output);
-      metrics.llmTokens.inc({ model, kind: 'cache_read' }, usage.cacheRead);
-      metrics.llmTokens.inc({ model, kind: 'cache_write' }, usage.cacheWrite);
-      metrics.llmCost.inc({ model }, cost);
-      const totals = await this.deps.routes.add(conversationId, {
-        cost,
-        promptTokens: usage.input + usage.cacheRead + usage.cacheWrite,
-        completionTokens: usage.output,
-        cacheReadTokens: usage.cacheRead,
-        cacheWriteTokens: usage.cacheWrite,
-        reasoningTokens: usage.reasoning ?? 0,
-      });
-      if (totals) await this.deps.budgets.report(conversationId, spendOf(model, totals), null, 'gateway');
-    } catch (error) {
-      this.deps.log.error({ err: error, conversationId, callId: call.id }, 'recording an LLM call failed');
-    }
-  }
-}
-
-/** A conversation's gateway totals as the budgets read a report (cumulative, like the agent's own). */
-export function spendOf(model: string, totals: LlmTotals) {
-  const tokens = totals.promptTokens + totals.completionTokens;
-  return {
-    cost: totals.cost,
-    tokens,
-    snapshot: {
-      model_name: model,
-      accumulated_cost: totals.cost,
-      max_budget_per_task: null,
-      accumulated_token_usage: {
-        model,
-        prompt_tokens: totals.promptTokens,
-        completion_tokens: totals.completionTokens,
-        cache_read_tokens: totals.cacheReadTokens,
-        cache_write_tokens: totals.cacheWriteTokens,
-        reasoning_tokens: totals.reasoningTokens,
-        context_window: 0,
-        per_turn_token: 0,
-        response_id: '',
-      },
-    },
-  };
 }
 
 /** "anthropic/*" → /^anthropic\/.*$/ */

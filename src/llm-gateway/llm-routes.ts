@@ -129,11 +129,11 @@ export class LlmRoutes {
     return { name, url: server.url, apiKey };
   }
 
-  /** Adds one call's usage; the conversation's totals after it. */
-  async add(conversationId: string, usage: Omit<LlmTotals, 'calls'>): Promise<LlmTotals | null> {
+  /** Adds calls' usage (`calls`: how many); the conversation's totals after it. */
+  async add(conversationId: string, usage: LlmTotals): Promise<LlmTotals | null> {
     const totals = await this.models.LlmRoute.findOneAndUpdate(
       { _id: conversationId },
-      { $inc: { ...usage, calls: 1 }, $set: { updatedAt: new Date() } },
+      { $inc: usage, $set: { updatedAt: new Date() } },
       { new: true },
     ).lean<LlmTotals>();
     return totals;

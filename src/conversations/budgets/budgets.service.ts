@@ -53,11 +53,22 @@ const RUN_RETRY_MS = 500;
 
 const dollars = (amount: number) => `$${Math.round(amount * 10_000) / 10_000}`;
 
+/**
+ * How long a conversation found under no limit at all is taken to be, for the LLM gateway's
+ * calls (assertMayRun's `cached`): a limit set on this replica (PATCH, a settings save) ends it
+ * at once, one set on another replica within this. A conversation under a limit is read every call.
+ */
+const UNLIMITED_MS = 1_000;
+const MAX_UNLIMITED = 10_000;
+
 export class BudgetsService {
   private readonly records: SpendRecords;
   private readonly log: Logger;
   private readonly now: () => number;
   private readonly reachedListeners: ((reached: BudgetReached) => Promise<void> | void)[] = [];
+  /** Conversations found under no limit, by when (UNLIMITED_MS); `limitsSet` counts the limits set since start. */
+  private readonly unlimited = new Map<string, number>();
+  private limitsSet = 0;
 
   constructor(private readonly options: BudgetsOptions) {
     this.records = options.records;
@@ -172,7 +183,9 @@ export class BudgetsService {
    * once nothing holds it; one that has already cost as much is stopped now.
    */
   async setConversationBudget(userId: string, conversationId: string, budget: number | null): Promise<boolean> {
-    if (!(await this.records.setBudget(userId, conversationId, budget))) return false;
+    const set = await this.records.setBudget(userId, conversationId, budget);
+    this.limitsChanged(); // after the write: a read made across it is not kept
+    if (!set) return false;
     const record = await this.records.conversation(conversationId);
     if (record?.budget_stop) await this.goOn(record, true);
     else if (record) await this.enforce(record, record.execution_status);
@@ -181,11 +194,18 @@ export class BudgetsService {
 
   /** After a settings save: the owner's stopped conversations that no limit holds any more go on (their sandboxes are not resumed). */
   async reconsider(userId: string): Promise<void> {
+    this.limitsChanged(); // the save may have set a limit
     for (const record of await this.records.ofUser(userId, 'stopped')) {
       await this.goOn(record, false).catch((error: unknown) =>
         this.log.warn({ err: error, conversationId: record._id }, 'continuing a conversation after a budget change failed'),
       );
     }
+  }
+
+  /** A limit may have been set: every conversation is read again at its next call (and a read under way is not kept). */
+  private limitsChanged(): void {
+    this.limitsSet++;
+    this.unlimited.clear();
   }
 
   /** Clears the stop if no limit holds the conversation, and runs its agent again if the stop paused (or ended) it. */
@@ -226,9 +246,14 @@ export class BudgetsService {
   /**
    * Before a message that runs the agent (or an LLM call through the gateway): refused (409)
    * while a limit is reached, with the reason and what to raise; a stop no limit holds any more
-   * is lifted. Answers whether any limit applies to the conversation.
+   * is lifted. Answers whether any limit applies to the conversation. `cached` (the LLM gateway's
+   * calls): a conversation found under no limit within UNLIMITED_MS is not read again.
    */
-  async assertMayRun(userId: string, conversationId: string): Promise<boolean> {
+  async assertMayRun(userId: string, conversationId: string, options: { cached?: boolean } = {}): Promise<boolean> {
+    const key = `${userId}:${conversationId}`;
+    const now = this.now();
+    if (options.cached && now - (this.unlimited.get(key) ?? -Infinity) < UNLIMITED_MS) return false;
+    const limitsSet = this.limitsSet;
     const record = await this.records.conversation(conversationId);
     if (!record || record.userId !== userId) return false; // the caller answers 404
     const limits = await this.limitsOf(record);
@@ -236,8 +261,15 @@ export class BudgetsService {
     const reason = stopReason(record.accumulated_cost, month, limits);
     if (!reason) {
       if (record.budget_stop) await this.records.clearStop(record._id, record.budget_stop);
-      return limits.perTask !== null || limits.perMonth !== null;
+      const limited = limits.perTask !== null || limits.perMonth !== null;
+      // Not kept when a limit was set while this was read.
+      if (!limited && !record.budget_stop && limitsSet === this.limitsSet) {
+        if (this.unlimited.size >= MAX_UNLIMITED) this.unlimited.clear();
+        this.unlimited.set(key, now);
+      } else this.unlimited.delete(key);
+      return limited;
     }
+    this.unlimited.delete(key);
     const message =
       reason === 'budget_reached'
         ? `Conversation ${conversationId} reached its budget (${dollars(record.accumulated_cost)} of ${dollars(limits.perTask!)}): ` +

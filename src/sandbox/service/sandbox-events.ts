@@ -19,6 +19,7 @@ type Announced = Pick<SandboxFields, '_id' | 'userId' | 'specId' | 'createdAt'> 
 
 export class SandboxEvents {
   private sink: LifecycleEvents = NO_LIFECYCLE_EVENTS;
+  private readonly deletedListeners: ((sandboxId: string) => void)[] = [];
 
   /** Where events go (the lifecycle webhooks' outbox; none until wired). */
   use(sink: LifecycleEvents): void {
@@ -34,7 +35,13 @@ export class SandboxEvents {
     return this.announce('sandbox.resumed', record, state);
   }
 
+  /** Told at once (before the webhook) of every sandbox deleted here, warm ones included (the LLM gateway forgets it). */
+  whenDeleted(listener: (sandboxId: string) => void): void {
+    this.deletedListeners.push(listener);
+  }
+
   deleted(record: Announced, reason: string | null): Promise<void> {
+    for (const listener of this.deletedListeners) listener(record._id);
     return this.announce('sandbox.deleted', record, { status: 'MISSING', exposedUrls: null, reason });
   }
 
