@@ -5,6 +5,7 @@
 //
 //   npm run bench [-- --seconds 5 --rounds 3 --history 1000,10000,100000 --starts real,fake --no-reference --only settings --profile]
 //   npm run bench [-- --sandbox-starts real,fake --sandbox-start-runs 7]   (a sandbox's start with and without its own network)
+//   npm run bench [-- --llm-gateway direct,gateway,litellm | none]   (the LLM gateway beside the provider and LiteLLM's proxy)
 //
 // Bounded: every load runs for a fixed time against 127.0.0.1 only; everything it starts is
 // stopped at the end, and its data lives in a temporary folder that is removed.
@@ -21,6 +22,7 @@ import { rebuildLists, type ListedCollection } from '../src/db/record-lists/list
 import { createLogger } from '../src/logger.js';
 import { freePort, stopChild } from '../src/processes.js';
 import { ApiKeysService } from '../src/services/identity/api-keys.service.js';
+import { llmGatewayBench, type LlmTarget } from './llm-gateway.js';
 import { runLoad } from './load.js';
 import { warmPoolStarts } from './run-starts.js';
 import { sandboxStarts } from './sandbox-start.js';
@@ -54,6 +56,8 @@ const { values } = parseArgs({
     /** Process sandbox start → RUNNING with its own network and with the host's, by agent server ('none' for none). */
     'sandbox-starts': { type: 'string', default: 'real,fake' },
     'sandbox-start-runs': { type: 'string', default: '7' },
+    /** The LLM gateway beside a direct call and LiteLLM's proxy (bench/llm-gateway.ts), by target ('none' for none). */
+    'llm-gateway': { type: 'string', default: 'direct,gateway,litellm' },
     'no-reference': { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
   },
@@ -184,6 +188,25 @@ async function main() {
     }
     await sleep(5000);
     results.rows.push({ what: 'service RSS idle after the load', value: `${memoryMiB(service.pid).rss.toFixed(0)} MiB` });
+
+    if (values['llm-gateway'] !== 'none') {
+      const llm = await llmGatewayBench({
+        mongoUri: ferret.uri,
+        ferretPid: ferret.child.pid!,
+        dir: path.join(tmp, 'llm-gateway'),
+        targets: values['llm-gateway'].split(',') as LlmTarget[],
+        connections: [1, 8, 32],
+        seconds,
+        rounds,
+        warmupMs,
+        only,
+        ...(profileDir ? { profileDir } : {}),
+      });
+      if (llm) {
+        results.rows.push(...llm.rows);
+        results.notes.push('', '### LLM gateway (bench/llm-gateway.ts)', '', llm.markdown);
+      }
+    }
 
     if (values.starts !== 'none') {
       const agents = values.starts.split(',') as ('real' | 'fake')[];
