@@ -204,6 +204,27 @@ describe('the LLM gateway', () => {
     // Sonnet 4.5: 11 input at $3/M, 3 cache reads at $0.3/M, 2 cache writes at $3.75/M, 7 output at $15/M.
     expect(recorded!.cost).toBeCloseTo(0.0001464, 12);
   });
+
+  it('counts calls made at once once each (written together after their answers)', async () => {
+    const busy = await startWith('openai/gpt-4o', stub.url);
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => gatewayCall(busy, '/v1/chat/completions', chat('gpt-4o', i % 2 ? { stream: true } : {}))),
+    );
+    for (const res of answers) {
+      expect(res.status).toBe(200);
+      await res.text();
+    }
+    const conversation = await eventually('the 20 calls in the conversation’s cost', async () => {
+      const [c] = (await call(app, 'GET', `/api/v1/app-conversations?ids=${busy.conversationId}`, { key: busy.key })).body;
+      return c?.metrics?.accumulated_cost >= 20 * 9.375e-5 - 1e-12 ? c : null;
+    });
+    expect(conversation.metrics.accumulated_cost).toBeCloseTo(20 * 9.375e-5, 12);
+    expect(conversation.metrics.accumulated_token_usage).toMatchObject({ prompt_tokens: 20 * 11, completion_tokens: 20 * 7 });
+    const calls = await ledger(busy.conversationId);
+    expect(new Set(calls.map((c) => c._id)).size).toBe(20);
+    const route = await app.rawCollection('llm_routes').findOne({ _id: busy.conversationId as never });
+    expect(route).toMatchObject({ calls: 20, promptTokens: 20 * 11, completionTokens: 20 * 7 });
+  });
 });
 
 describe('remote MCP servers through the gateway', () => {
