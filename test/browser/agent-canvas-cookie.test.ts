@@ -24,7 +24,7 @@ describe('Agent Canvas served by the service', () => {
     expect(new URL(page.url()).pathname).toBe('/signin');
     await page.fill('#api-key', key);
     await Promise.all([page.waitForURL(`${app.url}/`), page.click('button[type=submit]')]);
-    await afterSignIn(rig, page, app.url, 'cookie', key);
+    await afterSignIn(rig, page, app.url, 'cookie', key, true);
     // Cookie mode: no request of Canvas to the service carried a key.
     const sent = traffic.seen.filter((s) => s.url.startsWith(`${app.url}/api/`));
     expect(sent.length).toBeGreaterThan(40);

@@ -34,7 +34,7 @@ describe('Agent Canvas served elsewhere', () => {
     await popup.click('#approve');
     await popup.locator('#result', { hasText: 'Approved' }).waitFor();
     await popup.waitForEvent('close', { timeout: 60_000 }); // Canvas closes it once it has its key
-    await afterSignIn(rig, page, elsewhere.url, 'device', key);
+    await afterSignIn(rig, page, elsewhere.url, 'device', key, false);
 
     // The key the device flow issued: Canvas's, listed with the user's keys, revocable.
     const issued = (await app.server.deps.services.apiKeys.list('canvas-device')).filter((k) => k.label?.startsWith('device: '));

@@ -314,8 +314,10 @@ async function renameAndDelete(rig: CanvasRig, page: Page, run: string, id: stri
 /**
  * Everything after sign-in, the same in both runs but the LLM's setup: Canvas's onboarding
  * when it shows (the cookie run), else its "Set up LLM" banner leading to the profiles page.
+ * `otherPages`: the settings pages' round (one run does it: their calls are the same in both
+ * modes but for the credential, which every call of the conversation and secrets shows).
  */
-export async function afterSignIn(rig: CanvasRig, page: Page, base: string, run: string, key: string): Promise<void> {
+export async function afterSignIn(rig: CanvasRig, page: Page, base: string, run: string, key: string, otherPages: boolean): Promise<void> {
   const onboarding = page.getByTestId('onboarding-agent-next');
   const banner = page.getByRole('button', { name: 'Set up LLM' });
   await onboarding.or(banner).first().waitFor();
@@ -337,8 +339,10 @@ export async function afterSignIn(rig: CanvasRig, page: Page, base: string, run:
     sandbox_source: rig.sandboxSource,
   });
   await secretRoundTrip(rig, page, base, run, key);
-  await appSettings(rig, page, key);
-  await visitOtherPages(rig, page, run);
+  if (otherPages) {
+    await appSettings(rig, page, key);
+    await visitOtherPages(rig, page, run);
+  }
   if (!(await call(rig.app, 'GET', '/api/v1/settings/profiles', bearer(key))).body.profiles.length) {
     await page.goto(`${base}/settings/llm`);
     await addLlmProfile(rig, page, `${run}-6`, key);
