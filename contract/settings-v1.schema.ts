@@ -77,6 +77,9 @@ export const SaveSettingsV1InputSchema = SaveSettingsInputSchema.pick(
     conversation_settings_diff: ConversationSettingsDiffSchema.nullable().optional(),
     disabled_skills: z.array(z.string().max(200)).max(500).nullable().optional(),
     git_full_clone: jsonBool().optional(),
+    // For a model the LLM gateway cannot front (AWS Bedrock, Vertex AI, Gemini): the key goes into
+    // the conversation's sandbox, as the owner's explicit choice (docs/llm-gateway.md).
+    llm_key_in_sandbox: jsonBool().optional(),
     agent_settings: z.unknown().optional(),
     conversation_settings: z.unknown().optional(),
   })
@@ -121,6 +124,7 @@ export const nestedSettingsShape = {
   user_version: z.null(),
   disabled_skills: z.array(z.string()).nullable(),
   git_full_clone: z.boolean(),
+  llm_key_in_sandbox: z.boolean(),
   v1_enabled: z.literal(true),
   sandbox_grouping_strategy: z.literal('NO_GROUPING'),
   llm_profiles: LlmProfilesSchema,

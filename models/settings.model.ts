@@ -94,6 +94,8 @@ export const SettingsSchema = new Schema(
     llmExtra: { type: Schema.Types.Mixed, default: undefined },
     disabled_skills: { type: [String], default: undefined },
     git_full_clone: Boolean,
+    // A model the gateway cannot front runs with the key in the sandbox (docs/llm-gateway.md).
+    llm_key_in_sandbox: Boolean,
     // LLM profiles (api keys as ciphertext) and agent profiles (no secrets: they name an LLM
     // profile), with the pointers to the active ones; profilesVersion guards their
     // read-modify-write (a rename of an LLM profile changes the agent profiles naming it too).

@@ -138,7 +138,13 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
   );
   const pendingMessages = new PendingMessages(models, store, sandboxAccess, log.child({ component: 'pending-messages' }));
   const startLog = log.child({ component: 'start-tasks' });
-  const agentLlms = new AgentLlms(llmRoutes, config.llmGateway.enabled, callbackUrl);
+  const agentLlms = new AgentLlms(llmRoutes, {
+    enabled: config.llmGateway.enabled,
+    origin: callbackUrl,
+    keyInSandboxChosen: config.llmGateway.keyInSandboxByChoice
+      ? async (userId) => (await settings.stored(userId))?.record.llm_key_in_sandbox === true
+      : null,
+  });
   const llmGateway =
     config.llmGateway.enabled && prices
       ? new LlmGateway({

@@ -8,6 +8,9 @@ export const llmGatewayEnv = {
   // "on": every conversation's LLM goes through the gateway (the key stays in the service); "off":
   // the key goes into the sandbox as before, for every user (an operator's explicit choice).
   LLM_GATEWAY: z.enum(['on', 'off']).default('on'),
+  // A model the gateway cannot front (AWS Bedrock, Vertex AI, Gemini): "per-user" runs it with the
+  // owner's key in the sandbox when the owner chose so (settings llm_key_in_sandbox); "never" refuses it.
+  LLM_KEY_IN_SANDBOX: z.enum(['per-user', 'never']).default('per-user'),
   // Where users' LLM base URLs may point, as GIT_PROVIDER_HOSTS ("*": public addresses); host
   // loopback ports in SANDBOX_HOST_PORTS (a local LLM server) are allowed too.
   LLM_UPSTREAM_HOSTS: hostRules,
@@ -31,6 +34,7 @@ export function llmGatewayConfig(e: LlmGatewayEnv) {
   return {
     llmGateway: {
       enabled: e.LLM_GATEWAY === 'on',
+      keyInSandboxByChoice: e.LLM_KEY_IN_SANDBOX === 'per-user',
       upstreamHosts: splitList(e.LLM_UPSTREAM_HOSTS).map((h) => h.toLowerCase()),
       prices: e.LLM_PRICES ? (/^https?:/i.test(e.LLM_PRICES) ? e.LLM_PRICES : path.resolve(e.LLM_PRICES)) : null,
       operatorPrices: e.LLM_OPERATOR_PRICES ? path.resolve(e.LLM_OPERATOR_PRICES) : null,

@@ -51,6 +51,25 @@ async function startWith(model: string, baseUrl: string): Promise<Started> {
   return { key, realKey, conversationId: task.app_conversation_id, llm: sent!.request.agent.llm, request: sent!.request };
 }
 
+/** A user whose LLM is a model the gateway cannot front (AWS Bedrock), and the result of a start. */
+async function startUnfronted(on: ConversationApp, user: string, choice: boolean | null) {
+  const key = await on.user(user);
+  const realKey = `sk-bedrock-${crypto.randomBytes(12).toString('hex')}`;
+  await call(on, 'POST', '/api/settings', { key, body: { llm_model: 'bedrock/anthropic.claude-3-5-sonnet', llm_api_key: realKey } });
+  if (choice !== null) expect((await call(on, 'POST', '/api/v1/settings', { key, body: { llm_key_in_sandbox: choice } })).status).toBe(200);
+  return { key, realKey, task: await on.startConversation(key) };
+}
+
+/** The agent's start request, as the fake agent server keeps it. */
+async function startRequestOf(on: ConversationApp, key: string, conversationId: string): Promise<Record<string, any>> {
+  const [conversation] = (await call(on, 'GET', `/api/v1/app-conversations?ids=${conversationId}`, { key })).body;
+  const agentUrl = conversation.conversation_url.replace(/\/api\/conversations\/.*$/, '');
+  const [sent] = (await (
+    await fetch(`${agentUrl}/api/conversations?ids=${conversationId}`, { headers: { 'x-session-api-key': conversation.session_api_key } })
+  ).json()) as { request: Record<string, any> }[];
+  return sent!.request;
+}
+
 /** A call as the agent's LLM client makes it, at the service's own address (the test is outside the sandbox). */
 function gatewayCall(started: Started, path: string, body: Record<string, unknown>, token = started.llm.api_key) {
   const anthropic = path.endsWith('/messages');
@@ -130,6 +149,25 @@ describe('the LLM gateway', () => {
       return c?.metrics?.accumulated_cost >= 2 * 9.375e-5 - 1e-12 ? c : null;
     });
     expect(conversation.metrics.accumulated_cost).toBeCloseTo(2 * 9.375e-5, 10);
+  });
+
+  it('runs a model it cannot front only by its owner’s choice, which puts the key in the sandbox', async () => {
+    const refused = await startUnfronted(app, 'unfronted', null);
+    expect(refused.task.status).toBe('ERROR');
+    expect(refused.task.detail).toMatch(/fronts OpenAI-compatible and Anthropic models only.*llm_key_in_sandbox/);
+    expect((await call(app, 'GET', '/api/v1/settings', { key: refused.key })).body.llm_key_in_sandbox).toBe(false);
+
+    const chosen = await startUnfronted(app, 'unfronted-by-choice', true);
+    expect(chosen.task.status, chosen.task.detail ?? '').toBe('READY');
+    expect((await call(app, 'GET', '/api/v1/settings', { key: chosen.key })).body.llm_key_in_sandbox).toBe(true);
+    const request = await startRequestOf(app, chosen.key, chosen.task.app_conversation_id);
+    expect(request.agent.llm).toMatchObject({ model: 'bedrock/anthropic.claude-3-5-sonnet', api_key: chosen.realKey });
+    // No route: its cost is the agent's reports, as with the gateway off.
+    const routes = await app
+      .rawCollection('llm_routes')
+      .find({}, { projection: { _id: 1 } })
+      .toArray();
+    expect(routes.map((route) => String(route._id))).not.toContain(chosen.task.app_conversation_id);
   });
 
   it('refuses a wrong token, another model and a call of another style, before the provider', async () => {
@@ -327,7 +365,13 @@ describe('the LLM gateway’s refusals by configuration', () => {
 
   beforeAll(async () => {
     // No operator "*" price, and no loopback upstream: none listed, no host port allowed to sandboxes.
-    strict = await startConversationApp('llm-gateway-strict', { LLM_OPERATOR_PRICES: '', LLM_UPSTREAM_HOSTS: '*', SANDBOX_HOST_PORTS: '' });
+    // Nor a key in any sandbox, whatever its owner chooses.
+    strict = await startConversationApp('llm-gateway-strict', {
+      LLM_OPERATOR_PRICES: '',
+      LLM_UPSTREAM_HOSTS: '*',
+      SANDBOX_HOST_PORTS: '',
+      LLM_KEY_IN_SANDBOX: 'never',
+    });
   }, 120_000);
 
   afterAll(async () => strict?.close());
@@ -367,5 +411,12 @@ describe('the LLM gateway’s refusals by configuration', () => {
     expect(res.status).toBe(403);
     expect(((await res.json()) as { error: { type: string } }).error.type).toBe('upstream_not_allowed');
     expect(stub.requests.length).toBe(before);
+  });
+
+  it('refuses a model it cannot front whatever its owner chose, when the operator allows no key in a sandbox', async () => {
+    const { task } = await startUnfronted(strict, 'never-direct', true);
+    expect(task.status).toBe('ERROR');
+    expect(task.detail).toMatch(/fronts OpenAI-compatible and Anthropic models only/);
+    expect(task.detail).not.toMatch(/llm_key_in_sandbox/);
   });
 });

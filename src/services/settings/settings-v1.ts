@@ -105,6 +105,7 @@ export class SettingsV1Service {
     }
     if (input.disabled_skills !== undefined) extra.set!.disabled_skills = input.disabled_skills;
     if (input.git_full_clone !== undefined) extra.set!.git_full_clone = input.git_full_clone;
+    if (input.llm_key_in_sandbox !== undefined) extra.set!.llm_key_in_sandbox = input.llm_key_in_sandbox;
     await this.settings.save(userId, flat as SaveSettingsInput, extra);
   }
 }
@@ -129,6 +130,7 @@ export function nestedSettings(dto: Settings, record: SettingsRecord | null, par
     user_version: null,
     disabled_skills: record?.disabled_skills ?? null,
     git_full_clone: record?.git_full_clone ?? false,
+    llm_key_in_sandbox: record?.llm_key_in_sandbox ?? false,
     v1_enabled: true as const,
     sandbox_grouping_strategy: 'NO_GROUPING' as const,
     llm_profiles: parts.llmProfiles,
