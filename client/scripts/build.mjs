@@ -20,7 +20,15 @@ if (error) fail(ts.formatDiagnostics([error], formatHost()));
 const parsed = ts.parseJsonConfigFileContent(config, ts.sys, clientDir, undefined, configFile);
 const program = ts.createProgram({ rootNames: parsed.fileNames, options: parsed.options });
 
-const diagnostics = ts.getPreEmitDiagnostics(program);
+// The client's own files are checked in full; the server's files it reads for their types are
+// checked by the service's build (tsc -p tsconfig.build.json), so not a second time here: the
+// whole program's check was two thirds of this build's time.
+const own = program.getSourceFiles().filter((file) => file.fileName.startsWith(srcDir + path.sep));
+const diagnostics = [
+  ...program.getOptionsDiagnostics(),
+  ...program.getGlobalDiagnostics(),
+  ...own.flatMap((file) => [...program.getSyntacticDiagnostics(file), ...program.getSemanticDiagnostics(file)]),
+];
 if (diagnostics.length > 0) fail(ts.formatDiagnosticsWithColorAndContext(diagnostics, formatHost()));
 
 // Emit into a fresh folder next to the target, then swap it in: a reader never sees half a build.
