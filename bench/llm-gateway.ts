@@ -90,7 +90,7 @@ const PROVIDER_KEY = 'sk-bench-provider-key-0123456789';
 const LITELLM_KEY = 'sk-bench-litellm-master';
 const LITELLM = 'litellm[proxy] 1.105.7';
 const MODEL = 'gpt-4o';
-/** gpt-4o as LiteLLM's own table prices it (the gateway is given the same, as an operator table). */
+/** gpt-4o as LiteLLM's own table prices it: the gateway's price table (LLM_PRICES). */
 const PRICES = {
   [`openai/${MODEL}`]: {
     litellm_provider: 'openai',
