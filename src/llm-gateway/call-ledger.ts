@@ -59,6 +59,8 @@ export class CallLedger {
   /** By conversation: the calls waiting for the write under way, and the last write. */
   private readonly waiting = new Map<string, { calls: EndedCall[]; written: Promise<void> }>();
   private readonly lastWrite = new Map<string, Promise<void>>();
+  /** The costs of the calls ended and not yet written, by user and conversation. */
+  private readonly pending = new Map<string, Map<string, { cost: number; calls: number }>>();
 
   constructor(private readonly deps: LedgerDeps) {}
 
@@ -98,8 +100,13 @@ export class CallLedger {
       void written.then(() => {
         ofUser.delete(written);
         if (ofUser.size === 0 && this.writingOf.get(userId) === ofUser) this.writingOf.delete(userId);
+        for (const c of calls) this.settle(c);
       });
     }
+    const costs = this.pending.get(userId) ?? new Map<string, { cost: number; calls: number }>();
+    const mine = costs.get(conversationId) ?? { cost: 0, calls: 0 };
+    costs.set(conversationId, { cost: mine.cost + cost, calls: mine.calls + 1 });
+    this.pending.set(userId, costs);
     batch.calls.push({
       _id: call.id,
       conversationId,
@@ -124,6 +131,23 @@ export class CallLedger {
   unwrittenOf(userId: string): Promise<void>[] | null {
     const ofUser = this.writingOf.get(userId);
     return ofUser ? [...ofUser] : null;
+  }
+
+  /** What the user's calls ended and not yet written cost: the conversation's, and all of the user's (for the month). */
+  pendingCost(userId: string, conversationId: string): { conversation: number; user: number } {
+    const ofUser = this.pending.get(userId);
+    let user = 0;
+    for (const { cost } of ofUser?.values() ?? []) user += cost;
+    return { conversation: ofUser?.get(conversationId)?.cost ?? 0, user };
+  }
+
+  private settle(call: EndedCall): void {
+    const ofUser = this.pending.get(call.userId);
+    const mine = ofUser?.get(call.conversationId);
+    if (!ofUser || !mine) return;
+    if (mine.calls <= 1) ofUser.delete(call.conversationId);
+    else ofUser.set(call.conversationId, { cost: mine.cost - call.cost, calls: mine.calls - 1 });
+    if (ofUser.size === 0) this.pending.delete(call.userId);
   }
 
   /** Work that drain() waits for too. */

@@ -60,7 +60,11 @@ export interface McpCall {
 /** What the gateway needs of the budgets (src/conversations/budgets/): the check before a call, the report after. */
 export interface GatewayBudgets {
   /** Refuses (AppError CONFLICT) a conversation past a limit; answers whether any limit applies. */
-  assertMayRun(userId: string, conversationId: string, options?: { cached?: boolean }): Promise<boolean>;
+  assertMayRun(
+    userId: string,
+    conversationId: string,
+    options?: { cached?: boolean; pending?: { conversation: number; user: number } },
+  ): Promise<boolean>;
   /** After a refusal: the conversation is stopped with its reason (and its webhook) if it was not yet. */
   refused(conversationId: string): Promise<void>;
   report(
@@ -148,15 +152,19 @@ export class LlmGateway {
     const take = this.deps.userLimits?.take(route.userId);
     if (take && !take.ok)
       throw new GatewayRefusal(429, 'rate_limit_exceeded', 'Too many LLM calls for this user; retry later', take.retryAfterSeconds);
+    // The user's calls answered just before (an agent's previous step) may not be counted yet:
+    // their writes follow their answers. Their costs are added to what is read, so this check is
+    // never under the truth (on this replica); only when that sum is past a limit does the call
+    // wait for those writes and is checked again, so that the call refused is one that would start
+    // past the limit. Under no limit (the common case) this reads nothing for a second after a
+    // first check (budgets.service.ts).
+    const pending = this.ledger.pendingCost(route.userId, route.conversationId);
     try {
-      // Under no limit (the common case) this reads nothing for a second after a first check (budgets.service.ts).
-      const limited = await this.deps.budgets.assertMayRun(route.userId, route.conversationId, { cached: true });
-      // The user's calls answered just before (an agent's previous step) may not be counted yet:
-      // their writes follow their answers. Under a limit, this call waits for them and is checked
-      // again, so that a call starting past the limit never reaches the provider (on this replica).
-      const unwritten = this.ledger.unwrittenOf(route.userId);
-      if (limited && unwritten) {
-        await Promise.allSettled(unwritten);
+      try {
+        await this.deps.budgets.assertMayRun(route.userId, route.conversationId, { cached: true, pending });
+      } catch (error) {
+        if (!(error instanceof AppError && error.code === 'CONFLICT' && pending.user > 0)) throw error;
+        await Promise.allSettled(this.ledger.unwrittenOf(route.userId) ?? []);
         await this.deps.budgets.assertMayRun(route.userId, route.conversationId);
       }
     } catch (error) {

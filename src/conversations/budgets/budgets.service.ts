@@ -40,6 +40,8 @@ export interface BudgetsOptions {
   countedByGateway?: (conversationId: string) => Promise<boolean>;
 }
 
+export type MayRunOptions = { cached?: boolean; pending?: { conversation: number; user: number } };
+
 /** A conversation that has just been stopped for a budget: the one "budget reached" event. */
 export interface BudgetReached {
   conversationId: string;
@@ -54,9 +56,10 @@ const RUN_RETRY_MS = 500;
 const dollars = (amount: number) => `$${Math.round(amount * 10_000) / 10_000}`;
 
 /**
- * How long a conversation found under no limit at all is taken to be, for the LLM gateway's
- * calls (assertMayRun's `cached`): a limit set on this replica (PATCH, a settings save) ends it
- * at once, one set on another replica within this. A conversation under a limit is read every call.
+ * For the LLM gateway's calls (assertMayRun's `cached`): how long a conversation found under no
+ * limit at all is taken to be, and a user's limits (the settings' budgets) as read. A limit set on
+ * this replica (PATCH, a settings save) ends both at once, one set on another replica within
+ * this. A conversation under a limit has its cost (and the month's) read for every call.
  */
 const UNLIMITED_MS = 1_000;
 const MAX_UNLIMITED = 10_000;
@@ -68,6 +71,8 @@ export class BudgetsService {
   private readonly reachedListeners: ((reached: BudgetReached) => Promise<void> | void)[] = [];
   /** Conversations found under no limit, by when (UNLIMITED_MS); `limitsSet` counts the limits set since start. */
   private readonly unlimited = new Map<string, number>();
+  /** Users' limits as read, by when (the gateway's checks of conversations under a limit). */
+  private readonly limitsRead = new Map<string, { limits: UserLimits; at: number }>();
   private limitsSet = 0;
 
   constructor(private readonly options: BudgetsOptions) {
@@ -206,6 +211,7 @@ export class BudgetsService {
   private limitsChanged(): void {
     this.limitsSet++;
     this.unlimited.clear();
+    this.limitsRead.clear();
   }
 
   /** Clears the stop if no limit holds the conversation, and runs its agent again if the stop paused (or ended) it. */
@@ -246,19 +252,21 @@ export class BudgetsService {
   /**
    * Before a message that runs the agent (or an LLM call through the gateway): refused (409)
    * while a limit is reached, with the reason and what to raise; a stop no limit holds any more
-   * is lifted. Answers whether any limit applies to the conversation. `cached` (the LLM gateway's
-   * calls): a conversation found under no limit within UNLIMITED_MS is not read again.
+   * is lifted. Answers whether any limit applies to the conversation. The LLM gateway's calls:
+   * `cached` (UNLIMITED_MS); `pending`, costs not written yet, added to the conversation's and the
+   * month's (a refusal is then the caller's to check again without them).
    */
-  async assertMayRun(userId: string, conversationId: string, options: { cached?: boolean } = {}): Promise<boolean> {
+  async assertMayRun(userId: string, conversationId: string, options: MayRunOptions = {}): Promise<boolean> {
     const key = `${userId}:${conversationId}`;
     const now = this.now();
     if (options.cached && now - (this.unlimited.get(key) ?? -Infinity) < UNLIMITED_MS) return false;
     const limitsSet = this.limitsSet;
     const record = await this.records.conversation(conversationId);
     if (!record || record.userId !== userId) return false; // the caller answers 404
-    const limits = await this.limitsOf(record);
-    const month = limits.perMonth === null ? null : await this.records.monthCost(userId, this.month());
-    const reason = stopReason(record.accumulated_cost, month, limits);
+    const limits = await this.limitsOf(record, options.cached === true);
+    const pending = options.pending ?? { conversation: 0, user: 0 };
+    const month = limits.perMonth === null ? null : (await this.records.monthCost(userId, this.month())) + pending.user;
+    const reason = stopReason(record.accumulated_cost + pending.conversation, month, limits);
     if (!reason) {
       if (record.budget_stop) await this.records.clearStop(record._id, record.budget_stop);
       const limited = limits.perTask !== null || limits.perMonth !== null;
@@ -329,9 +337,19 @@ export class BudgetsService {
     };
   }
 
-  private async limitsOf(record: SpendRecord): Promise<Limits> {
-    const user = await this.userLimits(record.userId);
+  private async limitsOf(record: SpendRecord, cached = false): Promise<Limits> {
+    const user = cached ? await this.cachedUserLimits(record.userId) : await this.userLimits(record.userId);
     return { perTask: record.max_budget_per_task ?? user.perTaskDefault, perMonth: user.perMonth };
+  }
+
+  /** The user's limits as read within UNLIMITED_MS (a settings save on this replica reads them again). */
+  private async cachedUserLimits(userId: string): Promise<UserLimits> {
+    const [hit, at, limitsSet] = [this.limitsRead.get(userId), this.now(), this.limitsSet];
+    if (hit && at - hit.at < UNLIMITED_MS) return hit.limits;
+    const limits = await this.userLimits(userId);
+    if (this.limitsRead.size >= MAX_UNLIMITED) this.limitsRead.clear();
+    if (limitsSet === this.limitsSet) this.limitsRead.set(userId, { limits, at }); // no limit was set while it was read
+    return limits;
   }
 
   private month(): string {
