@@ -10,6 +10,10 @@ export const ApiKeySchema = new Schema(
     label: { type: String, default: null },
     createdAt: { type: Date, required: true, default: () => new Date() },
     revokedAt: { type: Date, default: null },
+    // Set by its user at creation (POST /api/keys expires_at); null: no end.
+    expiresAt: { type: Date, default: null },
+    // When it last authenticated, to the minute at best (api-keys.service.ts, USE_STAMP_MS).
+    lastUsedAt: { type: Date, default: null },
   },
   { versionKey: false, strict: true, collection: 'api_keys' },
 );

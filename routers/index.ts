@@ -26,6 +26,7 @@ import { settingsRouter } from './settings.router.js';
 import { userRouter } from './user.router.js';
 import { optionsRouter } from './options.router.js';
 import { accountRouter } from './account.router.js';
+import { apiKeysRouter } from './api-keys.router.js';
 import { agentProfilesRouter } from './agent-profiles.router.js';
 import { organizationsRouter } from './organizations.router.js';
 import { settingsV1Router } from './settings-v1.router.js';
@@ -56,6 +57,7 @@ export const appRouter = router({
   agentProfiles: agentProfilesRouter,
   organizations: organizationsRouter,
   account: accountRouter,
+  apiKeys: apiKeysRouter,
   users: usersRouter,
   gitV1: gitV1Router,
   budgets: budgetsRouter,

@@ -26,6 +26,7 @@ export type ErrorReason =
   | 'llm_key_missing'
   | 'secret_exists'
   | 'secret_not_found'
+  | 'api_key_not_found'
   | 'invalid_provider_token'
   | 'provider_unreachable'
   | 'provider_host_not_allowed'

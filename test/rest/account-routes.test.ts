@@ -132,3 +132,47 @@ describe('GET /api/v1/users/me', () => {
     });
   });
 });
+
+describe('/api/keys (the user mints and revokes their own keys, in the Cloud’s shapes)', () => {
+  it('mints a key shown once, lists it without the key, and revokes it: the key then answers 401', async () => {
+    const expires = new Date(Date.now() + 86_400_000).toISOString();
+    const created = await call(app, 'POST', '/api/keys', { ...bearer(alice), body: { name: 'ci', expires_at: expires } });
+    expect(created.status).toBe(200);
+    expect(created.body).toEqual({
+      id: expect.stringMatching(/^[0-9A-Za-z]{12}$/),
+      name: 'ci',
+      key: expect.stringMatching(/^ohk_/),
+      created_at: expect.any(String),
+      last_used_at: null,
+      expires_at: expires,
+    });
+    const minted = created.body.key as string;
+    expect((await call(app, 'GET', '/api/keys/current', bearer(minted))).body).toMatchObject({ id: created.body.id, name: 'ci' });
+
+    const listed = await call(app, 'GET', '/api/keys', bearer(alice));
+    expect(listed.status).toBe(200);
+    expect(listed.body.find((k: { id: string }) => k.id === created.body.id)).toMatchObject({ name: 'ci', expires_at: expires });
+    expect(JSON.stringify(listed.body)).not.toContain(minted);
+    // Bob sees none of Alice's keys and cannot revoke them.
+    expect((await call(app, 'GET', '/api/keys', bearer(bob))).body.map((k: { id: string }) => k.id)).not.toContain(created.body.id);
+    const refused = await call(app, 'DELETE', `/api/keys/${created.body.id}`, bearer(bob));
+    expect(refused.status).toBe(404);
+    expect(refused.body).toEqual({ detail: 'API key not found' });
+    expect((await call(app, 'GET', '/api/keys/current', bearer(minted))).status).toBe(200);
+
+    const deleted = await call(app, 'DELETE', `/api/keys/${created.body.id}`, bearer(alice));
+    expect(deleted.status).toBe(200);
+    expect(deleted.body).toEqual({ message: 'API key deleted successfully' });
+    expect((await call(app, 'GET', '/api/keys/current', bearer(minted))).status).toBe(401);
+    expect((await call(app, 'GET', '/api/keys', bearer(alice))).body.map((k: { id: string }) => k.id)).not.toContain(created.body.id);
+    expect((await call(app, 'DELETE', `/api/keys/${created.body.id}`, bearer(alice))).status).toBe(404);
+  });
+
+  it('refuses an expiry already past (422) and a request without credentials (401)', async () => {
+    const past = await call(app, 'POST', '/api/keys', { ...bearer(alice), body: { expires_at: '2020-01-01T00:00:00Z' } });
+    expect(past.status).toBe(422);
+    expect(JSON.stringify(past.body)).toContain('Expiration date cannot be in the past');
+    expect((await call(app, 'POST', '/api/keys', { body: {} })).status).toBe(401);
+    expect((await call(app, 'GET', '/api/keys', {})).status).toBe(401);
+  });
+});

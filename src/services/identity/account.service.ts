@@ -4,10 +4,11 @@
 // searches. The automation service is not part of this server: its routes say so in the
 // shape clients treat as "unavailable" without retrying.
 import type { ModelsSearchInput, ProvidersSearchInput, UserInfo, WebClientConfig } from '../../../contract/account.schema.js';
+import type { CreateApiKeyInput } from '../../../contract/api-keys.schema.js';
 import { pageOf, pageOffset } from '../../../contract/common.schema.js';
 import type { Config } from '../../config/config.js';
 import { AppError } from '../../errors.js';
-import { isEnvironmentKeyId, type ApiKeysService } from './api-keys.service.js';
+import { isEnvironmentKeyId, type ApiKeyInfo, type ApiKeysService } from './api-keys.service.js';
 import { LLM_MODELS } from '../settings/llm-models.js';
 import type { LlmProfilesService } from '../settings/llm-profiles.service.js';
 import type { OptionsService } from '../settings/options.service.js';
@@ -40,6 +41,23 @@ export class AccountService {
       : ((await this.apiKeys.list(userId)).find((k) => k.id === keyId)?.label ?? '');
     // Every key acts in its user's personal organisation; keys are not bound to one.
     return { id: keyId, name: label, org_id: userId, bound_org_id: null, user_id: userId, auth_type: 'api_key' };
+  }
+
+  /** The user's keys that still work or have only expired; revoked ones are gone, as the Cloud deletes them. */
+  async listKeys(userId: string) {
+    return (await this.apiKeys.list(userId)).filter((key) => key.revokedAt === null).map(keyView);
+  }
+
+  async createKey(userId: string, input: CreateApiKeyInput) {
+    const { key, info } = await this.apiKeys.create(userId, input.name ?? null, input.expires_at ? new Date(input.expires_at) : null);
+    return { ...keyView(info), key };
+  }
+
+  /** Another user's key answers as absent. */
+  async revokeKey(userId: string, keyId: string): Promise<void> {
+    if (!(await this.apiKeys.revokeOwn(userId, keyId))) {
+      throw new AppError('NOT_FOUND', 'API key not found', { reason: 'api_key_not_found', fields: { keyId } });
+    }
   }
 
   organizations(userId: string, pageId: string | null | undefined, limit: number) {
@@ -188,4 +206,14 @@ export class AccountService {
 function paged<T>(items: T[], pageId: string | null | undefined, limit: number) {
   const offset = pageOffset(pageId);
   return pageOf(items.slice(offset, offset + limit), offset, limit, items.length);
+}
+
+function keyView(key: ApiKeyInfo) {
+  return {
+    id: key.id,
+    name: key.label,
+    created_at: key.createdAt.toISOString(),
+    last_used_at: key.lastUsedAt?.toISOString() ?? null,
+    expires_at: key.expiresAt?.toISOString() ?? null,
+  };
 }

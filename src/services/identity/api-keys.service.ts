@@ -20,16 +20,24 @@ export interface ApiKeyInfo {
   label: string | null;
   createdAt: Date;
   revokedAt: Date | null;
+  expiresAt: Date | null;
+  lastUsedAt: Date | null;
 }
 
 interface VerifiedKey {
   keyId: string;
   userId: string;
+  expiresAt: Date | null;
 }
+
+/** A key's last use is written at most this often per process (one write per key and minute, not per request). */
+const USE_STAMP_MS = 60_000;
 
 export class ApiKeysService {
   /** Keys verified in the last AUTH_CACHE_TTL_MS: the revocation bound on other processes. */
   private readonly verified: VerifiedCache<VerifiedKey>;
+  /** When this process last wrote each key's lastUsedAt. */
+  private readonly stamped = new Map<string, number>();
 
   constructor(
     private readonly ApiKey: ApiKeyModel,
@@ -40,15 +48,19 @@ export class ApiKeysService {
     cache: VerifiedCacheOptions = { ttlMs: 0 },
   ) {
     this.verified = new VerifiedCache(cache);
+    this.now = cache.now ?? Date.now;
   }
 
-  async create(userId: string, label: string | null = null): Promise<{ key: string; info: ApiKeyInfo }> {
+  /** The clock of expiries (tests move it instead of waiting). */
+  private readonly now: () => number;
+
+  async create(userId: string, label: string | null = null, expiresAt: Date | null = null): Promise<{ key: string; info: ApiKeyInfo }> {
     if (!USER_ID_PATTERN.test(userId)) {
       throw new AppError('BAD_REQUEST', 'User ids are 1-128 characters: letters, digits, ".", "_", "@" or "-"');
     }
     const id = randomBase62(12);
     const secret = randomBase62(40);
-    const doc = await this.ApiKey.create({ _id: id, userId, secretHash: sha256(secret).toString('hex'), label });
+    const doc = await this.ApiKey.create({ _id: id, userId, secretHash: sha256(secret).toString('hex'), label, expiresAt });
     return { key: `ohk_${id}_${secret}`, info: toInfo(doc.toObject()) };
   }
 
@@ -57,6 +69,12 @@ export class ApiKeysService {
       .sort({ createdAt: 1 })
       .lean();
     return docs.map(toInfo);
+  }
+
+  /** Revokes one of the user's own keys; false when the user has no active key with that id. */
+  async revokeOwn(userId: string, keyId: string): Promise<boolean> {
+    const own = await this.ApiKey.exists({ _id: keyId, userId, revokedAt: null });
+    return own !== null && this.revoke(keyId);
   }
 
   /** Revokes a key by id; false when no active key has that id. */
@@ -78,24 +96,46 @@ export class ApiKeysService {
     const match = KEY_PATTERN.exec(presented);
     if (!match) return null;
     const key = await this.verified.get(presented, () => this.verify(match[1]!, match[2]!));
-    return key ? { userId: key.userId, keyId: key.keyId } : null;
+    // Checked on every use: a remembered verification must not outlive the key's end.
+    if (!key || (key.expiresAt && key.expiresAt.getTime() <= this.now())) return null;
+    this.stampUse(key.keyId);
+    return { userId: key.userId, keyId: key.keyId };
+  }
+
+  /** Records the key's use, at most once a minute per process, after the answer's way (a failed write only loses a stamp). */
+  private stampUse(keyId: string): void {
+    const now = this.now();
+    if (now - (this.stamped.get(keyId) ?? 0) < USE_STAMP_MS) return;
+    if (this.stamped.size >= 10_000) this.stamped.clear();
+    this.stamped.set(keyId, now);
+    void this.ApiKey.updateOne({ _id: keyId }, { $set: { lastUsedAt: new Date(now) } }).catch(() => this.stamped.delete(keyId));
   }
 
   private async verify(keyId: string, secret: string): Promise<VerifiedKey | null> {
     const doc = (await this.ApiKey.collection.findOne(
       { _id: keyId as never },
-      { projection: { userId: 1, secretHash: 1, revokedAt: 1 } },
-    )) as Pick<ApiKeyRecord, 'userId' | 'secretHash' | 'revokedAt'> | null;
+      { projection: { userId: 1, secretHash: 1, revokedAt: 1, expiresAt: 1 } },
+    )) as Pick<ApiKeyRecord, 'userId' | 'secretHash' | 'revokedAt' | 'expiresAt'> | null;
     if (!doc || doc.revokedAt) return null;
     const expected = Buffer.from(doc.secretHash, 'hex');
     const actual = sha256(secret);
-    return expected.length === actual.length && crypto.timingSafeEqual(expected, actual) ? { keyId, userId: doc.userId } : null;
+    return expected.length === actual.length && crypto.timingSafeEqual(expected, actual)
+      ? { keyId, userId: doc.userId, expiresAt: doc.expiresAt ?? null }
+      : null;
   }
 
   /** True while the key with this id (from authenticateApiKey) can still authenticate. */
   async isActive(keyId: string): Promise<boolean> {
-    if (isEnvironmentKeyId(keyId)) return keyId === this.environmentKeyId();
-    return (await this.ApiKey.countDocuments({ _id: keyId, revokedAt: null })) === 1;
+    return (await this.activeUntil(keyId)) !== false;
+  }
+
+  /** Until when the key can authenticate: its expiry, null for no end, false when it cannot now. */
+  async activeUntil(keyId: string): Promise<Date | null | false> {
+    if (isEnvironmentKeyId(keyId)) return keyId === this.environmentKeyId() ? null : false;
+    const key = await this.ApiKey.findOne({ _id: keyId, revokedAt: null }, { expiresAt: 1 }).lean();
+    if (!key) return false;
+    if (!key.expiresAt) return null;
+    return key.expiresAt.getTime() > this.now() ? key.expiresAt : false;
   }
 
   /** SESSION_API_KEY has no record; its id is derived from the key, so changing the key ends its sessions. */
@@ -104,6 +144,22 @@ export class ApiKeysService {
   }
 }
 
-function toInfo(doc: { _id: string; userId: string; label?: string | null; createdAt: Date; revokedAt?: Date | null }): ApiKeyInfo {
-  return { id: doc._id, userId: doc.userId, label: doc.label ?? null, createdAt: doc.createdAt, revokedAt: doc.revokedAt ?? null };
+function toInfo(doc: {
+  _id: string;
+  userId: string;
+  label?: string | null;
+  createdAt: Date;
+  revokedAt?: Date | null;
+  expiresAt?: Date | null;
+  lastUsedAt?: Date | null;
+}): ApiKeyInfo {
+  return {
+    id: doc._id,
+    userId: doc.userId,
+    label: doc.label ?? null,
+    createdAt: doc.createdAt,
+    revokedAt: doc.revokedAt ?? null,
+    expiresAt: doc.expiresAt ?? null,
+    lastUsedAt: doc.lastUsedAt ?? null,
+  };
 }

@@ -59,9 +59,13 @@ export class SessionsService {
   async open(presentedKey: string | undefined, replacing?: string): Promise<OpenedSession> {
     const identity = presentedKey ? await this.apiKeys.authenticateApiKey(presentedKey) : null;
     if (!identity) throw unauthorized();
+    // A session ends with its key: at the key's expiry, if that comes first.
+    const keyEnds = await this.apiKeys.activeUntil(identity.keyId);
+    if (keyEnds === false) throw unauthorized();
     const sessionId = crypto.randomBytes(32).toString('base64url');
     const createdAt = new Date();
-    const expiresAt = new Date(createdAt.getTime() + this.ttlSeconds * 1000);
+    const ttlEnds = createdAt.getTime() + this.ttlSeconds * 1000;
+    const expiresAt = new Date(keyEnds ? Math.min(ttlEnds, keyEnds.getTime()) : ttlEnds);
     const _id = storedId(sessionId);
     await this.Session.create({ _id, userId: identity.userId, apiKeyId: identity.keyId, createdAt, expiresAt });
     // A key revoked while the session was being written must not leave the session behind.
