@@ -27,6 +27,7 @@ import { userRouter } from './user.router.js';
 import { optionsRouter } from './options.router.js';
 import { accountRouter } from './account.router.js';
 import { apiKeysRouter } from './api-keys.router.js';
+import { sharingRouter } from './sharing.router.js';
 import { agentProfilesRouter } from './agent-profiles.router.js';
 import { organizationsRouter } from './organizations.router.js';
 import { settingsV1Router } from './settings-v1.router.js';
@@ -58,6 +59,7 @@ export const appRouter = router({
   organizations: organizationsRouter,
   account: accountRouter,
   apiKeys: apiKeysRouter,
+  sharing: sharingRouter,
   users: usersRouter,
   gitV1: gitV1Router,
   budgets: budgetsRouter,

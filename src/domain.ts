@@ -52,6 +52,7 @@ import { GitSearchService } from './git/git-search.service.js';
 import { DeviceFlowService } from './services/identity/device-flow.service.js';
 import { SecretsService } from './services/secrets.service.js';
 import { OptionsService } from './services/settings/options.service.js';
+import { SharingService } from './conversations/sharing.service.js';
 import { SettingsService } from './services/settings/settings.service.js';
 import { UserGitService } from './git/user-git.service.js';
 
@@ -227,6 +228,7 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     sandboxLifecycle,
     startTasks,
     appConversations,
+    sharing: new SharingService(store, events, budgets),
     options,
     userGit,
     gitSearch: new GitSearchService(userGit),

@@ -130,6 +130,8 @@ export const CONTRACT_ROUTES = [
   'GET /api/keys',
   'POST /api/keys',
   'DELETE /api/keys/{key_id}',
+  'GET /api/shared-conversations',
+  'GET /api/shared-events/search',
   'GET /api/automation/health',
   'GET /api/automation/sdk-version',
   'GET /api/v1/web-client/config',

@@ -229,3 +229,35 @@ describe('microagent management', () => {
     ).toEqual([]);
   });
 });
+
+describe('shared conversations over REST (what Agent Canvas’s shared page calls)', () => {
+  it('serves a public conversation and its events to another user, null and 404 {detail} once private', async () => {
+    const owner = await app.user('sharer');
+    const viewer = await app.user('viewer');
+    const task = await app.startConversation(owner);
+    expect(task.status, task.detail ?? '').toBe('READY');
+    const id = task.app_conversation_id as string;
+    await eventually('the webhooks', async () => (await count(owner, id)) === 4);
+
+    const unshared = await call(app, 'GET', `/api/shared-conversations?ids=${id}`, { key: viewer });
+    expect(unshared.status).toBe(200);
+    expect(unshared.body).toEqual([null]);
+    const hidden = await call(app, 'GET', `/api/shared-events/search?conversation_id=${id}`, { key: viewer });
+    expect(hidden.status).toBe(404);
+    expect(hidden.body).toEqual({ detail: 'Conversation not found' });
+
+    expect((await call(app, 'PATCH', `/api/v1/app-conversations/${id}`, { key: owner, body: { public: true } })).status).toBe(200);
+    const [shared] = (await call(app, 'GET', `/api/shared-conversations?ids=${id}&ids=${'0'.repeat(32)}`, { key: viewer })).body;
+    expect(shared).toMatchObject({ id, created_by_user_id: expect.stringMatching(/^sharer/), sub_conversation_ids: [] });
+    const events = await call(app, 'GET', `/api/shared-events/search?conversation_id=${id}&limit=2`, { key: viewer });
+    expect(events.status).toBe(200);
+    expect(events.body.items).toEqual((await search(owner, id, '&limit=2')).items);
+    expect(events.body.next_page_id).not.toBeNull();
+    // Every endpoint needs a credential, these too.
+    expect((await call(app, 'GET', `/api/shared-conversations?ids=${id}`, {})).status).toBe(401);
+
+    expect((await call(app, 'PATCH', `/api/v1/app-conversations/${id}`, { key: owner, body: { public: false } })).status).toBe(200);
+    expect((await call(app, 'GET', `/api/shared-conversations?ids=${id}`, { key: viewer })).body).toEqual([null]);
+    expect((await call(app, 'GET', `/api/shared-events/search?conversation_id=${id}`, { key: viewer })).status).toBe(404);
+  });
+});

@@ -200,6 +200,11 @@ export class ConversationStore {
     return this.tables.conversations.getMany(ids, { userId });
   }
 
+  /** The conversations of these ids their owners made public (any owner's: the shared view). */
+  async publicConversations(ids: string[]): Promise<AppConversationRecord[]> {
+    return ids.length === 0 ? [] : this.tables.conversations.getMany(ids, { public: true });
+  }
+
   /** Up to limit + 1 conversations from offset, in the given order (newest first by default). */
   async searchConversations(
     userId: string,

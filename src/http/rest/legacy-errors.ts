@@ -126,6 +126,7 @@ export const FAILURES: Record<ErrorReason, LegacyAnswer & { routers?: Record<str
     routers: {
       conversationRuntime: { status: 404, body: detail },
       conversationWorkspace: { status: 404, body: detail },
+      sharing: { status: 404, body: detail },
       ...onV1Conversations(404),
       ...onV0Actions({ status: 404, body: v0ActionNotFound }),
     },
