@@ -141,7 +141,7 @@ export async function llmGatewayBench(opts: LlmBenchOptions): Promise<LlmBenchRe
   if (scenarios.length === 0 || opts.targets.length === 0) return null;
   const load = os.loadavg().map((l) => l.toFixed(1));
   fs.mkdirSync(opts.dir, { recursive: true });
-  const stops: (() => Promise<void>)[] = [];
+  const stops = running; // what this run started
   const notes: string[] = [];
   try {
     const provider = await startProvider();
@@ -256,8 +256,18 @@ export async function llmGatewayBench(opts: LlmBenchOptions): Promise<LlmBenchRe
       );
     return report(scenarios, samples, commands, notes);
   } finally {
-    for (const stop of stops) await stop().catch((error: unknown) => process.stderr.write(`stopping: ${String(error)}\n`));
+    await stopLlmBench();
   }
+}
+
+/** What a run has started (LiteLLM in a process group of its own, which a Ctrl-C does not reach). */
+const running: (() => Promise<void>)[] = [];
+
+/** Stops what the bench started, all at once (also from an interrupted bench/run.ts). */
+export async function stopLlmBench(): Promise<void> {
+  await Promise.all(
+    running.splice(0).map((stop) => stop().catch((error: unknown) => process.stderr.write(`stopping: ${String(error)}\n`))),
+  );
 }
 
 function report(
@@ -383,13 +393,12 @@ async function startLitellm(providerUrl: string, dir: string) {
     detached: true, // a process group of its own: its workers are stopped with it
   });
   fs.closeSync(log);
+  // Killed with its workers at once (synchronously, so an interrupted bench leaves nothing behind): a peer with nothing to save.
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((resolve) => child.once('exit', resolve));
-    process.kill(-child.pid!, 'SIGTERM');
-    const kill = setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), 10_000);
+    process.kill(-child.pid!, 'SIGKILL');
     await exited;
-    clearTimeout(kill);
   };
   const url = `http://127.0.0.1:${port}`;
   for (const deadline = Date.now() + 120_000; ; await new Promise((r) => setTimeout(r, 200))) {
@@ -577,11 +586,12 @@ async function main() {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-bench-llm-'));
   let ferret: ChildProcess | null = null;
   const cleanUp = async () => {
+    await stopLlmBench();
     if (ferret) await stopChild(ferret);
     fs.rmSync(tmp, { recursive: true, force: true });
   };
-  // Ctrl-C: the children get the signal too (one process group); the database and the folder go here.
-  process.once('SIGINT', () => void cleanUp().finally(() => process.exit(130)));
+  // Ctrl-C: the children get the signal too (one process group) but LiteLLM; it, the database and the folder are stopped here.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void cleanUp().finally(() => process.exit(130)));
   let out: LlmBenchReport | null = null;
   try {
     const binary = await ensureFerretDbBinary(loadConfig(process.env).cacheDir, createLogger('warn', process.stderr));

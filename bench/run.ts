@@ -22,7 +22,7 @@ import { rebuildLists, type ListedCollection } from '../src/db/record-lists/list
 import { createLogger } from '../src/logger.js';
 import { freePort, stopChild } from '../src/processes.js';
 import { ApiKeysService } from '../src/services/identity/api-keys.service.js';
-import { llmGatewayBench, type LlmTarget } from './llm-gateway.js';
+import { llmGatewayBench, stopLlmBench, type LlmTarget } from './llm-gateway.js';
 import { runLoad } from './load.js';
 import { warmPoolStarts } from './run-starts.js';
 import { sandboxStarts } from './sandbox-start.js';
@@ -89,6 +89,7 @@ async function main() {
     process.once(signal, () => {
       process.stderr.write(`\n${signal}: stopping the targets\n`);
       void (async () => {
+        await stopLlmBench();
         for (const stop of stops) await stop().catch(() => {});
         fs.rmSync(tmp, { recursive: true, force: true });
         process.exit(130);
