@@ -1,5 +1,6 @@
 import type { Connection } from 'mongoose';
 import { apiKeyModel } from './api-key.model.js';
+import { auditEventModel } from './audit-event.model.js';
 import { appConversationModel } from './app-conversation.model.js';
 import { startTaskModel } from './start-task.model.js';
 import { startTaskQueueModel } from './start-task-queue.model.js';
@@ -23,6 +24,7 @@ import { webhookLaneModel } from './webhook-lane.model.js';
 import { writeLockModel } from './write-lock.model.js';
 
 export * from './api-key.model.js';
+export * from './audit-event.model.js';
 export * from './app-conversation.model.js';
 export * from './start-task.model.js';
 export * from './start-task-queue.model.js';
@@ -72,6 +74,7 @@ export function createModels(conn: Connection) {
     RecordList: recordListModel(conn),
     LlmRoute: llmRouteModel(conn),
     LlmCall: llmCallModel(conn),
+    AuditEvent: auditEventModel(conn),
   };
 }
 

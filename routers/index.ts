@@ -28,6 +28,7 @@ import { optionsRouter } from './options.router.js';
 import { accountRouter } from './account.router.js';
 import { apiKeysRouter } from './api-keys.router.js';
 import { sharingRouter } from './sharing.router.js';
+import { auditRouter } from './audit.router.js';
 import { agentProfilesRouter } from './agent-profiles.router.js';
 import { organizationsRouter } from './organizations.router.js';
 import { settingsV1Router } from './settings-v1.router.js';
@@ -60,6 +61,7 @@ export const appRouter = router({
   account: accountRouter,
   apiKeys: apiKeysRouter,
   sharing: sharingRouter,
+  audit: auditRouter,
   users: usersRouter,
   gitV1: gitV1Router,
   budgets: budgetsRouter,

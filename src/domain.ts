@@ -53,6 +53,7 @@ import { DeviceFlowService } from './services/identity/device-flow.service.js';
 import { SecretsService } from './services/secrets.service.js';
 import { OptionsService } from './services/settings/options.service.js';
 import { SharingService } from './conversations/sharing.service.js';
+import { AuditService } from './services/audit.service.js';
 import { SettingsService } from './services/settings/settings.service.js';
 import { UserGitService } from './git/user-git.service.js';
 
@@ -229,6 +230,11 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     startTasks,
     appConversations,
     sharing: new SharingService(store, events, budgets),
+    audit: new AuditService(models.AuditEvent, {
+      ...config.audit,
+      log: log.child({ component: 'audit' }),
+      ...(clock ? { now: clock } : {}),
+    }),
     options,
     userGit,
     gitSearch: new GitSearchService(userGit),

@@ -27,6 +27,7 @@ export type ErrorReason =
   | 'secret_exists'
   | 'secret_not_found'
   | 'api_key_not_found'
+  | 'not_an_admin'
   | 'invalid_provider_token'
   | 'provider_unreachable'
   | 'provider_host_not_allowed'

@@ -87,6 +87,7 @@ export async function openDomain(
       close: async () => {
         stopPriceRefresh();
         await services.llmGateway?.drain(); // the LLM calls answered last are written before the database closes
+        await services.audit.drain(); // so are the audit entries of the last calls
         await runtime.close();
         await opened.close();
       },

@@ -132,6 +132,7 @@ export const CONTRACT_ROUTES = [
   'DELETE /api/keys/{key_id}',
   'GET /api/shared-conversations',
   'GET /api/shared-events/search',
+  'GET /api/audit/events/search',
   'GET /api/automation/health',
   'GET /api/automation/sdk-version',
   'GET /api/v1/web-client/config',

@@ -41,6 +41,9 @@ const EnvSchema = z
     DB_COMMAND_METRICS: z.stringbool().default(false),
     SESSION_API_KEY: optionalString,
     AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
+    // Users who may read the audit log (docs/audit.md); "default" is the embedded service's first user.
+    ADMIN_USERS: z.string().default('default'),
+    AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(365),
     ENCRYPTION_KEY: optionalString.refine((v) => v === undefined || isKey(v), KEY_FORMAT),
     ENCRYPTION_KEY_PREVIOUS: optionalString.refine((v) => splitList(v).every(isKey), KEY_FORMAT),
     MAX_BODY_SIZE: byteSize('1mb'),
@@ -171,6 +174,7 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
     cacheDir,
     mongo: { uri: e.MONGODB_URI, operationTimeoutMs: e.DB_OPERATION_TIMEOUT_MS, commandMetrics: e.DB_COMMAND_METRICS },
     auth: { sessionApiKey: e.SESSION_API_KEY, cacheTtlMs: e.AUTH_CACHE_TTL_MS },
+    audit: { admins: splitList(e.ADMIN_USERS), retentionMs: e.AUDIT_RETENTION_DAYS * 86_400_000 },
     encryption: { key: e.ENCRYPTION_KEY, previousKeys: splitList(e.ENCRYPTION_KEY_PREVIOUS) },
     // Where sandboxes call back (webhooks); unset = this service's own listening URL.
     webUrl: e.WEB_URL ? trimSlash(e.WEB_URL) : undefined,

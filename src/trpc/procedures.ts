@@ -117,7 +117,7 @@ const forbidden = () => new TRPCError({ code: 'FORBIDDEN', message: 'Forbidden' 
  * limit is checked earlier, at each transport's edge). One middleware for all of it: each
  * tRPC middleware layer copies the call's context.
  */
-export const authedProcedure = observedProcedure.use(async ({ ctx, type, getRawInput, next }) => {
+export const authedProcedure = observedProcedure.use(async ({ ctx, type, path, getRawInput, next }) => {
   if (!ctx.user) {
     ctx.chargeAddress?.();
     throw new TRPCError({ code: 'UNAUTHORIZED', message: 'Unauthorized' });
@@ -133,11 +133,20 @@ export const authedProcedure = observedProcedure.use(async ({ ctx, type, getRawI
     throw forbidden();
   }
   if (ctx.transport !== 'internal') ctx.deps.limits.user(ctx.user.id);
-  rejectUnsafeInput(await getRawInput());
+  const input = await getRawInput();
+  rejectUnsafeInput(input);
   // Only narrows ctx.user's type: it is already set, and a ctx given to next() would make tRPC
   // copy the whole context, property by property, on every call.
-  return next({ ctx: SAME_CONTEXT });
+  const result = await next({ ctx: SAME_CONTEXT });
+  if (type === 'mutation') audited(ctx, ctx.user.id, path, input, result);
+  return result;
 });
+
+/** A state-changing call goes into the audit log (src/services/audit.service.ts): names and ids only. */
+function audited(ctx: Context, userId: string, action: string, input: unknown, result: { ok: boolean; error?: TRPCError }): void {
+  const outcome = result.ok ? 'ok' : (appErrorOf(result.error!)?.code ?? result.error!.code);
+  ctx.services.audit.record({ userId, action, outcome, input, via: ctx.transport });
+}
 
 /** tRPC keeps the call's context as it is when next() gets no ctx (undefined): ctx.user is non-null from here on. */
 const SAME_CONTEXT = undefined as unknown as { user: User };
@@ -146,10 +155,14 @@ const SAME_CONTEXT = undefined as unknown as { user: User };
  * Signing in takes the key itself, not the cookie; a browser request from another site's page
  * is still refused, so no page can sign a visitor into someone else's account.
  */
-export const signInProcedure = publicProcedure.use(({ ctx, next }) => {
+export const signInProcedure = publicProcedure.use(async ({ ctx, path, getRawInput, next }) => {
   const browser = ctx.browser;
   if (browser && (browser.crossSite || (browser.originPresent && !browser.originTrusted))) throw forbidden();
-  return next();
+  const result = await next();
+  // A sign-in is the user's it signed in; a refused one is nobody's yet ("-"), its address's.
+  const userId = result.ok ? ((result.data as { user_id?: string } | undefined)?.user_id ?? '-') : '-';
+  audited(ctx, userId, path, await getRawInput(), result);
+  return result;
 });
 
 /**

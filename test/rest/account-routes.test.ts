@@ -176,3 +176,31 @@ describe('/api/keys (the user mints and revokes their own keys, in the Cloud’s
     expect((await call(app, 'GET', '/api/keys', {})).status).toBe(401);
   });
 });
+
+describe('/api/audit/events (the audit log, for ADMIN_USERS: "default" here)', () => {
+  it('lists and exports as JSON lines who did what, to an administrator only', async () => {
+    const admin = await app.keyFor('default');
+    const value = 'audit-rest-secret-5c1d';
+    expect((await call(app, 'POST', '/api/secrets', { ...bearer(alice), body: { name: 'AUDITED', value } })).status).toBe(201);
+
+    const refused = await call(app, 'GET', '/api/audit/events/search', bearer(alice));
+    expect(refused.status).toBe(403);
+    expect(refused.body).toEqual({ detail: 'Only administrators read the audit log' });
+    expect((await call(app, 'GET', '/api/audit/events/export', bearer(alice))).status).toBe(403);
+
+    const found = await call(app, 'GET', '/api/audit/events/search?action=secrets.create&limit=5', bearer(admin));
+    expect(found.status).toBe(200);
+    expect(found.body.items[0]).toMatchObject({ action: 'secrets.create', outcome: 'ok', via: 'rest', target: { name: 'AUDITED' } });
+
+    const exported = await call(app, 'GET', '/api/audit/events/export?action=secrets.create', bearer(admin));
+    expect(exported.status).toBe(200);
+    expect(exported.headers.get('content-type')).toBe('application/x-ndjson; charset=utf-8');
+    const lines = exported.text
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(lines[0]).toEqual(found.body.items[0]);
+    expect(exported.text).not.toContain(value);
+    expect((await call(app, 'GET', '/api/audit/events/search?since=yesterday', bearer(admin))).status).toBe(422);
+  });
+});

@@ -240,6 +240,7 @@ const ROWS = [
   ['agentProfiles.save', 'CONFLICT', 'Limit', 'agent_profile_limit', 409, { detail: 'Limit' }],
   ['account.currentKey', 'BAD_REQUEST', 'A session', 'not_an_api_key', 400, { detail: 'A session' }],
   ['apiKeys.delete', 'NOT_FOUND', 'API key not found', 'api_key_not_found', 404, { detail: 'API key not found' }],
+  ['audit.search', 'FORBIDDEN', 'Admins only', 'not_an_admin', 403, { detail: 'Admins only' }],
   ['sharing.searchEvents', 'NOT_FOUND', 'Conversation not found', 'conversation_not_found', 404, { detail: 'Conversation not found' }],
   ['users.me', 'FORBIDDEN', 'Not yours', 'secrets_not_exposed', 403, { detail: 'Not yours' }],
   ['organizations.me', 'NOT_FOUND', 'Organization not found', 'organization_not_found', 404, { detail: 'Organization not found' }],

@@ -187,6 +187,7 @@ export const FAILURES: Record<ErrorReason, LegacyAnswer & { routers?: Record<str
   agent_profile_limit: { status: 409, body: detail },
   not_an_api_key: { status: 400, body: detail },
   api_key_not_found: { status: 404, body: detail },
+  not_an_admin: { status: 403, body: detail },
   secrets_not_exposed: { status: 403, body: detail },
   organization_not_found: { status: 404, body: detail },
   device_authorization_pending: { status: 400, body: oauthError('authorization_pending') },

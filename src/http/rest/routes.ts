@@ -13,6 +13,7 @@
 //     clients and the verification page send forms; the OpenHands clients send JSON, also read).
 //   - GET /api/v1/app-conversations/{conversation_id}/file: the text as text/plain (clients read it
 //     as text), and …/download: the zip's bytes as application/zip;
+//   - GET /api/audit/events/export: the audit log as JSON lines (every page of the search);
 //   - routes of other services that clients call here, answered "not available" (notAvailableRoutes).
 import type { ServerResponse } from 'node:http';
 import { isLaterSnapshot } from '../../../contract/app-conversations.schema.js';
@@ -161,6 +162,35 @@ export function handlerRoutes(deps: Deps): HandlerRoute[] {
         const zip = await (await caller(call, true)).appConversationFiles.download({ conversation_id: call.params.conversation_id! });
         call.res.setHeader('Content-Disposition', `attachment; filename="${zip.file_name}"`);
         writeBytes(call.res, Buffer.from(zip.content_base64, 'base64'), 'application/zip');
+      },
+    },
+    {
+      // The audit log as JSON lines, newest first, with the search's filters (docs/audit.md).
+      method: 'GET',
+      path: '/api/audit/events/export',
+      body: 'none',
+      procedurePath: 'audit.search',
+      handle: async (call) => {
+        const audit = (await caller(call, true)).audit;
+        const filters = Object.fromEntries(
+          ['user_id', 'action', 'since', 'until'].flatMap((k) => (call.query.has(k) ? [[k, call.query.get(k)!]] : [])),
+        );
+        // The first page before the head: a refusal (403, 422) still answers in its shape.
+        let page = await audit.search({ ...filters, limit: 1000 });
+        const { res } = call;
+        res.statusCode = 200;
+        res.setHeader('Content-Type', 'application/x-ndjson; charset=utf-8');
+        res.setHeader('Content-Disposition', 'attachment; filename="audit.jsonl"');
+        try {
+          for (;;) {
+            for (const item of page.items) res.write(`${JSON.stringify(item)}\n`);
+            if (!page.next_page_id || call.signal.aborted) break;
+            page = await audit.search({ ...filters, limit: 1000, page_id: page.next_page_id });
+          }
+          res.end();
+        } catch {
+          res.destroy(); // a later page failed (the database went away): the client sees a cut download, never a short one
+        }
       },
     },
     {
