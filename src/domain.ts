@@ -54,6 +54,7 @@ import { SecretsService } from './services/secrets.service.js';
 import { OptionsService } from './services/settings/options.service.js';
 import { SharingService } from './conversations/sharing.service.js';
 import { AuditService } from './services/audit.service.js';
+import { OidcService } from './services/identity/oidc.service.js';
 import { SettingsService } from './services/settings/settings.service.js';
 import { UserGitService } from './git/user-git.service.js';
 
@@ -221,6 +222,8 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     apiKeys,
     sessions,
     deviceFlow: new DeviceFlowService(models, apiKeys, config.deviceFlow, clock),
+    /** OpenID Connect sign-in (docs/oidc.md), when OIDC_ISSUER is set. */
+    oidc: config.oidc ? new OidcService(config.oidc, box, sessions, log.child({ component: 'oidc' })) : null,
     settings,
     gitProviders,
     secrets,

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { cacheRoot } from './config-values.js';
 import { llmGatewayConfig, llmGatewayEnv } from './config-llm.js';
+import { oidcConfig, oidcEnv } from './config-oidc.js';
 import { sandboxConfig, sandboxEnv } from './config-sandbox.js';
 import {
   byteSize,
@@ -96,6 +97,7 @@ const EnvSchema = z
     DEVICE_CODE_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(60).default(5),
     ...sandboxEnv,
     ...llmGatewayEnv,
+    ...oidcEnv,
     START_TASK_LEASE_MS: z.coerce.number().int().min(1000).default(30_000),
     START_TASK_MAX_ATTEMPTS: z.coerce.number().int().min(1).default(3),
     START_TASK_DEADLINE_MS: z.coerce
@@ -149,6 +151,7 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
     throw new ConfigError(parsed.error.issues.map((issue) => `  ${issue.path.join('.') || 'environment'}: ${issue.message}`).join('\n'));
   }
   const e = parsed.data;
+  if (e.OIDC_ISSUER && !e.OIDC_CLIENT_ID) throw new ConfigError('  OIDC_CLIENT_ID: required with OIDC_ISSUER');
   const dataDir = path.resolve(e.DATA_DIR);
   const cacheDir = cacheRoot(e.AGENT_CP_CACHE_DIR);
   return Object.freeze({
@@ -201,6 +204,7 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
     deviceFlow: { ttlSeconds: e.DEVICE_CODE_TTL_SECONDS, intervalSeconds: e.DEVICE_CODE_INTERVAL_SECONDS },
     ...sandboxConfig(e),
     ...llmGatewayConfig(e),
+    ...oidcConfig(e),
     conversations: {
       leaseMs: e.START_TASK_LEASE_MS,
       maxAttempts: e.START_TASK_MAX_ATTEMPTS,

@@ -6,6 +6,7 @@ import express from 'express';
 import type { Deps } from '../../trpc/context.js';
 import { writeRestError, NOT_FOUND } from '../rest/answers.js';
 import { devicePage } from './device-page.js';
+import { oidcRoutes } from './oidc-routes.js';
 import { docsRouter } from './docs.js';
 import type { ServedUi } from './served-ui.js';
 import { signInPage } from './signin-page.js';
@@ -16,7 +17,8 @@ export function webRoutes(deps: Deps, ui: ServedUi): RequestListener {
   web.disable('x-powered-by');
   web.set('etag', false);
   web.use(docsRouter());
-  web.get('/signin', signInPage);
+  web.get('/signin', signInPage(deps.services.oidc?.buttonLabel ?? null));
+  web.use(oidcRoutes(deps));
   web.get('/oauth/device', devicePage(deps));
   web.use(webUi(deps, ui));
   web.use((_req, res) => writeRestError(res, NOT_FOUND));

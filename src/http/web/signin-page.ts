@@ -15,7 +15,9 @@ const STYLE = `
   button { margin-top: 1rem; width: 100%; padding: .6rem; font: inherit; font-weight: 600; color: #fff;
            background: #2956d6; border: 0; border-radius: 6px; cursor: pointer; }
   #error { color: #b42318; min-height: 1.5em; margin: .75rem 0 0; }
-  p.hint { color: #5b6275; font-size: .875rem; }`;
+  p.hint { color: #5b6275; font-size: .875rem; }
+  a.oidc { display: block; text-align: center; padding: .6rem; border: 1px solid #2956d6; border-radius: 6px; color: #2956d6;
+           font-weight: 600; text-decoration: none; }`;
 
 const SCRIPT = `
   const form = document.getElementById('signin');
@@ -46,7 +48,7 @@ const SCRIPT = `
     }
   });`;
 
-const page = (next: string) => `<!doctype html>
+const page = (next: string, oidcLabel: string | null) => `<!doctype html>
 <html lang="en">
 <head>
   <meta charset="utf-8">
@@ -63,6 +65,11 @@ const page = (next: string) => `<!doctype html>
       <button type="submit">Sign in</button>
       <p id="error" role="alert"></p>
     </form>
+    ${
+      oidcLabel
+        ? `<p><a class="oidc" id="oidc" href="/oauth/oidc/login?next=${encodeURIComponent(next)}">${escapeHtml(oidcLabel)}</a></p>`
+        : ''
+    }
     <p class="hint">Ask your operator for a key (<code>npm run cli -- keys create --user &lt;you&gt;</code>).</p>
   </main>
   <script>${SCRIPT}</script>
@@ -108,11 +115,14 @@ export function sameOriginPath(next: unknown): string {
   return url.origin === BASE && LOCAL_PATH.test(resolved) && LOCAL_PATH.test(decoded) ? resolved : '/';
 }
 
-export function signInPage(req: Request, res: Response): void {
-  res.setHeader('content-security-policy', CSP);
-  res.setHeader('cache-control', 'no-store');
-  res.setHeader('x-frame-options', 'DENY');
-  res.setHeader('x-content-type-options', 'nosniff');
-  res.setHeader('referrer-policy', 'same-origin');
-  res.type('html').send(page(sameOriginPath(req.query.next)));
-}
+/** The page; with OIDC configured, a link to sign in at the identity provider beside the key field. */
+export const signInPage =
+  (oidcLabel: string | null) =>
+  (req: Request, res: Response): void => {
+    res.setHeader('content-security-policy', CSP);
+    res.setHeader('cache-control', 'no-store');
+    res.setHeader('x-frame-options', 'DENY');
+    res.setHeader('x-content-type-options', 'nosniff');
+    res.setHeader('referrer-policy', 'same-origin');
+    res.type('html').send(page(sameOriginPath(req.query.next), oidcLabel));
+  };

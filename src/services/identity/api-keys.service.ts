@@ -10,6 +10,8 @@ import { VerifiedCache, type VerifiedCacheOptions } from './verified-cache.js';
 export const DEFAULT_USER_ID = 'default';
 const KEY_PATTERN = /^ohk_([0-9A-Za-z]{12})_([0-9A-Za-z]{40})$/;
 const ENV_KEY_PREFIX = 'env:';
+/** Sessions an identity provider opened (OIDC) stand on no stored key: this prefix and the user id. */
+export const IDENTITY_KEY_PREFIX = 'oidc:';
 /** Whether a key id (from authenticateApiKey) is SESSION_API_KEY's derived one rather than a stored key's. */
 export const isEnvironmentKeyId = (keyId: string) => keyId.startsWith(ENV_KEY_PREFIX);
 export const USER_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$/;
@@ -132,6 +134,7 @@ export class ApiKeysService {
   /** Until when the key can authenticate: its expiry, null for no end, false when it cannot now. */
   async activeUntil(keyId: string): Promise<Date | null | false> {
     if (isEnvironmentKeyId(keyId)) return keyId === this.environmentKeyId() ? null : false;
+    if (keyId.startsWith(IDENTITY_KEY_PREFIX)) return null;
     const key = await this.ApiKey.findOne({ _id: keyId, revokedAt: null }, { expiresAt: 1 }).lean();
     if (!key) return false;
     if (!key.expiresAt) return null;

@@ -4,6 +4,7 @@
 // times. Sessions end at their expiry (SESSION_TTL_SECONDS), at sign-out, or with their key.
 import crypto from 'node:crypto';
 import type { SessionModel } from '../../../models/index.js';
+import { IDENTITY_KEY_PREFIX } from './api-keys.service.js';
 import { sha256 } from '../../crypto.js';
 import { AppError } from '../../errors.js';
 import type { ApiKeysService } from './api-keys.service.js';
@@ -11,6 +12,8 @@ import { VerifiedCache, type VerifiedCacheOptions } from './verified-cache.js';
 
 /** 32 random bytes, base64url (43 characters, no padding). */
 const SESSION_ID_PATTERN = /^[A-Za-z0-9_-]{43}$/;
+/** The key id an identity provider's session stands on (api-keys.service.ts: always active). */
+export const identityKeyId = (userId: string) => `${IDENTITY_KEY_PREFIX}${userId}`;
 
 export interface OpenedSession {
   /** The secret the cookie carries; never stored. */
@@ -76,6 +79,19 @@ export class SessionsService {
     if (replacing !== undefined) await this.close(replacing);
     await this.Session.deleteMany({ expiresAt: { $lte: createdAt } }); // housekeeping: expired sessions
     return { sessionId, userId: identity.userId, expiresAt };
+  }
+
+  /**
+   * Opens a session for a user the identity provider vouched for (docs/oidc.md): no API key
+   * behind it, so it lives its whole lifetime unless its user signs out.
+   */
+  async openForIdentity(userId: string, replacing?: string): Promise<OpenedSession> {
+    const sessionId = crypto.randomBytes(32).toString('base64url');
+    const createdAt = new Date();
+    const expiresAt = new Date(createdAt.getTime() + this.ttlSeconds * 1000);
+    await this.Session.create({ _id: storedId(sessionId), userId, apiKeyId: identityKeyId(userId), createdAt, expiresAt });
+    if (replacing !== undefined) await this.close(replacing);
+    return { sessionId, userId, expiresAt };
   }
 
   /** The session's user and expiry, or null for a malformed, unknown, expired or ended session. */
