@@ -16,9 +16,18 @@ export interface TestProvider {
   close(): Promise<void>;
 }
 
-/** Starts the provider on `port` for a client whose callback is `redirectUri`. */
-export async function startOidcProvider(port: number, redirectUri: string, accounts: Record<string, Account>): Promise<TestProvider> {
-  const issuer = `http://127.0.0.1:${port}`;
+/**
+ * Starts the provider on `port` for a client whose callback is `redirectUri`. `host`: the name
+ * its issuer uses (localhost makes it another site than a service on 127.0.0.1, as a real
+ * provider is, for a browser's SameSite rules).
+ */
+export async function startOidcProvider(
+  port: number,
+  redirectUri: string,
+  accounts: Record<string, Account>,
+  host = '127.0.0.1',
+): Promise<TestProvider> {
+  const issuer = `http://${host}:${port}`;
   const provider = new Provider(issuer, {
     clients: [
       {
