@@ -126,7 +126,8 @@ describe('OpenAPI responses describe the wire', () => {
     const declared = new Set([...PROCEDURES.values()].flatMap((p) => p.meta?.errors ?? []));
     // Every operation lists these (transport failures); two only tRPC can meet, one only background
     // starts; a stop during a resume (sandbox_paused) is answered as conversation_not_running
-    // (src/sandbox/sandbox-access.ts) and never leaves the domain as itself.
+    // (src/sandbox/sandbox-access.ts) and never leaves the domain as itself; the OpenID Connect
+    // sign-in's are answered by its browser pages (src/http/web/oidc-routes.ts), not an operation.
     const everywhere = [
       'rate_limited',
       'database_unavailable',
@@ -134,6 +135,9 @@ describe('OpenAPI responses describe the wire', () => {
       'start_task_not_found',
       'sandbox_resume_failed',
       'sandbox_paused',
+      'oidc_refused',
+      'oidc_not_allowed',
+      'oidc_provider_unreachable',
     ];
     expect(Object.keys(FAILURES).filter((reason) => !declared.has(reason as never) && !everywhere.includes(reason))).toEqual([]);
   });
