@@ -257,10 +257,19 @@ export class ConversationStore {
 
   /** A start that ended in ERROR leaves its conversation failed (listed, deletable). */
   async markStartFailed(task: StartTask): Promise<void> {
+    await this.setStartState(task, 'starting', 'failed');
+  }
+
+  /** A failure that did not end the task after all (another worker holds it): starting again. */
+  async unmarkStartFailed(task: StartTask): Promise<void> {
+    await this.setStartState(task, 'failed', 'starting');
+  }
+
+  private async setStartState(task: StartTask, from: string, to: string): Promise<void> {
     await this.tables.conversations.update(
       task.conversationId,
-      { userId: task.userId, startState: 'starting' },
-      { $set: { startState: 'failed', updatedAt: new Date() } },
+      { userId: task.userId, startState: from },
+      { $set: { startState: to, updatedAt: new Date() } },
     );
   }
 

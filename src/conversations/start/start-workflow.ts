@@ -83,12 +83,15 @@ export class StartWorkflow {
       const detail = error instanceof AppError ? error.message : 'Unexpected error while starting the conversation';
       if (!(error instanceof AppError)) log.error({ err: error }, 'start task failed');
       else log.info({ detail }, 'start task failed');
+      // The conversation first: a reader who sees the task ended sees its conversation failed.
+      await this.deps.store.markStartFailed(task).catch(() => {});
       const ended = await steps.step('ERROR', { detail, leaseOwner: null, leaseExpiresAt: null }).then(
         () => true,
         () => false,
       );
+      // Not ended here (another worker holds the task now): its conversation is starting again.
+      if (!ended) await this.deps.store.unmarkStartFailed(task).catch(() => {});
       if (ended) {
-        await this.deps.store.markStartFailed(task).catch(() => {});
         await this.deps.events.conversationChanged('conversation.status_changed', task.userId, task.conversationId);
         // A slot claimed at the request goes back unless its sandbox runs; queued messages have no conversation to go to.
         if (task.reservedSandboxId) await this.deps.sandboxes.slots.dropReservation(task.userId, task.reservedSandboxId).catch(() => {});
