@@ -1,6 +1,7 @@
 import type { Connection } from 'mongoose';
 import { apiKeyModel } from './api-key.model.js';
 import { auditEventModel } from './audit-event.model.js';
+import { userRoleModel } from './user-role.model.js';
 import { appConversationModel } from './app-conversation.model.js';
 import { startTaskModel } from './start-task.model.js';
 import { startTaskQueueModel } from './start-task-queue.model.js';
@@ -25,6 +26,7 @@ import { writeLockModel } from './write-lock.model.js';
 
 export * from './api-key.model.js';
 export * from './audit-event.model.js';
+export * from './user-role.model.js';
 export * from './app-conversation.model.js';
 export * from './start-task.model.js';
 export * from './start-task-queue.model.js';
@@ -75,6 +77,7 @@ export function createModels(conn: Connection) {
     LlmRoute: llmRouteModel(conn),
     LlmCall: llmCallModel(conn),
     AuditEvent: auditEventModel(conn),
+    UserRole: userRoleModel(conn),
   };
 }
 

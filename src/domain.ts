@@ -223,7 +223,7 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     sessions,
     deviceFlow: new DeviceFlowService(models, apiKeys, config.deviceFlow, clock),
     /** OpenID Connect sign-in (docs/oidc.md), when OIDC_ISSUER is set. */
-    oidc: config.oidc ? new OidcService(config.oidc, box, sessions, log.child({ component: 'oidc' })) : null,
+    oidc: config.oidc ? new OidcService(config.oidc, box, sessions, models.UserRole, log.child({ component: 'oidc' })) : null,
     settings,
     gitProviders,
     secrets,
@@ -233,7 +233,7 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     startTasks,
     appConversations,
     sharing: new SharingService(store, events, budgets),
-    audit: new AuditService(models.AuditEvent, {
+    audit: new AuditService(models.AuditEvent, models.UserRole, {
       ...config.audit,
       log: log.child({ component: 'audit' }),
       ...(clock ? { now: clock } : {}),

@@ -14,6 +14,8 @@ export const oidcEnv = {
   OIDC_ALLOWED_DOMAINS: optionalString,
   OIDC_ALLOWED_GROUPS: optionalString,
   OIDC_GROUPS_CLAIM: z.string().min(1).default('groups'),
+  // Members of these groups are administrators (as ADMIN_USERS), as of their latest sign-in.
+  OIDC_ADMIN_GROUPS: optionalString,
   OIDC_BUTTON_LABEL: z.string().max(80).default('Sign in with your company account'),
 };
 
@@ -30,6 +32,7 @@ export function oidcConfig(e: OidcEnv) {
           allowedDomains: splitList(e.OIDC_ALLOWED_DOMAINS).map((d) => d.toLowerCase()),
           allowedGroups: splitList(e.OIDC_ALLOWED_GROUPS),
           groupsClaim: e.OIDC_GROUPS_CLAIM,
+          adminGroups: splitList(e.OIDC_ADMIN_GROUPS),
           buttonLabel: e.OIDC_BUTTON_LABEL,
         }
       : null,

@@ -7,7 +7,7 @@
 // entries of the calls answered meanwhile go in one insert; drain() writes what is left
 // before the database closes. A process killed outright loses at most the last ~100 ms.
 import crypto from 'node:crypto';
-import type { AuditEventModel } from '../../models/index.js';
+import type { AuditEventModel, UserRoleModel } from '../../models/index.js';
 import type { AuditSearchInput } from '../../contract/audit.schema.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -55,6 +55,8 @@ export class AuditService {
 
   constructor(
     private readonly AuditEvent: AuditEventModel,
+    /** Administrators by their identity provider's groups (OIDC_ADMIN_GROUPS), beside ADMIN_USERS. */
+    private readonly roles: UserRoleModel,
     private readonly options: AuditServiceOptions,
   ) {
     this.now = options.now ?? Date.now;
@@ -82,13 +84,14 @@ export class AuditService {
     await this.flush();
   }
 
-  isAdmin(userId: string): boolean {
-    return this.options.admins.includes(userId);
+  async isAdmin(userId: string): Promise<boolean> {
+    if (this.options.admins.includes(userId)) return true;
+    return (await this.roles.findOne({ _id: userId }, { admin: 1 }).lean())?.admin === true;
   }
 
   /** A page of the log, newest first; for admins only. */
   async search(userId: string, input: AuditSearchInput) {
-    this.assertAdmin(userId);
+    await this.assertAdmin(userId);
     await this.drain(); // what this replica answered is in what it reads
     const filter: Record<string, unknown> = {};
     if (input.user_id) filter.userId = input.user_id;
@@ -119,8 +122,9 @@ export class AuditService {
     return { items, next_page_id: last ? `${last.at.getTime()}_${last._id}` : null };
   }
 
-  private assertAdmin(userId: string): void {
-    if (!this.isAdmin(userId)) throw new AppError('FORBIDDEN', 'Only administrators read the audit log', { reason: 'not_an_admin' });
+  private async assertAdmin(userId: string): Promise<void> {
+    if (!(await this.isAdmin(userId)))
+      throw new AppError('FORBIDDEN', 'Only administrators read the audit log', { reason: 'not_an_admin' });
   }
 
   private flush(): Promise<void> {

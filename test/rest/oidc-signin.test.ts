@@ -15,6 +15,7 @@ let providerPort: number;
 
 const ACCOUNTS = {
   ada: { email: 'Ada@Example.com', email_verified: true, groups: ['engineering'] },
+  bo: { email: 'bo@example.com', email_verified: true, groups: ['engineering', 'platform'] },
   eve: { email: 'eve@elsewhere.example', email_verified: true, groups: ['engineering'] },
   mal: { email: 'mal@example.com', email_verified: true, groups: ['sales'] },
   ghost: { email: 'ghost@example.com', email_verified: false, groups: ['engineering'] },
@@ -27,6 +28,7 @@ beforeAll(async () => {
     OIDC_CLIENT_ID: 'acp-test',
     OIDC_ALLOWED_DOMAINS: 'example.com',
     OIDC_ALLOWED_GROUPS: 'engineering',
+    OIDC_ADMIN_GROUPS: 'platform',
     OIDC_BUTTON_LABEL: 'Sign in with Example SSO',
   });
   provider = await startOidcProvider(providerPort, `${app.url}/oauth/oidc/callback`, ACCOUNTS);
@@ -70,6 +72,18 @@ describe('OpenID Connect sign-in', () => {
       (await call(app, 'DELETE', '/api/auth/session', { headers: { cookie: `acp_session=${session}`, origin: app.url } })).status,
     ).toBe(200);
     expect((await call(app, 'GET', '/api/auth/session', withCookie(session))).status).toBe(401);
+  });
+
+  it('makes a member of OIDC_ADMIN_GROUPS an administrator, as of their latest sign-in', async () => {
+    const auditAs = async (login: string) => {
+      const session = (await signIn(app.url, login)).jar.get(app.url, 'acp_session')!;
+      return (await call(app, 'GET', '/api/audit/events/search?limit=1', withCookie(session))).status;
+    };
+    expect(await auditAs('bo')).toBe(200);
+    expect(await auditAs('ada')).toBe(403);
+    // Taken out of the group at the provider: no longer an administrator from the next sign-in.
+    ACCOUNTS.bo.groups = ['engineering'];
+    expect(await auditAs('bo')).toBe(403);
   });
 
   it('refuses an account outside the allowed domains or groups, or without a verified email', async () => {

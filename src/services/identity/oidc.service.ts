@@ -8,6 +8,7 @@ import * as oidc from 'openid-client';
 import type { Config } from '../../config/config.js';
 import type { SecretBox } from '../../crypto.js';
 import { AppError } from '../../errors.js';
+import type { UserRoleModel } from '../../../models/index.js';
 import type { Logger } from '../../logger.js';
 import { USER_ID_PATTERN } from './api-keys.service.js';
 import type { OpenedSession, SessionsService } from './sessions.service.js';
@@ -36,6 +37,7 @@ export class OidcService {
     private readonly settings: OidcSettings,
     private readonly box: SecretBox,
     private readonly sessions: SessionsService,
+    private readonly roles: UserRoleModel,
     private readonly log: Logger,
   ) {}
 
@@ -85,27 +87,32 @@ export class OidcService {
       this.log.warn({ err: { name: (error as Error).name, code: (error as { code?: string }).code } }, 'OIDC sign-in refused');
       throw new AppError('UNAUTHORIZED', 'The identity provider did not confirm this sign-in', { reason: 'oidc_refused' });
     }
-    const userId = this.admitted(claims!);
+    const { userId, admin } = this.admitted(claims!);
+    // The role as the provider states it now: a person taken out of the group loses it here.
+    if (this.settings.adminGroups.length > 0) {
+      await this.roles.updateOne({ _id: userId }, { $set: { admin, updatedAt: new Date() } }, { upsert: true });
+    }
     const opened = await this.sessions.openForIdentity(userId, replacing);
     return { ...opened, next: login.next };
   }
 
-  /** The user id of the ID token's person, or FORBIDDEN when they may not sign in here. */
-  private admitted(claims: oidc.IDToken): string {
+  /** The user id of the ID token's person and whether they are an administrator; FORBIDDEN when they may not sign in here. */
+  private admitted(claims: oidc.IDToken): { userId: string; admin: boolean } {
     const email = typeof claims.email === 'string' ? claims.email.toLowerCase() : null;
     if (!email || claims.email_verified === false || !USER_ID_PATTERN.test(email)) {
       throw new AppError('FORBIDDEN', 'The identity provider gave no verified email address for this account', {
         reason: 'oidc_not_allowed',
       });
     }
-    const { allowedDomains, allowedGroups, groupsClaim } = this.settings;
+    const { allowedDomains, allowedGroups, adminGroups, groupsClaim } = this.settings;
     const domainOk = allowedDomains.length === 0 || allowedDomains.includes(email.slice(email.lastIndexOf('@') + 1));
-    const groups = claims[groupsClaim];
-    const groupOk = allowedGroups.length === 0 || (Array.isArray(groups) && groups.some((g) => allowedGroups.includes(String(g))));
+    const claimed = claims[groupsClaim];
+    const groups = Array.isArray(claimed) ? claimed.map(String) : [];
+    const groupOk = allowedGroups.length === 0 || groups.some((g) => allowedGroups.includes(g));
     if (!domainOk || !groupOk) {
       throw new AppError('FORBIDDEN', `${email} may not sign in to this service`, { reason: 'oidc_not_allowed' });
     }
-    return email;
+    return { userId: email, admin: groups.some((g) => adminGroups.includes(g)) };
   }
 
   private openCookie(cookie: string | undefined): Login {
