@@ -55,6 +55,11 @@ describe('every query of a representative run is served by a declared index', ()
     await ok('DELETE', '/api/secrets/TOKEN2');
     await ok('POST', '/api/add-git-providers', { provider_tokens: { github: { token: 'ghp_queries' } } });
     await ok('POST', '/api/unset-provider-tokens');
+    // The audit log: this user is no administrator (ADMIN_USERS, then their role: user_roles).
+    expect((await call(app, 'GET', '/api/audit/events/search?action=secrets.create', { key })).status).toBe(403);
+    const admin = await app.keyFor('default');
+    expect((await call(app, 'GET', '/api/audit/events/search?user_id=query-user&action=secrets.create', { key: admin })).status).toBe(200);
+    expect((await call(app, 'GET', '/api/audit/events/export', { key: admin })).status).toBe(200);
 
     const sandbox = await ok('POST', '/api/v1/sandboxes');
     await eventually('the sandbox to run', async () => (await ok('GET', `/api/v1/sandboxes?id=${sandbox.id}`))[0]?.status === 'RUNNING');
