@@ -8,7 +8,7 @@ import type { SandboxesService } from '../sandbox/index.js';
 import type { AppConversationRecord } from '../../models/index.js';
 import type { BudgetsService } from './budgets/budgets.service.js';
 import { PROFILE_TAGS } from './profiles.js';
-import { untitledName } from './records/queries.js';
+import { storedConversationFields } from './records/queries.js';
 import { advances, reportedSpend, tokensOf } from './budgets/spend.js';
 import type { ConversationStore } from './records/store.js';
 
@@ -83,13 +83,7 @@ export class LiveStatus {
       const publicUrl =
         !startStatus && state?.status === 'RUNNING' ? state.exposedUrls?.find((u) => u.name === 'AGENT_SERVER')?.url : undefined;
       return {
-        id: r._id,
-        created_by_user_id: r.userId,
-        sandbox_id: r.sandboxId ?? null,
-        selected_repository: r.selected_repository ?? null,
-        selected_branch: r.selected_branch ?? null,
-        git_provider: r.git_provider ?? null,
-        title: r.title ?? untitledName(r._id),
+        ...storedConversationFields(r),
         trigger: r.trigger ?? null,
         llm_model: r.llm_model ?? null,
         pr_number: r.pr_number ?? [],

@@ -8,7 +8,7 @@ import { AppError } from '../errors.js';
 import type { BudgetsService } from './budgets/budgets.service.js';
 import type { EventsService } from './events/events.service.js';
 import { conversationIdOf } from './app-conversation-actions.service.js';
-import { untitledName } from './records/queries.js';
+import { storedConversationFields } from './records/queries.js';
 import type { ConversationStore } from './records/store.js';
 
 export class SharingService {
@@ -38,13 +38,7 @@ export class SharingService {
     const subs = await this.store.subConversationsOf(r.userId, [r._id]);
     const publicSubs = await this.store.publicConversations(subs.map((s) => s._id));
     return {
-      id: r._id,
-      created_by_user_id: r.userId,
-      sandbox_id: r.sandboxId ?? null,
-      selected_repository: r.selected_repository ?? null,
-      selected_branch: r.selected_branch ?? null,
-      git_provider: r.git_provider ?? null,
-      title: r.title ?? untitledName(r._id),
+      ...storedConversationFields(r),
       pr_number: r.pr_number ?? [],
       llm_model: r.llm_model ?? null,
       metrics: this.budgets.view(r, await this.budgets.userLimits(r.userId)).metrics,

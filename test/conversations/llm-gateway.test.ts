@@ -41,14 +41,8 @@ async function startWith(model: string, baseUrl: string): Promise<Started> {
   await call(app, 'POST', '/api/settings', { key, body: { llm_model: model, llm_api_key: realKey, llm_base_url: baseUrl } });
   const task = await app.startConversation(key);
   expect(task.status, task.detail ?? '').toBe('READY');
-  const [conversation] = (await call(app, 'GET', `/api/v1/app-conversations?ids=${task.app_conversation_id}`, { key })).body;
-  const agentUrl = conversation.conversation_url.replace(/\/api\/conversations\/.*$/, '');
-  const [sent] = (await (
-    await fetch(`${agentUrl}/api/conversations?ids=${task.app_conversation_id}`, {
-      headers: { 'x-session-api-key': conversation.session_api_key },
-    })
-  ).json()) as { request: Record<string, any> }[];
-  return { key, realKey, conversationId: task.app_conversation_id, llm: sent!.request.agent.llm, request: sent!.request };
+  const request = await startRequestOf(app, key, task.app_conversation_id);
+  return { key, realKey, conversationId: task.app_conversation_id, llm: request.agent.llm, request };
 }
 
 /** A user whose LLM is a model the gateway cannot front (AWS Bedrock), and the result of a start. */
@@ -312,16 +306,10 @@ describe('remote MCP servers through the gateway', () => {
     });
     const task = await app.startConversation(key);
     expect(task.status, task.detail ?? '').toBe('READY');
-    const [conversation] = (await call(app, 'GET', `/api/v1/app-conversations?ids=${task.app_conversation_id}`, { key })).body;
-    const agentUrl = conversation.conversation_url.replace(/\/api\/conversations\/.*$/, '');
-    const [sent] = (await (
-      await fetch(`${agentUrl}/api/conversations?ids=${task.app_conversation_id}`, {
-        headers: { 'x-session-api-key': conversation.session_api_key },
-      })
-    ).json()) as { request: Record<string, any> }[];
-    const servers = sent!.request.agent.mcp_config;
-    const token = sent!.request.agent.llm.api_key as string;
-    expect(JSON.stringify(sent!.request)).not.toContain(mcpKey);
+    const request = await startRequestOf(app, key, task.app_conversation_id);
+    const servers = request.agent.mcp_config;
+    const token = request.agent.llm.api_key as string;
+    expect(JSON.stringify(request)).not.toContain(mcpKey);
     expect(servers.shttp_0).toMatchObject({
       url: expect.stringMatching(/\/llm\/mcp\/shttp_0$/),
       headers: { Authorization: `Bearer ${token}` },
@@ -380,14 +368,7 @@ describe('the LLM gateway’s refusals by configuration', () => {
     const key = await strict.user('strict');
     await call(strict, 'POST', '/api/settings', { key, body: { llm_model: model, llm_api_key: 'sk-strict', llm_base_url: stub.url } });
     const task = await strict.startConversation(key);
-    const [conversation] = (await call(strict, 'GET', `/api/v1/app-conversations?ids=${task.app_conversation_id}`, { key })).body;
-    const agentUrl = conversation.conversation_url.replace(/\/api\/conversations\/.*$/, '');
-    const [sent] = (await (
-      await fetch(`${agentUrl}/api/conversations?ids=${task.app_conversation_id}`, {
-        headers: { 'x-session-api-key': conversation.session_api_key },
-      })
-    ).json()) as { request: { agent: { llm: { api_key: string } } } }[];
-    return sent!.request.agent.llm.api_key;
+    return (await startRequestOf(strict, key, task.app_conversation_id)).agent.llm.api_key as string;
   }
 
   const post = (token: string, model: string) =>

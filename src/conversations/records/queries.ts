@@ -36,6 +36,19 @@ export type ConversationUpdate = Partial<
  */
 export const untitledName = (id: string) => `Conversation ${id.slice(0, 5)}`;
 
+/** The fields every view of a conversation takes from its record as stored (the API's and the shared one). */
+export function storedConversationFields(r: AppConversationRecord) {
+  return {
+    id: r._id,
+    created_by_user_id: r.userId,
+    sandbox_id: r.sandboxId ?? null,
+    selected_repository: r.selected_repository ?? null,
+    selected_branch: r.selected_branch ?? null,
+    git_provider: r.git_provider ?? null,
+    title: r.title ?? untitledName(r._id),
+  };
+}
+
 /** A title the agent reported (it may predate a rename) never replaces the user's; one from the first message only fills none. */
 export function reportedTitleCondition(title: string, derived: boolean): Record<string, unknown> {
   return derived ? { title: null } : { titleByUser: { $ne: true }, title: { $ne: title } };
