@@ -3,6 +3,9 @@
 // `terminal`, or `execute_bash`/`bash` in older agent servers), and once the request carries that
 // tool's result it calls finish with a final message. Stateless (it reads the conversation sent),
 // so retries and several conversations at once get the same script. JSON or server-sent chunks.
+// With `expectOutput`, a tool result without that text is answered by running the command again
+// (at most three runs), as an agent would: agent server 1.0.0a6's terminal now and then reports its
+// first command's output empty when its tmux shell starts slowly (it waits a fixed 0.1 s for it).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { allowForSandboxes } from './sandbox-host-ports.js';
@@ -20,20 +23,28 @@ export interface ToolCallLlm {
 interface ChatRequest {
   model?: string;
   stream?: boolean;
-  messages?: { role?: string }[];
+  messages?: { role?: string; content?: unknown }[];
   tools?: { function?: { name?: string } }[];
 }
 
-export async function startToolCallLlm(opts: { command?: string; finalMessage?: string } = {}): Promise<ToolCallLlm> {
+export async function startToolCallLlm(
+  opts: { command?: string; finalMessage?: string; expectOutput?: string } = {},
+): Promise<ToolCallLlm> {
   const command = opts.command ?? 'echo hello';
   const finalMessage = opts.finalMessage ?? 'The command printed hello. Done.';
   let answered = 0;
 
+  const commandDone = (request: ChatRequest) => {
+    const results = (request.messages ?? []).filter((m) => m.role === 'tool');
+    if (results.length === 0) return false;
+    if (opts.expectOutput === undefined || results.length >= 3) return true;
+    return JSON.stringify(results.at(-1)?.content ?? '').includes(opts.expectOutput);
+  };
   const toolCall = (request: ChatRequest) => {
-    const ranCommand = (request.messages ?? []).some((m) => m.role === 'tool');
+    const done = commandDone(request);
     const terminal = (request.tools ?? []).map((t) => t.function?.name ?? '').find((name) => /terminal|bash/.test(name)) ?? 'terminal';
-    const id = `call_${ranCommand ? 'finish' : 'terminal'}_${answered}`;
-    return ranCommand
+    const id = `call_${done ? 'finish' : 'terminal'}_${answered}`;
+    return done
       ? { id, type: 'function', function: { name: 'finish', arguments: JSON.stringify({ message: finalMessage }) } }
       : { id, type: 'function', function: { name: terminal, arguments: JSON.stringify({ command, is_input: false }) } };
   };
