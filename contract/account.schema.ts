@@ -1,9 +1,9 @@
 // The account routes today's clients call (docs/api.md "2026 /api/v1 surface"): the key a
-// request authenticated with, the user (with the SDK workspace's fields), the one personal
-// organisation, the automation routes' "not available", the web client's configuration, and
-// the model, provider and skill searches.
+// request authenticated with, the user (with the SDK workspace's fields), the automation
+// routes' "not available", the web client's configuration, and the model, provider and skill
+// searches.
 import { z } from 'zod';
-import { queryBool, queryInt } from './common.schema.js';
+import { pagingShape as paging, queryBool } from './common.schema.js';
 import { McpConfigSchema } from './mcp.schema.js';
 import { SettingsSchema } from './settings.schema.js';
 import { nestedSettingsShape } from './settings-v1.schema.js';
@@ -20,35 +20,6 @@ export const ApiKeyCurrentSchema = z
   .meta({ id: 'ApiKeyCurrent' });
 
 export const ByorKeySchema = z.object({ key: z.string().nullable() }).meta({ id: 'ByorKey' });
-
-const paging = (defaultLimit: number) => ({
-  page_id: z.string().max(20).nullable().optional(),
-  limit: queryInt().pipe(z.number().gt(0).max(100)).default(defaultLimit),
-});
-
-export const OrganizationsInputSchema = z.object(paging(100)).prefault({});
-export const OrganizationSchema = z.object({ id: z.string(), name: z.string(), is_personal: z.boolean() }).meta({ id: 'Organization' });
-export const OrganizationsPageSchema = z
-  .object({ items: z.array(OrganizationSchema), next_page_id: z.string().nullable(), current_org_id: z.string().nullable() })
-  .meta({ id: 'OrganizationsPage' });
-
-export const OrgIdInputSchema = z.object({ org_id: z.string().min(1).max(200) });
-export const OrganizationMeSchema = z
-  .object({
-    org_id: z.string(),
-    user_id: z.string(),
-    email: z.string().nullable(),
-    role: z.literal('owner'),
-    permissions: z.array(z.string()),
-    llm_api_key: z.null(),
-    llm_api_key_for_byor: z.null(),
-    agent_settings_diff: z.object({}),
-    conversation_settings_diff: z.object({}),
-    status: z.literal('active'),
-  })
-  .meta({ id: 'OrganizationMe' });
-
-export const ProviderConnectionsSchema = z.object({ connections: z.array(z.never()) }).meta({ id: 'ProviderConnections' });
 
 export const AutomationHealthSchema = z.object({ status: z.literal('error'), message: z.string() }).meta({ id: 'AutomationHealth' });
 export const AutomationSdkVersionSchema = z

@@ -153,6 +153,12 @@ export const PagingInputSchema = z.object({
   limit: queryInt().pipe(z.number().gt(0).max(100)).default(100),
 });
 
+/** The Cloud routes' paging (organisations, members): an offset as page_id, limit 1..100. */
+export const pagingShape = (defaultLimit: number) => ({
+  page_id: z.string().max(20).nullable().optional(),
+  limit: queryInt().pipe(z.number().gt(0).max(100)).default(defaultLimit),
+});
+
 /** Batch ids from a repeated query parameter (?id=a&id=b), at most 100. */
 export const idListSchema = () => z.array(z.string().min(1)).min(1).max(100);
 

@@ -2,6 +2,9 @@ import type { Connection } from 'mongoose';
 import { apiKeyModel } from './api-key.model.js';
 import { auditEventModel } from './audit-event.model.js';
 import { userRoleModel } from './user-role.model.js';
+import { organizationModel } from './organization.model.js';
+import { currentOrgModel, orgMemberModel } from './org-member.model.js';
+import { orgInvitationModel } from './org-invitation.model.js';
 import { appConversationModel } from './app-conversation.model.js';
 import { startTaskModel } from './start-task.model.js';
 import { startTaskQueueModel } from './start-task-queue.model.js';
@@ -27,6 +30,9 @@ import { writeLockModel } from './write-lock.model.js';
 export * from './api-key.model.js';
 export * from './audit-event.model.js';
 export * from './user-role.model.js';
+export * from './organization.model.js';
+export * from './org-member.model.js';
+export * from './org-invitation.model.js';
 export * from './app-conversation.model.js';
 export * from './start-task.model.js';
 export * from './start-task-queue.model.js';
@@ -78,6 +84,10 @@ export function createModels(conn: Connection) {
     LlmCall: llmCallModel(conn),
     AuditEvent: auditEventModel(conn),
     UserRole: userRoleModel(conn),
+    Organization: organizationModel(conn),
+    OrgMember: orgMemberModel(conn),
+    CurrentOrg: currentOrgModel(conn),
+    OrgInvitation: orgInvitationModel(conn),
   };
 }
 

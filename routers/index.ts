@@ -31,6 +31,7 @@ import { sharingRouter } from './sharing.router.js';
 import { auditRouter } from './audit.router.js';
 import { agentProfilesRouter } from './agent-profiles.router.js';
 import { organizationsRouter } from './organizations.router.js';
+import { organizationMembersRouter } from './organization-members.router.js';
 import { settingsV1Router } from './settings-v1.router.js';
 import { usersRouter } from './users.router.js';
 
@@ -58,6 +59,7 @@ export const appRouter = router({
   settingsV1: settingsV1Router,
   agentProfiles: agentProfilesRouter,
   organizations: organizationsRouter,
+  organizationMembers: organizationMembersRouter,
   account: accountRouter,
   apiKeys: apiKeysRouter,
   sharing: sharingRouter,

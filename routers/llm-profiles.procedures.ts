@@ -1,9 +1,9 @@
 // The LLM profile procedures, served twice with one behaviour: under /api/v1/settings/profiles
-// and under the personal organisation, /api/organizations/{org_id}/profiles, where the
-// CloudClient and Agent Canvas go once they know the user's organisation (another user's
-// organisation answers 404).
+// and under an organisation, /api/organizations/{org_id}/profiles, where the CloudClient and
+// Agent Canvas go once they know the user's organisation (one the user is no member of answers
+// 404).
 import { z } from 'zod';
-import { authedProcedure } from '../src/trpc/procedures.js';
+import { authedProcedure, orgProcedure } from '../src/trpc/procedures.js';
 import type { Meta } from '../src/trpc/init.js';
 import {
   ActivateProfileSchema,
@@ -14,7 +14,7 @@ import {
   RenameProfileInputSchema,
   SaveProfileInputSchema,
 } from '../contract/settings-v1.schema.js';
-import { OrgIdInputSchema } from '../contract/account.schema.js';
+import { OrgIdInputSchema } from '../contract/organizations.schema.js';
 
 type Base = '/api/v1/settings/profiles' | '/api/organizations/{org_id}/profiles';
 
@@ -32,17 +32,12 @@ export function llmProfileProcedures(base: Base) {
     extra: Partial<Meta> = {},
   ) => ({
     ...extra,
-    errors: [...(inOrg ? (['organization_not_found'] as const) : []), ...(errors ?? [])],
+    errors: [...(inOrg ? (['organization_not_found', 'org_header_mismatch', 'org_permission_denied'] as const) : []), ...(errors ?? [])],
     openapi: { method, path: `${base}${path}` as `/${string}`, tags, summary },
   });
-  // The personal organisation is the user's own: its id is the user's id.
-  const user = authedProcedure.use(({ ctx, getRawInput, next }) =>
-    getRawInput().then((raw) => {
-      const orgId = (raw as { org_id?: unknown } | undefined)?.org_id;
-      if (inOrg && typeof orgId === 'string') ctx.services.account.ownOrganization(ctx.user.id, orgId);
-      return next();
-    }),
-  );
+  // Under an organisation (any the user belongs to: orgProcedure checks it), the profiles are
+  // still the user's own; the organisation's LLM defaults are its /settings.
+  const user = inOrg ? orgProcedure : authedProcedure;
 
   return {
     profilesList: user

@@ -1,47 +1,137 @@
-// The one personal organisation of every user (its id is the user's id), as today's clients
-// expect to find one: the list, the user's membership, and the organisation-scoped LLM profile
-// routes Agent Canvas and the CloudClient use once an organisation is selected. Provider
-// connections (organisation-wide LLM credentials) do not exist here: the list is empty.
-import { authedProcedure } from '../src/trpc/procedures.js';
+// Organisations in OpenHands Cloud's shapes (docs/organizations.md): the user's list (their
+// personal organisation, whose id is their user id, and the teams they belong to), creating one,
+// reading, changing and deleting it, switching the current one, the caller's membership (what
+// Agent Canvas reads to show its controls) and the organisation's LLM defaults. Members and
+// invitations: organization-members.router.ts. Each route's `orgPermission` is checked against
+// the caller's role by orgProcedure, one policy for REST and tRPC (src/organizations/roles.ts).
+import { authedProcedure, orgProcedure } from '../src/trpc/procedures.js';
 import { router } from '../src/trpc/init.js';
 import {
+  CreateOrganizationInputSchema,
+  DeletedOrganizationSchema,
   OrganizationMeSchema,
+  OrganizationSchema,
   OrganizationsInputSchema,
   OrganizationsPageSchema,
   OrgIdInputSchema,
+  OrgSettingsSchema,
   ProviderConnectionsSchema,
-} from '../contract/account.schema.js';
+  UpdateOrganizationInputSchema,
+  UpdateOrgSettingsInputSchema,
+} from '../contract/organizations.schema.js';
 import { llmProfileProcedures } from './llm-profiles.procedures.js';
 
 const tags = ['organizations'];
+const inOrg = ['organization_not_found', 'org_header_mismatch', 'org_permission_denied'] as const;
 
 export const organizationsRouter = router({
   list: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/api/organizations', tags, summary: "The user's organisations: the personal one" } })
+    .meta({ openapi: { method: 'GET', path: '/api/organizations', tags, summary: "The user's organisations, the personal one first" } })
     .input(OrganizationsInputSchema)
     .output(OrganizationsPageSchema)
-    .query(({ ctx, input }) => ctx.services.account.organizations(ctx.user.id, input.page_id, input.limit)),
+    .query(({ ctx, input }) => ctx.services.organizations.list(ctx.user.id, input.page_id, input.limit)),
 
-  me: authedProcedure
+  create: authedProcedure
     .meta({
-      errors: ['organization_not_found'],
-      openapi: { method: 'GET', path: '/api/organizations/{org_id}/me', tags, summary: 'The user as a member of the organisation' },
+      errors: ['not_an_admin', 'organization_name_taken', 'organization_limit'],
+      successStatus: 201,
+      openapi: {
+        method: 'POST',
+        path: '/api/organizations',
+        tags,
+        summary: 'Create an organisation (administrators); its creator is its owner',
+      },
+    })
+    .input(CreateOrganizationInputSchema)
+    .output(OrganizationSchema)
+    .mutation(({ ctx, input }) => ctx.services.organizations.create(ctx.user.id, input)),
+
+  get: orgProcedure
+    .meta({
+      errors: [...inOrg],
+      orgPermission: 'view_org_settings',
+      openapi: { method: 'GET', path: '/api/organizations/{org_id}', tags, summary: 'The organisation' },
+    })
+    .input(OrgIdInputSchema)
+    .output(OrganizationSchema)
+    .query(({ ctx }) => ctx.services.organizations.get(ctx.org)),
+
+  update: orgProcedure
+    .meta({
+      errors: [...inOrg, 'org_personal', 'organization_name_taken'],
+      orgPermission: 'edit_org_settings',
+      openapi: { method: 'PATCH', path: '/api/organizations/{org_id}', tags, summary: 'Rename it (owners) or change its contact' },
+    })
+    .input(UpdateOrganizationInputSchema)
+    .output(OrganizationSchema)
+    .mutation(({ ctx, input }) => ctx.services.organizations.update(ctx.org, input)),
+
+  delete: orgProcedure
+    .meta({
+      errors: [...inOrg, 'org_personal'],
+      orgPermission: 'delete_organization',
+      openapi: { method: 'DELETE', path: '/api/organizations/{org_id}', tags, summary: 'Delete it with its memberships and invitations' },
+    })
+    .input(OrgIdInputSchema)
+    .output(DeletedOrganizationSchema)
+    .mutation(({ ctx }) => ctx.services.organizations.delete(ctx.org)),
+
+  switch: orgProcedure
+    .meta({
+      errors: [...inOrg],
+      openapi: {
+        method: 'POST',
+        path: '/api/organizations/{org_id}/switch',
+        tags,
+        summary: 'Act in it when a request names no organisation',
+      },
+    })
+    .input(OrgIdInputSchema)
+    .output(OrganizationSchema)
+    .mutation(({ ctx }) => ctx.services.organizations.switchTo(ctx.org)),
+
+  me: orgProcedure
+    .meta({
+      errors: [...inOrg],
+      openapi: { method: 'GET', path: '/api/organizations/{org_id}/me', tags, summary: 'The user as a member: role and permissions' },
     })
     .input(OrgIdInputSchema)
     .output(OrganizationMeSchema)
-    .query(({ ctx, input }) => ctx.services.account.organizationMe(ctx.user.id, input.org_id)),
+    .query(({ ctx }) => ctx.services.organizations.me(ctx.org)),
 
-  providerConnections: authedProcedure
+  settings: orgProcedure
     .meta({
-      errors: ['organization_not_found'],
+      errors: [...inOrg],
+      orgPermission: 'view_org_settings',
+      openapi: { method: 'GET', path: '/api/organizations/{org_id}/settings', tags, summary: 'Its LLM defaults (never the key)' },
+    })
+    .input(OrgIdInputSchema)
+    .output(OrgSettingsSchema)
+    .query(({ ctx }) => ctx.services.organizations.settings(ctx.org)),
+
+  updateSettings: orgProcedure
+    .meta({
+      errors: [...inOrg, 'org_personal'],
+      orgPermission: 'edit_llm_settings',
+      openapi: {
+        method: 'PATCH',
+        path: '/api/organizations/{org_id}/settings',
+        tags,
+        summary: 'Change its LLM defaults; members use them',
+      },
+    })
+    .input(UpdateOrgSettingsInputSchema)
+    .output(OrgSettingsSchema)
+    .mutation(({ ctx, input }) => ctx.services.organizations.updateSettings(ctx.org, input)),
+
+  providerConnections: orgProcedure
+    .meta({
+      errors: [...inOrg],
       openapi: { method: 'GET', path: '/api/organizations/{org_id}/provider-connections', tags, summary: 'None: always empty' },
     })
     .input(OrgIdInputSchema)
     .output(ProviderConnectionsSchema)
-    .query(({ ctx, input }) => {
-      ctx.services.account.ownOrganization(ctx.user.id, input.org_id);
-      return { connections: [] };
-    }),
+    .query(() => ({ connections: [] })),
 
   ...llmProfileProcedures('/api/organizations/{org_id}/profiles'),
 });

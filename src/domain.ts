@@ -54,6 +54,7 @@ import { SecretsService } from './services/secrets.service.js';
 import { OptionsService } from './services/settings/options.service.js';
 import { SharingService } from './conversations/sharing.service.js';
 import { AuditService } from './services/audit.service.js';
+import { createOrganizationServices } from './organizations/index.js';
 import { OidcService } from './services/identity/oidc.service.js';
 import { SettingsService } from './services/settings/settings.service.js';
 import { UserGitService } from './git/user-git.service.js';
@@ -213,6 +214,25 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     agentProfiles,
     conversationLifecycle,
   );
+  const audit = new AuditService(models.AuditEvent, models.UserRole, {
+    ...config.audit,
+    log: log.child({ component: 'audit' }),
+    ...(clock ? { now: clock } : {}),
+  });
+  const organizations = createOrganizationServices({
+    models,
+    box,
+    isAdmin: (userId) => audit.isAdmin(userId),
+    emailOf: async (userId) => {
+      const email = (await settings.stored(userId))?.dto.email ?? (userId.includes('@') ? userId : null);
+      return email ? email.toLowerCase() : null;
+    },
+    personalLlm: async (userId) => {
+      const dto = (await settings.stored(userId))?.dto;
+      return { model: dto?.llm_model ?? null, baseUrl: dto?.llm_base_url ?? null, keySet: dto?.llm_api_key_set === true };
+    },
+    ...(clock ? { now: clock } : {}),
+  });
   const userGit = new UserGitService(gitProviders, providerHttp, config.providers, log.child({ component: 'git-providers' }));
   return {
     ...account,
@@ -223,7 +243,13 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     sessions,
     deviceFlow: new DeviceFlowService(models, apiKeys, config.deviceFlow, clock),
     /** OpenID Connect sign-in (docs/oidc.md), when OIDC_ISSUER is set. */
-    oidc: config.oidc ? new OidcService(config.oidc, box, sessions, models.UserRole, log.child({ component: 'oidc' })) : null,
+    oidc: config.oidc
+      ? new OidcService(config.oidc, box, sessions, models.UserRole, log.child({ component: 'oidc' }), {
+          // No provider group and no user of the provider (an email) named administrator: the first to sign in is one.
+          firstRunAdmin: config.oidc.adminGroups.length === 0 && !config.audit.admins.some((id) => id.includes('@')),
+          signedIn: (userId) => organizations.orgInvitations.acceptPendingFor(userId, userId),
+        })
+      : null,
     settings,
     gitProviders,
     secrets,
@@ -233,11 +259,8 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     startTasks,
     appConversations,
     sharing: new SharingService(store, events, budgets),
-    audit: new AuditService(models.AuditEvent, models.UserRole, {
-      ...config.audit,
-      log: log.child({ component: 'audit' }),
-      ...(clock ? { now: clock } : {}),
-    }),
+    audit,
+    ...organizations,
     options,
     userGit,
     gitSearch: new GitSearchService(userGit),

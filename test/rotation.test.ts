@@ -15,12 +15,22 @@ const dbName = uniqueDbName('rotation');
 let provider: FakeGitProvider;
 let app: TestApp;
 let webhook: { id: string; secret: string; previous: string };
+let orgId: string;
 
 beforeAll(async () => {
   provider = await startFakeGitProvider();
   provider.validTokens.add('ghp_rotate');
-  app = await startTestApp('rotation', { MONGODB_URI: testDatabaseUri(dbName), ENCRYPTION_KEY: oldKey, GITHUB_API_URL: provider.url });
+  app = await startTestApp('rotation', {
+    MONGODB_URI: testDatabaseUri(dbName),
+    ENCRYPTION_KEY: oldKey,
+    GITHUB_API_URL: provider.url,
+    ADMIN_USERS: 'rotor',
+  });
   const key = await app.keyFor('rotor');
+  // An organisation's LLM key (rotor is an administrator: ADMIN_USERS).
+  const org = await call(app, 'POST', '/api/organizations', { key, body: { name: 'Rotating' } });
+  orgId = org.body.id;
+  await call(app, 'PATCH', `/api/organizations/${orgId}/settings`, { key, body: { llm_api_key: 'sk-org-rotate' } });
   await call(app, 'POST', '/api/settings', {
     key,
     body: { llm_api_key: 'sk-rotate', mcp_config: { sse_servers: [{ url: 'https://m.example.com', api_key: 'mcp-rotate' }] } },
@@ -73,8 +83,9 @@ describe('encryption key rotation', () => {
     const rotated = await runCli(['encryption', 'rotate'], env);
     expect(rotated.code, rotated.stderr).toBe(0);
     // settings (the LLM key, the MCP server's key, the LLM profile's key, the GitHub token), a custom
-    // secret, a webhook endpoint's two secrets, a sandbox's session key, a start task's MCP override and request secrets
-    expect(rotated.stdout).toMatch(/re-encrypted 10 values in 5 documents/);
+    // secret, a webhook endpoint's two secrets, an organisation's LLM key, a sandbox's session key, a start task's
+    // MCP override and request secrets
+    expect(rotated.stdout).toMatch(/re-encrypted 11 values in 6 documents/);
 
     const after = await startTestApp('rotation-after', { MONGODB_URI: testDatabaseUri(dbName), ENCRYPTION_KEY: newKey });
     try {
@@ -100,7 +111,8 @@ describe('encryption key rotation', () => {
       const box = SecretBox.fromStrings(newKey);
       expect(box.decrypt(endpoint!.secret, endpointSecretContext(webhook.id))).toBe(webhook.secret);
       expect(box.decrypt(endpoint!.previousSecret, endpointSecretContext(webhook.id))).toBe(webhook.previous);
-      expect(ciphertexts.length).toBe(10);
+      expect((await services.organizations.llmDefaults(orgId))?.apiKey).toBe('sk-org-rotate');
+      expect(ciphertexts.length).toBe(11);
       expect(ciphertexts.filter((m) => !m.endsWith(currentId))).toEqual([]);
 
       const again = await runCli(['encryption', 'rotate'], env);

@@ -16,7 +16,11 @@ export function createRequestContext(deps: Deps, transport: Transport): RequestC
   return async (req, res) => {
     const credentials = credentialsOf(req);
     const browser = res ? browserRequest(req, res, deps.config, trustedOrigins) : undefined;
-    const inner = createContextInner(deps, null, transport, credentials);
+    const orgHeader = req.headers['x-org-id'];
+    const inner = createContextInner(deps, null, transport, {
+      ...credentials,
+      orgHeader: Array.isArray(orgHeader) ? orgHeader[0] : orgHeader,
+    });
     const auth = await authenticateRequest(deps, browser ? credentials : { ...credentials, sessionId: undefined });
     const facts = factsOf(req);
     return {

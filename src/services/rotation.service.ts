@@ -1,13 +1,14 @@
 // Re-encrypts stored secrets under the current ENCRYPTION_KEY. Run after adding a new key with
 // the old one in ENCRYPTION_KEY_PREVIOUS; afterwards the old key can be dropped. Each owner of
 // encrypted fields re-wraps its own (this file: the services' records and the webhook
-// endpoints' secrets; the conversations store: start tasks); `cli encryption rotate` runs them all.
+// endpoints' secrets, organisations' LLM keys; the conversations store: start tasks); `cli encryption rotate` runs them all.
 import { endpointSecretContext, type Models, type SettingsRecord } from '../../models/index.js';
 import type { SecretBox } from '../crypto.js';
 import { newVersion, untilApplied } from '../db/versions.js';
 import { tokenContext } from '../git/git-providers.service.js';
 import { llmProfileSecretContext } from './settings/profiles-store.js';
 import { keyContext } from '../sandbox/index.js';
+import { orgLlmKeyContext } from '../organizations/index.js';
 import { secretValueContext } from './secrets.service.js';
 import { mapSettingsSecrets, SECRET_SETTINGS_FIELDS } from './settings/settings-secrets.js';
 
@@ -61,6 +62,18 @@ export async function reencryptServiceSecrets(models: Models, rewrap: Rewrap): P
       if (secret === doc.secret && previousSecret === (doc.previousSecret ?? null)) return true;
       const expected = { secret: doc.secret, previousSecret: doc.previousSecret ?? null };
       return (await models.WebhookEndpoint.updateOne({ _id, ...expected }, { $set: { secret, previousSecret } })).matchedCount > 0;
+    });
+    documents++;
+  }
+
+  // Organisations' LLM keys.
+  for await (const { _id } of models.Organization.find({}, { _id: 1 }).lean().cursor()) {
+    await untilApplied('An organization', async () => {
+      const doc = await models.Organization.findOne({ _id }).lean();
+      const apiKey = doc?.llm?.apiKey ?? null;
+      const rewrapped = rewrap(apiKey, orgLlmKeyContext(_id));
+      if (!doc || rewrapped === apiKey) return true;
+      return (await models.Organization.updateOne({ _id, 'llm.apiKey': apiKey }, { $set: { 'llm.apiKey': rewrapped } })).matchedCount > 0;
     });
     documents++;
   }

@@ -66,6 +66,8 @@ export interface Context {
   sessionKey: string | undefined;
   /** X-Access-Token (the git-token lookup of agents). */
   accessToken: string | undefined;
+  /** X-Org-Id: the organisation the request acts in (src/organizations/org-access.ts). */
+  orgHeader: string | undefined;
   authVia: AuthVia;
   /** The browser session that authenticated the request (authVia "cookie"). */
   session: { id: string; expiresAt: Date } | null;
@@ -85,7 +87,7 @@ export function createContextInner(
   deps: Deps,
   user: User | null,
   transport: Transport = 'internal',
-  headers: Partial<Pick<Context, 'sessionKey' | 'accessToken'>> = {},
+  headers: Partial<Pick<Context, 'sessionKey' | 'accessToken' | 'orgHeader'>> = {},
 ): Context {
   return {
     deps,
@@ -95,6 +97,7 @@ export function createContextInner(
     log: deps.log,
     sessionKey: headers.sessionKey,
     accessToken: headers.accessToken,
+    orgHeader: headers.orgHeader,
     authVia: user ? 'header' : null,
     session: null,
     browser: undefined,

@@ -9,6 +9,7 @@ import { initTRPC } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { Context } from './context.js';
 import { appErrorOf, inputIssuesOf, type ErrorReason } from '../errors.js';
+import type { OrgPermission } from '../organizations/roles.js';
 import { transformer } from './transformer.js';
 
 export interface FieldError {
@@ -24,11 +25,13 @@ export interface FieldError {
  * access token, or nothing (the device flow's own steps).
  * errors: the domain failures the procedure can end in; the REST edge's table turns each into
  * its status and body, for the wire and for the OpenAPI document (src/http/rest/legacy-errors.ts).
+ * orgPermission: what the caller's role in the organisation must allow (orgProcedure; src/organizations/roles.ts).
  */
 export type Meta = OpenApiMeta<{
   successStatus?: number;
   auth?: 'sandbox' | 'sandbox-key' | 'access-token' | 'none';
   errors?: ErrorReason[];
+  orgPermission?: OrgPermission;
 }>;
 
 const t = initTRPC

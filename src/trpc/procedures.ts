@@ -8,6 +8,7 @@ import { unsafeInputIssue } from '../../contract/common.schema.js';
 import { databaseUnavailable, isDatabaseUnavailable } from '../db/unavailable.js';
 import { AppError, appErrorOf, InputIssuesError, toTRPCError } from '../errors.js';
 import type { AccessClaims } from '../access-token.js';
+import { assertPermitted } from '../organizations/roles.js';
 import type { Context, User } from './context.js';
 import { middleware, publicProcedure as basePublic } from './init.js';
 
@@ -140,6 +141,19 @@ export const authedProcedure = observedProcedure.use(async ({ ctx, type, path, g
   const result = await next({ ctx: SAME_CONTEXT });
   if (type === 'mutation') audited(ctx, ctx.user.id, path, input, result);
   return result;
+});
+
+/**
+ * A call within an organisation (src/organizations/org-access.ts): the one its input's org_id
+ * names (the path), else X-Org-Id, else the user's current one. Its procedure's
+ * `orgPermission` is checked against the caller's role here, the one place roles are compared.
+ */
+export const orgProcedure = authedProcedure.use(async ({ ctx, meta, getRawInput, next }) => {
+  const raw = (await getRawInput()) as { org_id?: unknown } | undefined;
+  const pathOrgId = typeof raw?.org_id === 'string' ? raw.org_id : undefined;
+  const org = await ctx.services.orgAccess.effective(ctx.user.id, { pathOrgId, headerOrgId: ctx.orgHeader });
+  if (meta?.orgPermission) assertPermitted(org.role, meta.orgPermission);
+  return next({ ctx: { org } });
 });
 
 /** A state-changing call goes into the audit log (src/services/audit.service.ts): names and ids only. */

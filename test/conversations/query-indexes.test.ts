@@ -60,6 +60,27 @@ describe('every query of a representative run is served by a declared index', ()
     const admin = await app.keyFor('default');
     expect((await call(app, 'GET', '/api/audit/events/search?user_id=query-user&action=secrets.create', { key: admin })).status).toBe(200);
     expect((await call(app, 'GET', '/api/audit/events/export', { key: admin })).status).toBe(200);
+    // Organisations: created by the administrator, a member invited and joined, roles, the LLM defaults, removal.
+    const asAdmin = (method: string, url: string, body?: unknown) =>
+      call(app, method, url, { key: admin, ...(body === undefined ? {} : { body }) });
+    const org = (await asAdmin('POST', '/api/organizations', { name: 'Indexed' })).body.id;
+    await ok('POST', '/api/v1/settings', { email: 'query-user@example.com' });
+    const invited = await asAdmin('POST', `/api/organizations/${org}/members/invite`, { emails: ['query-user@example.com'] });
+    await asAdmin('GET', `/api/organizations/${org}/members/invite`);
+    await ok('POST', '/api/organizations/members/invite/accept', {
+      token: new URL(invited.body.successful[0].invite_url).searchParams.get('token'),
+    });
+    await ok('GET', '/api/organizations');
+    await ok('POST', `/api/organizations/${org}/switch`);
+    await ok('GET', `/api/organizations/${org}/members?email=query`);
+    await ok('GET', `/api/organizations/${org}/members/count`);
+    await asAdmin('PATCH', `/api/organizations/${org}/members/query-user`, { role: 'admin' });
+    await asAdmin('PATCH', `/api/organizations/${org}/settings`, { llm_api_key: 'sk-org' });
+    await ok('GET', `/api/organizations/${org}/settings`);
+    const second = await asAdmin('POST', `/api/organizations/${org}/members/invite`, { emails: ['later@example.com'] });
+    await asAdmin('DELETE', `/api/organizations/${org}/members/invite/${second.body.successful[0].id}`);
+    await asAdmin('DELETE', `/api/organizations/${org}/members/query-user`);
+    expect((await asAdmin('DELETE', `/api/organizations/${org}`)).status).toBe(200);
 
     const sandbox = await ok('POST', '/api/v1/sandboxes');
     await eventually('the sandbox to run', async () => (await ok('GET', `/api/v1/sandboxes?id=${sandbox.id}`))[0]?.status === 'RUNNING');

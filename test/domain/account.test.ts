@@ -35,7 +35,7 @@ describe('the start-up procedures', () => {
 
   it("list one personal organisation per user; another user's is absent (NOT_FOUND)", async () => {
     expect(await alice().organizations.list({})).toEqual({
-      items: [{ id: 'alice', name: 'alice', is_personal: true }],
+      items: [{ id: 'alice', name: 'alice', is_personal: true, contact_name: '', contact_email: '', created_at: null }],
       next_page_id: null,
       current_org_id: 'alice',
     });

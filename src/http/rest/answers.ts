@@ -7,6 +7,11 @@ import { BodyProblem } from '../body.js';
 import { toRestError, type RestError } from './legacy-errors.js';
 
 export function writeJson(res: ServerResponse, status: number, value: unknown, contentType = 'application/json'): void {
+  if (status === 204) {
+    res.statusCode = 204; // No Content: no body, whatever the procedure returned
+    res.end();
+    return;
+  }
   const text = JSON.stringify(value);
   res.statusCode = status;
   res.setHeader('Content-Type', contentType);

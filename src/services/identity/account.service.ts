@@ -60,34 +60,6 @@ export class AccountService {
     }
   }
 
-  organizations(userId: string, pageId: string | null | undefined, limit: number) {
-    const all = [{ id: userId, name: userId, is_personal: true }];
-    const offset = pageOffset(pageId);
-    return { ...pageOf(all.slice(offset, offset + limit), offset, limit, all.length), current_org_id: userId };
-  }
-
-  /** Another user's organisation answers as absent. */
-  async organizationMe(userId: string, orgId: string) {
-    this.ownOrganization(userId, orgId);
-    const stored = await this.settings.stored(userId);
-    return {
-      org_id: userId,
-      user_id: userId,
-      email: stored?.dto.email ?? null,
-      role: 'owner' as const,
-      permissions: ['edit_org_settings', 'manage_secrets', 'manage_automations'],
-      llm_api_key: null,
-      llm_api_key_for_byor: null,
-      agent_settings_diff: {},
-      conversation_settings_diff: {},
-      status: 'active' as const,
-    };
-  }
-
-  ownOrganization(userId: string, orgId: string): void {
-    if (orgId !== userId) throw new AppError('NOT_FOUND', 'Organization not found', { reason: 'organization_not_found' });
-  }
-
   automationHealth() {
     return { status: 'error' as const, message: NOT_AVAILABLE };
   }

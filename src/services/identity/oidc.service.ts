@@ -7,7 +7,7 @@
 import * as oidc from 'openid-client';
 import type { Config } from '../../config/config.js';
 import type { SecretBox } from '../../crypto.js';
-import { AppError } from '../../errors.js';
+import { AppError, isDuplicateKeyError } from '../../errors.js';
 import type { UserRoleModel } from '../../../models/index.js';
 import type { Logger } from '../../logger.js';
 import { USER_ID_PATTERN } from './api-keys.service.js';
@@ -30,6 +30,8 @@ interface Login {
 
 type OidcSettings = NonNullable<Config['oidc']>;
 
+const FIRST_RUN_MARKER = '#first-run-admin';
+
 export class OidcService {
   private discovered: { config: oidc.Configuration; at: number } | null = null;
 
@@ -39,6 +41,12 @@ export class OidcService {
     private readonly sessions: SessionsService,
     private readonly roles: UserRoleModel,
     private readonly log: Logger,
+    private readonly hooks: {
+      /** No administrator named for this provider's users: the first one to sign in becomes one. */
+      firstRunAdmin: boolean;
+      /** After admission, before the session: joins the organisations that invited this email. */
+      signedIn(userId: string): Promise<unknown>;
+    } = { firstRunAdmin: false, signedIn: async () => {} },
   ) {}
 
   get buttonLabel(): string {
@@ -91,9 +99,32 @@ export class OidcService {
     // The role as the provider states it now: a person taken out of the group loses it here.
     if (this.settings.adminGroups.length > 0) {
       await this.roles.updateOne({ _id: userId }, { $set: { admin, updatedAt: new Date() } }, { upsert: true });
+    } else if (this.hooks.firstRunAdmin && (await this.claimFirstRun(userId))) {
+      this.log.info({ userId }, 'OIDC: the first user to sign in is an administrator');
     }
+    await this.hooks.signedIn(userId);
     const opened = await this.sessions.openForIdentity(userId, replacing);
     return { ...opened, next: login.next };
+  }
+
+  /**
+   * Once per database: a marker no user id can take ('#' is in none) is inserted, and only the
+   * sign-in whose insert wins makes its user an administrator (two first sign-ins at once: one).
+   */
+  private async claimFirstRun(userId: string): Promise<boolean> {
+    try {
+      await this.roles.create({ _id: FIRST_RUN_MARKER, admin: false, updatedAt: new Date() });
+    } catch (error) {
+      if (isDuplicateKeyError(error)) return false;
+      throw error;
+    }
+    try {
+      await this.roles.updateOne({ _id: userId }, { $set: { admin: true, updatedAt: new Date() } }, { upsert: true });
+    } catch (error) {
+      await this.roles.deleteOne({ _id: FIRST_RUN_MARKER }).catch(() => {}); // the next sign-in tries again
+      throw error;
+    }
+    return true;
   }
 
   /** The user id of the ID token's person and whether they are an administrator; FORBIDDEN when they may not sign in here. */
