@@ -97,6 +97,26 @@ export const UpdateOrgSettingsInputSchema = OrgIdInputSchema.extend({
 }).strict();
 export type UpdateOrgSettingsInput = z.output<typeof UpdateOrgSettingsInputSchema>;
 
+export const OrgConversationsInputSchema = OrgIdInputSchema.extend(paging(20));
+export const OrgConversationsPageSchema = z
+  .object({
+    items: z.array(
+      z.object({
+        id: z.string(),
+        user_id: z.string(),
+        title: z.string().nullable(),
+        selected_repository: z.string().nullable(),
+        llm_model: z.string().nullable(),
+        execution_status: z.string().nullable(),
+        accumulated_cost: z.number(),
+        created_at: z.string(),
+        updated_at: z.string(),
+      }),
+    ),
+    next_page_id: z.string().nullable(),
+  })
+  .meta({ id: 'OrgConversationsPage' });
+
 export const MembersInputSchema = OrgIdInputSchema.extend({
   ...paging(10),
   email: z.string().min(1).max(255).optional(),

@@ -37,6 +37,8 @@ export const AppConversationSchema = new Schema(
     public: { type: Boolean, default: null },
     // Key-value tags (lowercase alphanumeric keys), e.g. the agent profile a start launched from.
     tags: { type: Schema.Types.Mixed, default: () => ({}) },
+    // The team organisation it was started in (docs/organizations.md); null: the personal one.
+    orgId: { type: String, default: null },
     // Why the sandbox is gone when a lifecycle policy removed it (retention, lost workspace).
     sandbox_gone_reason: { type: String, default: null },
     createdAt: { type: Date, required: true, default: () => new Date() },
@@ -47,6 +49,7 @@ export const AppConversationSchema = new Schema(
 // A user's conversations newest first, ties by id (the search order, served without a sort).
 AppConversationSchema.index({ userId: 1, createdAt: -1, _id: -1 });
 AppConversationSchema.index({ sandboxId: 1 }); // a removed sandbox's conversations are marked
+AppConversationSchema.index({ orgId: 1, createdAt: -1, _id: -1 }); // an organisation's conversations, for its admins
 // The other orders of the V1 search (sort_order), ties by id.
 AppConversationSchema.index({ userId: 1, updatedAt: -1, _id: -1 });
 AppConversationSchema.index({ userId: 1, title: 1, _id: 1 });

@@ -21,6 +21,8 @@ export const StartTaskSchema = new Schema(
     reservedSandboxId: { type: String, default: null },
     // The spec a new sandbox gets: the one for the client generation that started it (null: the default).
     sandboxSpecId: { type: String, default: null },
+    // The team organisation it was started in (its LLM defaults apply; docs/organizations.md); null: personal.
+    orgId: { type: String, default: null },
     // Chosen up front so creating the agent-server conversation is idempotent on retry.
     conversationId: { type: String, required: true },
     // When the task first entered each status ({WORKING: date, WAITING_FOR_SANDBOX: date, …}).

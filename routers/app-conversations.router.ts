@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { authedProcedure } from '../src/trpc/procedures.js';
+import { authedProcedure, orgProcedure, teamOrgId } from '../src/trpc/procedures.js';
 import { router } from '../src/trpc/init.js';
 import {
   AppConversationPageSchema,
@@ -21,7 +21,14 @@ import type { Context } from '../src/trpc/context.js';
 
 const tags = ['app-conversations'];
 /** What a start request can be refused with (its work's own failures end the task in ERROR). */
-const START_FAILURES = ['parent_conversation_not_found', 'conversation_exists', 'start_request_refused', 'sandbox_limit_reached'] as const;
+// An X-Org-Id naming an organisation the user is no member of: 403 (org_permission_denied).
+const START_FAILURES = [
+  'parent_conversation_not_found',
+  'conversation_exists',
+  'start_request_refused',
+  'sandbox_limit_reached',
+  'org_permission_denied',
+] as const;
 
 /**
  * The d6 web UI served here (WEB_UI_DIR), with its V1 switch on, starts over REST signed in by
@@ -74,17 +81,19 @@ export const appConversationsRouter = router({
     .output(z.array(AppConversationSchema.nullable()))
     .query(({ ctx, input }) => ctx.services.appConversations.batchGet(ctx.user.id, input.ids)),
 
-  start: authedProcedure
+  start: orgProcedure
     .meta({
       errors: [...START_FAILURES],
       openapi: { method: 'POST', path: '/api/v1/app-conversations', tags, summary: 'Start a conversation; returns its start task' },
     })
     .input(AppConversationStartRequestSchema.prefault({}))
     .output(AppConversationStartTaskSchema)
-    .mutation(({ ctx, input }) => ctx.services.appConversations.start(ctx.user.id, input, null, startingGeneration(ctx))),
+    .mutation(({ ctx, input }) =>
+      ctx.services.appConversations.start(ctx.user.id, input, null, startingGeneration(ctx), teamOrgId(ctx.org)),
+    ),
 
   // REST streams the snapshots as they happen (src/http/rest/routes.ts); tRPC returns them all.
-  streamStart: authedProcedure
+  streamStart: orgProcedure
     .meta({
       errors: [...START_FAILURES],
       openapi: {
@@ -97,7 +106,7 @@ export const appConversationsRouter = router({
     .input(AppConversationStartRequestSchema.prefault({}))
     .output(z.array(AppConversationStartTaskSchema))
     .mutation(async ({ ctx, input, signal }) => {
-      const task = await ctx.services.appConversations.start(ctx.user.id, input);
+      const task = await ctx.services.appConversations.start(ctx.user.id, input, null, '2026', teamOrgId(ctx.org));
       // The task as started comes first: the runner may have moved it on before the watch began.
       const snapshots = [task];
       for await (const snapshot of ctx.services.appConversations.watchTask(ctx.user.id, task.id, signal)) {

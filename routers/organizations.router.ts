@@ -13,6 +13,8 @@ import {
   OrganizationSchema,
   OrganizationsInputSchema,
   OrganizationsPageSchema,
+  OrgConversationsInputSchema,
+  OrgConversationsPageSchema,
   OrgIdInputSchema,
   OrgSettingsSchema,
   ProviderConnectionsSchema,
@@ -123,6 +125,21 @@ export const organizationsRouter = router({
     .input(UpdateOrgSettingsInputSchema)
     .output(OrgSettingsSchema)
     .mutation(({ ctx, input }) => ctx.services.organizations.updateSettings(ctx.org, input)),
+
+  conversations: orgProcedure
+    .meta({
+      errors: [...inOrg],
+      orgPermission: 'view_org_conversations',
+      openapi: {
+        method: 'GET',
+        path: '/api/organizations/{org_id}/conversations',
+        tags,
+        summary: "The conversations started in it, everyone's (owners and admins)",
+      },
+    })
+    .input(OrgConversationsInputSchema)
+    .output(OrgConversationsPageSchema)
+    .query(({ ctx, input }) => ctx.services.appConversations.inOrganization(ctx.org, input.page_id, input.limit)),
 
   providerConnections: orgProcedure
     .meta({

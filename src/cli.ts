@@ -12,6 +12,7 @@ import { ensureDataDir, loadSecretBox, openDatabase } from './bootstrap.js';
 import { loadConfig } from './config/config.js';
 import { generateKeyText } from './crypto.js';
 import { createLogger } from './logger.js';
+import { AuditService } from './services/audit.service.js';
 import { createCredentialServices } from './services/identity/credential-services.js';
 import { reencryptServiceSecrets, rewrapper } from './services/rotation.service.js';
 import { ConversationStore } from './conversations/records/store.js';
@@ -57,9 +58,16 @@ async function main(argv: string[]): Promise<number> {
   try {
     // With the sessions wired in: revoking a key here deletes its browser sessions too.
     const services = createCredentialServices(opened.db.models, config);
+    // The operator's key changes are in the audit log as the operator's ("operator", via "cli").
+    const audit = new AuditService(opened.db.models.AuditEvent, opened.db.models.UserRole, { ...config.audit, log, sweep: false });
+    const audited = async (action: string, input: Record<string, string>) => {
+      audit.record({ userId: 'operator', action, outcome: 'ok', input, via: 'cli' });
+      await audit.drain();
+    };
     if (group === 'keys' && command === 'create') {
       if (!values.user) return fail('keys create needs --user <id>');
       const { key, info } = await services.apiKeys.create(values.user, values.label ?? null);
+      await audited('cli.keys.create', { user_id: info.userId, key_id: info.id });
       process.stdout.write(`created key ${info.id} for user ${info.userId}\n${key}\n`);
       return 0;
     }
@@ -75,6 +83,7 @@ async function main(argv: string[]): Promise<number> {
       const keyId = rest[0];
       if (!keyId) return fail('keys revoke needs <key-id>');
       if (!(await services.apiKeys.revoke(keyId))) return fail(`no active key with id ${keyId}`);
+      await audited('cli.keys.revoke', { key_id: keyId });
       process.stdout.write(`revoked ${keyId}\n`);
       return 0;
     }

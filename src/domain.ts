@@ -165,6 +165,25 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
         })
       : null;
   if (llmGateway) sandboxes.events.whenDeleted((sandboxId) => llmGateway.forgetSandbox(sandboxId));
+  const audit = new AuditService(models.AuditEvent, models.UserRole, {
+    ...config.audit,
+    log: log.child({ component: 'audit' }),
+    ...(clock ? { now: clock } : {}),
+  });
+  const organizations = createOrganizationServices({
+    models,
+    box,
+    isAdmin: (userId) => audit.isAdmin(userId),
+    emailOf: async (userId) => {
+      const email = (await settings.stored(userId))?.dto.email ?? (userId.includes('@') ? userId : null);
+      return email ? email.toLowerCase() : null;
+    },
+    personalLlm: async (userId) => {
+      const dto = (await settings.stored(userId))?.dto;
+      return { model: dto?.llm_model ?? null, baseUrl: dto?.llm_base_url ?? null, keySet: dto?.llm_api_key_set === true };
+    },
+    ...(clock ? { now: clock } : {}),
+  });
   const workflow = new StartWorkflow({
     store,
     settings,
@@ -181,6 +200,7 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     pendingMessages,
     events: conversationLifecycle,
     agentLlms,
+    orgLlm: (orgId) => organizations.organizations.llmDefaults(orgId),
   });
   const startTasks = new LeaseQueue<StartTask>({
     store: store.taskLeases,
@@ -214,25 +234,6 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     agentProfiles,
     conversationLifecycle,
   );
-  const audit = new AuditService(models.AuditEvent, models.UserRole, {
-    ...config.audit,
-    log: log.child({ component: 'audit' }),
-    ...(clock ? { now: clock } : {}),
-  });
-  const organizations = createOrganizationServices({
-    models,
-    box,
-    isAdmin: (userId) => audit.isAdmin(userId),
-    emailOf: async (userId) => {
-      const email = (await settings.stored(userId))?.dto.email ?? (userId.includes('@') ? userId : null);
-      return email ? email.toLowerCase() : null;
-    },
-    personalLlm: async (userId) => {
-      const dto = (await settings.stored(userId))?.dto;
-      return { model: dto?.llm_model ?? null, baseUrl: dto?.llm_base_url ?? null, keySet: dto?.llm_api_key_set === true };
-    },
-    ...(clock ? { now: clock } : {}),
-  });
   const userGit = new UserGitService(gitProviders, providerHttp, config.providers, log.child({ component: 'git-providers' }));
   return {
     ...account,

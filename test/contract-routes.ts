@@ -124,6 +124,7 @@ export const CONTRACT_ROUTES = [
   'PATCH /api/organizations/{org_id}',
   'DELETE /api/organizations/{org_id}',
   'POST /api/organizations/{org_id}/switch',
+  'GET /api/organizations/{org_id}/conversations',
   'GET /api/organizations/{org_id}/settings',
   'PATCH /api/organizations/{org_id}/settings',
   'GET /api/organizations/{org_id}/members',

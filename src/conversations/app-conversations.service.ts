@@ -17,6 +17,7 @@ import type { ClientGeneration } from '../../contract/sandbox-specs.schema.js';
 import { AgentServerClient } from '../agent-server/client.js';
 import { AppError, isDuplicateKeyError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import type { OrgMembership } from '../organizations/index.js';
 import type { SandboxesService } from '../sandbox/index.js';
 import type { BudgetsService } from './budgets/budgets.service.js';
 import type { ConversationLifecycleEvents } from './conversation-lifecycle-events.js';
@@ -67,6 +68,8 @@ export class AppConversationsService {
     mcpOverride: McpConfigInput | null = null,
     /** Who starts it: a new sandbox runs the agent server that generation's clients read. */
     generation: ClientGeneration = '2026',
+    /** The team organisation it starts in (its LLM defaults apply); null: the personal one. */
+    orgId: string | null = null,
   ): Promise<AppConversationStartTask> {
     const request = withSuggestedTask({ ...input });
     if (request.parent_conversation_id) {
@@ -100,6 +103,7 @@ export class AppConversationsService {
           updatedAt: now,
           reservedSandboxId,
           sandboxSpecId: this.sandboxes.specs.specIdFor(generation),
+          orgId,
         },
         { mcpConfig: mcpOverride, requestSecrets: secrets ?? null },
         { tags },
@@ -119,6 +123,24 @@ export class AppConversationsService {
 
   async conversationIdOfTask(userId: string, taskId: string): Promise<string | null> {
     return (await this.store.task(userId, taskId))?.conversationId ?? null;
+  }
+
+  /** The conversations started in an organisation, everyone's (its admins' view: docs/organizations.md). */
+  async inOrganization(org: OrgMembership, pageId: string | null | undefined, limit: number) {
+    const offset = pageOffset(pageId);
+    const { page, next_page_id } = pageFromExtra(await this.store.inOrganization(org, offset, limit), offset, limit);
+    const items = page.map((r) => ({
+      id: r._id,
+      user_id: r.userId,
+      title: r.title ?? null,
+      selected_repository: r.selected_repository ?? null,
+      llm_model: r.llm_model ?? null,
+      execution_status: r.execution_status ?? null,
+      accumulated_cost: r.accumulated_cost ?? 0,
+      created_at: r.createdAt.toISOString(),
+      updated_at: r.updatedAt.toISOString(),
+    }));
+    return { items, next_page_id };
   }
 
   /** The V0 list: newest first, with the V0 filters. */

@@ -47,6 +47,8 @@ export interface AuditServiceOptions {
   retentionMs: number;
   log: Logger;
   now?: () => number;
+  /** Deletes what is past retention now and then (off for the operator CLI: the service's job). */
+  sweep?: boolean;
 }
 
 export class AuditService {
@@ -151,7 +153,7 @@ export class AuditService {
   /** Entries older than AUDIT_RETENTION_DAYS go, at most once an hour per process. */
   private async sweepWhenDue(): Promise<void> {
     const now = this.now();
-    if (now - this.lastSweep < SWEEP_INTERVAL_MS) return;
+    if (this.options.sweep === false || now - this.lastSweep < SWEEP_INTERVAL_MS) return;
     this.lastSweep = now;
     await this.AuditEvent.deleteMany({ at: { $lt: new Date(now - this.options.retentionMs) } });
   }

@@ -9,6 +9,7 @@ import { databaseUnavailable, isDatabaseUnavailable } from '../db/unavailable.js
 import { AppError, appErrorOf, InputIssuesError, toTRPCError } from '../errors.js';
 import type { AccessClaims } from '../access-token.js';
 import { assertPermitted } from '../organizations/roles.js';
+import type { OrgMembership } from '../organizations/index.js';
 import type { Context, User } from './context.js';
 import { middleware, publicProcedure as basePublic } from './init.js';
 
@@ -155,6 +156,9 @@ export const orgProcedure = authedProcedure.use(async ({ ctx, meta, getRawInput,
   if (meta?.orgPermission) assertPermitted(org.role, meta.orgPermission);
   return next({ ctx: { org } });
 });
+
+/** The team organisation a call acts in, or null for the personal one (what records keep). */
+export const teamOrgId = (org: OrgMembership): string | null => (org.personal ? null : org.orgId);
 
 /** A state-changing call goes into the audit log (src/services/audit.service.ts): names and ids only. */
 function audited(ctx: Context, userId: string, action: string, input: unknown, result: { ok: boolean; error?: TRPCError }): void {

@@ -133,8 +133,13 @@ describe('browser sessions (remembered the same way)', () => {
     expect(await byCookie(b, cookie)).toBe(200); // both replicas remember the session now
     const revoked = await runCli(['keys', 'revoke', keyIdOf(key)], { MONGODB_URI: testDatabaseUri(dbName), ENCRYPTION_KEY: encryptionKey });
     expect(revoked.code, revoked.stderr).toBe(0);
-    // The CLI deleted the sessions with the key.
+    // The CLI deleted the sessions with the key, and the audit log says the operator did.
     expect(await a.rawCollection('sessions').countDocuments({ apiKeyId: keyIdOf(key) })).toBe(0);
+    expect(await a.rawCollection('audit_events').findOne({ action: 'cli.keys.revoke', 'target.key_id': keyIdOf(key) })).toMatchObject({
+      userId: 'operator',
+      outcome: 'ok',
+      via: 'cli',
+    });
     clocks.a += TTL_MS - 1;
     clocks.b += TTL_MS - 1;
     expect(await byCookie(b, cookie)).toBe(200); // may still be trusted inside the bound...

@@ -20,6 +20,11 @@ describe('the index rule', () => {
       ],
       [['sandboxId', 1]],
       [
+        ['orgId', 1],
+        ['createdAt', -1],
+        ['_id', -1],
+      ],
+      [
         ['userId', 1],
         ['updatedAt', -1],
         ['_id', -1],

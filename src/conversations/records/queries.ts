@@ -11,7 +11,7 @@ import { CONVERSATION_FILTERS, filterQuery, TASK_FILTERS, type ConversationSearc
 /** A start task as the store hands it out: the record, its status and request typed. */
 export type StartTask = Omit<StartTaskRecord, 'status' | 'request'> & { status: StartTaskStatus; request: AppConversationStartRequest };
 export type NewStartTask = Pick<StartTask, '_id' | 'userId' | 'status' | 'request' | 'conversationId' | 'createdAt' | 'updatedAt'> &
-  Partial<Pick<StartTask, 'reservedSandboxId' | 'sandboxSpecId'>>;
+  Partial<Pick<StartTask, 'reservedSandboxId' | 'sandboxSpecId' | 'orgId'>>;
 
 /** What an owner (PATCH) or its agent server (webhooks) changes of a conversation record. */
 export type ConversationUpdate = Partial<
@@ -96,13 +96,14 @@ export function conversationFields(task: Pick<StartTask, 'request'>) {
 
 /** A new conversation record for a task: its request's fields, no title or status yet, and `fields`. */
 export function newConversation(
-  task: Pick<StartTask, 'request' | 'conversationId' | 'userId' | 'createdAt'>,
+  task: Pick<StartTask, 'request' | 'conversationId' | 'userId' | 'createdAt'> & { orgId?: string | null },
   fields: Record<string, unknown>,
 ) {
   return {
     ...conversationFields(task),
     _id: task.conversationId,
     userId: task.userId,
+    orgId: task.orgId ?? null,
     createdAt: task.createdAt,
     title: null,
     metrics: null,
@@ -118,6 +119,7 @@ export function newStartTask(task: NewStartTask, sealed: Pick<StartTask, 'mcpCon
   return {
     reservedSandboxId: null,
     sandboxSpecId: null,
+    orgId: null,
     ...task,
     ...sealed,
     detail: null,

@@ -196,6 +196,25 @@ export class ConversationStore {
     return this.tables.conversations.get(id);
   }
 
+  /**
+   * A team organisation's conversations, whoever started them, or (personal) its user's started
+   * outside any; newest first, limit + 1 read (the extra says more exist).
+   */
+  async inOrganization(
+    org: { orgId: string; userId: string; personal: boolean },
+    offset: number,
+    limit: number,
+  ): Promise<AppConversationRecord[]> {
+    const [filter, sort] = org.personal
+      ? [{ userId: org.userId, orgId: null }, { userId: 1, createdAt: -1, _id: -1 } as const]
+      : [{ orgId: org.orgId }, { orgId: 1, createdAt: -1, _id: -1 } as const];
+    return this.models.AppConversation.find(filter)
+      .sort(sort)
+      .skip(offset)
+      .limit(limit + 1)
+      .lean();
+  }
+
   async conversationsByIds(userId: string, ids: string[]): Promise<AppConversationRecord[]> {
     return this.tables.conversations.getMany(ids, { userId });
   }

@@ -15,7 +15,14 @@ import type { Metrics } from '../../metrics.js';
 import type { SandboxesService, SandboxLifecycle } from '../../sandbox/index.js';
 import type { GitProvidersService } from '../../git/git-providers.service.js';
 import type { SecretsService } from '../../services/secrets.service.js';
-import { hasUsableLlmKey, LLM_KEY_MISSING, type ResolvedSettings, type SettingsService } from '../../services/settings/settings.service.js';
+import {
+  blankSettings,
+  hasUsableLlmKey,
+  LLM_KEY_MISSING,
+  type ResolvedSettings,
+  type SettingsService,
+} from '../../services/settings/settings.service.js';
+import type { OrgLlmDefaults } from '../../organizations/index.js';
 import { startConversationRequest } from './agent-request.js';
 import type { ConversationLifecycleEvents } from '../conversation-lifecycle-events.js';
 import type { PendingMessages } from '../pending-messages.js';
@@ -51,6 +58,8 @@ export interface StartWorkflowDeps {
   events: Pick<ConversationLifecycleEvents, 'taskChanged' | 'conversationChanged'>;
   /** The agent's LLM config: through the LLM gateway, or the owner's own where it is off. */
   agentLlms: AgentLlms;
+  /** A team organisation's LLM defaults, key opened (docs/organizations.md); null when it has none. */
+  orgLlm: (orgId: string) => Promise<OrgLlmDefaults | null>;
 }
 
 export class StartWorkflow {
@@ -102,12 +111,15 @@ export class StartWorkflow {
 
   private async execute(task: StartTask, steps: TaskSteps, log: Logger, timings: StartTimings): Promise<void> {
     const request = task.request;
-    const userSettings = await timings.time('settings', this.deps.settings.resolve(task.userId));
+    // Started in a team organisation with LLM defaults: its model, base URL and key replace the
+    // member's own (who then needs no settings of their own); an agent profile still applies on top.
+    const orgLlm = task.orgId ? await timings.time('organization', this.deps.orgLlm(task.orgId)) : null;
+    const userSettings = (await timings.time('settings', this.deps.settings.resolve(task.userId))) ?? (orgLlm ? blankSettings() : null);
     if (!userSettings) throw new AppError('BAD_REQUEST', 'Settings not found: save your LLM settings first');
     // The profile the request resolved to (its id was recorded then); one deleted since fails the start.
     const profile = request.agent_profile_id ? await this.deps.profiles.resolve(task.userId, request.agent_profile_id) : null;
     if (request.agent_profile_id && !profile) throw new AppError('NOT_FOUND', `Agent profile ${request.agent_profile_id} no longer exists`);
-    const settings = withProfile(userSettings, profile);
+    const settings = withProfile(orgLlm ? withOrgLlm(userSettings, orgLlm) : userSettings, profile);
     const model = request.llm_model || settings.llm_model;
     if (!model) throw new AppError('BAD_REQUEST', 'No LLM model configured: set llm_model in your settings');
     if (!hasUsableLlmKey(settings, model)) throw new AppError('BAD_REQUEST', LLM_KEY_MISSING, { reason: 'llm_key_missing' });
@@ -315,4 +327,14 @@ async function runOrFail(agent: AgentServerClient, command: string, failure: str
 function commandFailed(failure: string, result: { stdout: string; stderr: string }): AppError {
   const output = (result.stderr || result.stdout).trim().split('\n').slice(-3).join(' ');
   return new AppError('BAD_GATEWAY', `${failure}${output ? `: ${output}` : ''}`);
+}
+
+/** The organisation's LLM defaults over a member's settings: what it sets replaces theirs. */
+function withOrgLlm(settings: ResolvedSettings, org: OrgLlmDefaults): ResolvedSettings {
+  return {
+    ...settings,
+    ...(org.model ? { llm_model: org.model } : {}),
+    ...(org.model || org.baseUrl ? { llm_base_url: org.baseUrl } : {}),
+    ...(org.apiKey ? { llm_api_key: org.apiKey } : {}),
+  };
 }

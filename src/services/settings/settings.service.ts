@@ -176,6 +176,18 @@ export class SettingsService {
   }
 }
 
+/** The settings of a user who saved none, for a start whose LLM comes from elsewhere (an organisation's defaults). */
+export function blankSettings(): ResolvedSettings {
+  return {
+    ...toDto({} as SettingsRecord),
+    llm_api_key: null,
+    search_api_key: null,
+    sandbox_api_key: null,
+    mcp_config: null,
+    llm_extra: {},
+  };
+}
+
 function toDto(stored: SettingsRecord): Settings {
   return {
     language: str(stored.language),

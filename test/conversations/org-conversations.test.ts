@@ -1,0 +1,100 @@
+// Conversations within a team organisation (docs/organizations.md): a member who saved no LLM
+// settings of their own starts one with X-Org-Id (as Agent Canvas and CloudClient send it), or
+// in their current organisation (one who saved no settings at all: switched to it), and
+// its agent runs on the organisation's model, through the LLM gateway with the organisation's
+// key (never in the sandbox, never readable by the member); the organisation's owners and
+// admins see everyone's conversations started in it, members only their own list.
+import crypto from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call } from '../helpers/app.js';
+import { startConversationApp, waitForTask, type ConversationApp } from '../helpers/conversation-app.js';
+import { startStubLlm, type StubLlm } from '../helpers/stub-llm.js';
+
+let app: ConversationApp;
+let stub: StubLlm;
+const ORG_KEY = `sk-org-${crypto.randomBytes(8).toString('hex')}`;
+
+beforeAll(async () => {
+  stub = await startStubLlm();
+  app = await startConversationApp('org-conversations', { ADMIN_USERS: 'lead' });
+}, 120_000);
+
+afterAll(async () => {
+  await app?.close();
+  await stub?.close();
+});
+
+describe('a conversation in a team organisation', () => {
+  it("runs on the organisation's LLM through the gateway; its admins list it, members cannot", async () => {
+    const lead = await app.keyFor('lead');
+    const dev = await app.keyFor('dev');
+    await call(app, 'POST', '/api/v1/settings', { key: dev, body: { email: 'dev@example.com' } });
+    const org = (await call(app, 'POST', '/api/organizations', { key: lead, body: { name: 'Builders' } })).body.id as string;
+    await call(app, 'PATCH', `/api/organizations/${org}/settings`, {
+      key: lead,
+      body: { agent_settings_diff: { llm: { model: 'openai/gpt-4o', base_url: stub.url, api_key: ORG_KEY } } },
+    });
+    const invited = await call(app, 'POST', `/api/organizations/${org}/members/invite`, {
+      key: lead,
+      body: { emails: ['dev@example.com'] },
+    });
+    const token = new URL(invited.body.successful[0].invite_url).searchParams.get('token');
+    expect((await call(app, 'POST', '/api/organizations/members/invite/accept', { key: dev, body: { token } })).status).toBe(200);
+
+    // In their personal organisation the member has no LLM of their own: that start fails.
+    const personal = await call(app, 'POST', '/api/v1/app-conversations', { key: dev, body: {} });
+    expect((await waitForTask(app, dev, personal.body.id)).detail).toMatch(/No LLM model configured/);
+
+    const started = await call(app, 'POST', '/api/v1/app-conversations', { key: dev, headers: { 'x-org-id': org }, body: {} });
+    expect(started.status).toBe(200);
+    const task = await waitForTask(app, dev, started.body.id);
+    expect(task.status, task.detail ?? '').toBe('READY');
+    const [conversation] = (await call(app, 'GET', `/api/v1/app-conversations?ids=${task.app_conversation_id}`, { key: dev })).body;
+    expect(conversation.llm_model).toBe('openai/gpt-4o');
+
+    // The agent got the gateway and a token; the gateway forwards with the organisation's key.
+    const agentUrl = conversation.conversation_url.replace(/\/api\/conversations\/.*$/, '');
+    const [sent] = (await (
+      await fetch(`${agentUrl}/api/conversations?ids=${task.app_conversation_id}`, {
+        headers: { 'x-session-api-key': conversation.session_api_key },
+      })
+    ).json()) as { request: { agent: { llm: { model: string; base_url: string; api_key: string } } } }[];
+    const llm = sent!.request.agent.llm;
+    expect(llm.base_url).toMatch(/\/llm\/v1$/);
+    expect(JSON.stringify(sent)).not.toContain(ORG_KEY);
+    const res = await fetch(`${app.url}/llm/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${llm.api_key}` },
+      body: JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'Hello' }] }),
+    });
+    expect(res.status).toBe(200);
+    expect(stub.requests.at(-1)!.headers.authorization).toBe(`Bearer ${ORG_KEY}`);
+
+    // The organisation's view: its owner sees the member's conversation; the member may not look.
+    const listed = await call(app, 'GET', `/api/organizations/${org}/conversations`, { key: lead });
+    expect(listed.body).toMatchObject({ items: [{ id: task.app_conversation_id, user_id: 'dev', llm_model: 'openai/gpt-4o' }] });
+    expect(await call(app, 'GET', `/api/organizations/${org}/conversations`, { key: dev })).toMatchObject({
+      status: 403,
+      body: { detail: 'Requires view_org_conversations permission' },
+    });
+    // The personal view lists what was started outside organisations only.
+    const own = await call(app, 'GET', `/api/organizations/dev/conversations`, { key: dev });
+    expect(own.body.items.map((c: { id: string }) => c.id)).not.toContain(task.app_conversation_id);
+    // A member who never saved settings at all (as one signing in through OIDC: their id is their email).
+    const ops = await app.keyFor('ops@example.com');
+    const second = await call(app, 'POST', `/api/organizations/${org}/members/invite`, {
+      key: lead,
+      body: { emails: ['ops@example.com'] },
+    });
+    const opsToken = new URL(second.body.successful[0].invite_url).searchParams.get('token');
+    expect((await call(app, 'POST', '/api/organizations/members/invite/accept', { key: ops, body: { token: opsToken } })).status).toBe(200);
+    await call(app, 'POST', `/api/organizations/${org}/switch`, { key: ops });
+    const opsTask = await waitForTask(app, ops, (await call(app, 'POST', '/api/v1/app-conversations', { key: ops, body: {} })).body.id);
+    expect(opsTask.status, opsTask.detail ?? '').toBe('READY');
+    expect((await call(app, 'GET', `/api/organizations/${org}/conversations`, { key: lead })).body.items).toHaveLength(2);
+
+    // An organisation the user is not in: refused, nothing started.
+    const foreign = await call(app, 'POST', '/api/v1/app-conversations', { key: dev, headers: { 'x-org-id': 'lead' }, body: {} });
+    expect(foreign).toMatchObject({ status: 403, body: { detail: 'User is not a member of the requested organization' } });
+  });
+});
