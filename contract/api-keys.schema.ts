@@ -13,6 +13,8 @@ export const CreateApiKeyInputSchema = z
       .refine((v) => Date.parse(v) > Date.now(), 'Value error, Expiration date cannot be in the past')
       .nullable()
       .optional(),
+    // Binds the key to one of the user's organisations: it then acts there only.
+    org_id: z.string().min(1).max(200).nullable().optional(),
   })
   .prefault({})
   .meta({ id: 'ApiKeyCreate' });
@@ -25,6 +27,7 @@ export const ApiKeySchema = z
     created_at: z.string(),
     last_used_at: z.string().nullable(),
     expires_at: z.string().nullable(),
+    org_id: z.string().nullable(),
   })
   .meta({ id: 'ApiKey' });
 

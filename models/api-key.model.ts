@@ -14,6 +14,8 @@ export const ApiKeySchema = new Schema(
     expiresAt: { type: Date, default: null },
     // When it last authenticated, to the minute at best (api-keys.service.ts, USE_STAMP_MS).
     lastUsedAt: { type: Date, default: null },
+    // Bound to an organisation (POST /api/keys org_id): it acts there whatever a request names.
+    orgId: { type: String, default: null },
   },
   { versionKey: false, strict: true, collection: 'api_keys' },
 );

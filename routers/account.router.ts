@@ -1,7 +1,7 @@
 // The routes today's clients call on start-up whatever they do next (docs/api.md "2026
 // /api/v1 surface"): the key's own record, the CLI's BYOR key, the automation service's
 // "not available", the web client's configuration and the model, provider and skill searches.
-import { authedProcedure } from '../src/trpc/procedures.js';
+import { authedProcedure, orgProcedure } from '../src/trpc/procedures.js';
 import { router } from '../src/trpc/init.js';
 import { NoInputSchema } from '../contract/common.schema.js';
 import {
@@ -19,14 +19,14 @@ import {
 } from '../contract/account.schema.js';
 
 export const accountRouter = router({
-  currentKey: authedProcedure
+  currentKey: orgProcedure
     .meta({
-      errors: ['not_an_api_key'],
+      errors: ['not_an_api_key', 'org_permission_denied'],
       openapi: { method: 'GET', path: '/api/keys/current', tags: ['account'], summary: 'The API key this request authenticated with' },
     })
     .input(NoInputSchema)
     .output(ApiKeyCurrentSchema)
-    .query(({ ctx }) => ctx.services.account.currentKey(ctx.user.id, ctx.user.keyId)),
+    .query(({ ctx }) => ctx.services.account.currentKey(ctx.user.id, ctx.user.keyId, ctx.org.orgId, ctx.user.boundOrgId ?? null)),
 
   // The stored LLM key is write-only: it reaches the user's own sandboxes, never a client.
   byorKey: authedProcedure

@@ -1,6 +1,6 @@
 // A user's own API keys, at OpenHands Cloud's paths (contract/api-keys.schema.ts): minted and
 // revoked by the user, REST and tRPC alike; `npm run cli -- keys` stays for operators.
-import { authedProcedure } from '../src/trpc/procedures.js';
+import { authedProcedure, orgProcedure } from '../src/trpc/procedures.js';
 import { router } from '../src/trpc/init.js';
 import { MessageResponseSchema, NoInputSchema } from '../contract/common.schema.js';
 import { ApiKeyIdInputSchema, ApiKeyListSchema, CreateApiKeyInputSchema, CreatedApiKeySchema } from '../contract/api-keys.schema.js';
@@ -12,8 +12,13 @@ export const apiKeysRouter = router({
     .output(ApiKeyListSchema)
     .query(({ ctx }) => ctx.services.account.listKeys(ctx.user.id)),
 
-  create: authedProcedure
-    .meta({ openapi: { method: 'POST', path: '/api/keys', tags: ['account'], summary: 'Mints an API key for the user (shown once)' } })
+  // orgProcedure: an org_id to bind the key to must be one of the user's organisations.
+  create: orgProcedure
+    .meta({
+      errors: ['organization_not_found', 'org_header_mismatch', 'org_permission_denied'],
+      orgPermission: 'manage_api_keys',
+      openapi: { method: 'POST', path: '/api/keys', tags: ['account'], summary: 'Mints an API key for the user (shown once)' },
+    })
     .input(CreateApiKeyInputSchema)
     .output(CreatedApiKeySchema)
     .mutation(({ ctx, input }) => ctx.services.account.createKey(ctx.user.id, input)),

@@ -31,8 +31,17 @@ export class OrgAccess {
   }
 
   /** The organisation a call acts in (see the file's head); another's or an unknown one answers as absent. */
-  async effective(userId: string, scope: { pathOrgId?: string; headerOrgId?: string }): Promise<OrgMembership> {
-    const { pathOrgId, headerOrgId } = scope;
+  async effective(userId: string, scope: { pathOrgId?: string; headerOrgId?: string; boundOrgId?: string | null }): Promise<OrgMembership> {
+    const { pathOrgId, headerOrgId, boundOrgId } = scope;
+    // A key bound to an organisation acts there only (the Cloud's org-bound keys).
+    if (boundOrgId) {
+      if ((pathOrgId !== undefined && pathOrgId !== boundOrgId) || (headerOrgId !== undefined && headerOrgId !== boundOrgId)) {
+        throw new AppError('FORBIDDEN', 'API key is not authorized for this organization', { reason: 'org_permission_denied' });
+      }
+      const membership = await this.membership(userId, boundOrgId);
+      if (!membership) throw new AppError('FORBIDDEN', 'User is not a member of this organization', { reason: 'org_permission_denied' });
+      return membership;
+    }
     if (pathOrgId !== undefined) {
       if (headerOrgId !== undefined && headerOrgId !== pathOrgId) {
         throw new AppError(

@@ -24,6 +24,8 @@ export interface User {
   id: string;
   /** The API key the request authenticated with (none for a browser session): GET /api/keys/current. */
   keyId?: string;
+  /** The organisation that key is bound to (src/organizations/org-access.ts). */
+  boundOrgId?: string | null;
 }
 
 export type Transport = 'rest' | 'trpc' | 'internal';

@@ -1,7 +1,8 @@
 // The rest of today's CloudClient (npm @openhands/typescript-client 1.39.0, unchanged) against
 // the service: its secrets methods, the git searches against a fake GitHub on 127.0.0.1, the
 // device flow (startDeviceFlow, then pollForToken while the user approves), and the automation
-// methods, which answer the "not available" they are documented to here. Each checks what the
+// methods, which answer the "not available" they are documented to here; and a team
+// organisation chosen with the client's orgId (X-Org-Id on every call). Each checks what the
 // client hands its caller.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApp, type TestApp } from '../helpers/app.js';
@@ -19,7 +20,11 @@ beforeAll(async () => {
   ts = await loadTsClient();
   github = await startFakeGitHub();
   github.validTokens.add('ghp_cloud_client');
-  app = await startTestApp('cloud-client-more', { GITHUB_API_URL: github.url, DEVICE_CODE_INTERVAL_SECONDS: '1' });
+  app = await startTestApp('cloud-client-more', {
+    GITHUB_API_URL: github.url,
+    DEVICE_CODE_INTERVAL_SECONDS: '1',
+    ADMIN_USERS: 'cloud-more',
+  });
   key = await app.keyFor('cloud-more');
   client = new ts.CloudClient({ host: app.url, apiKey: key, timeout: 30_000 });
 }, 180_000);
@@ -54,6 +59,37 @@ describe('CloudClient 1.39.0: secrets', () => {
     const user = (await app.server.deps.services.apiKeys.authenticateApiKey(key))!.userId;
     expect((await app.server.deps.services.secrets.resolve(user)).find((s) => s.name === 'RENAMED')?.value).toBe('value-1');
     expect((await refusal(client.createSecret('TOKEN_0', 'again', ''))).status).toBe(400);
+  });
+});
+
+describe('CloudClient 1.39.0: a team organisation', () => {
+  it('with orgId set: lists it as current, reads the role, acts in it, keeps the profiles at the organisation path', async () => {
+    const created = await call(app, 'POST', '/api/organizations', { key, body: { name: 'Client Team' } });
+    const orgId = created.body.id as string;
+    const mateKey = await app.keyFor('cloud-mate');
+    await call(app, 'POST', '/api/v1/settings', { key: mateKey, body: { email: 'mate@example.com' } });
+    const invited = await call(app, 'POST', `/api/organizations/${orgId}/members/invite`, {
+      key,
+      body: { emails: ['mate@example.com'], role: 'admin' },
+    });
+    const token = new URL(invited.body.successful[0].invite_url).searchParams.get('token');
+    await call(app, 'POST', '/api/organizations/members/invite/accept', { key: mateKey, body: { token } });
+
+    const mate = new ts.CloudClient({ host: app.url, apiKey: mateKey, timeout: 30_000, orgId });
+    const orgs = await mate.getOrganizations();
+    expect(orgs.items.map((o: { id: string; is_personal: boolean }) => [o.id, o.is_personal])).toEqual([
+      ['cloud-mate', true],
+      [orgId, false],
+    ]);
+    expect(await mate.getOrganizationMe(orgId)).toMatchObject({ orgId, userId: 'cloud-mate', role: 'admin' });
+    expect((await mate.getOrganizationMe(orgId)).permissions).toContain('edit_org_settings');
+    expect(await mate.getCurrentApiKey()).toMatchObject({ org_id: orgId, bound_org_id: null });
+    await mate.saveProfile('team-fast', { llm: { model: 'openai/gpt-4o-mini', api_key: 'sk-team-profile' } });
+    expect((await mate.listProfiles()).profiles.map((p: { name: string }) => p.name)).toEqual(['team-fast']);
+    // Not a member: the client gets the HttpError.
+    const stranger = new ts.CloudClient({ host: app.url, apiKey: await app.keyFor('cloud-stranger'), timeout: 30_000, orgId });
+    expect((await refusal(stranger.getOrganizationMe(orgId))).status).toBe(404);
+    expect((await refusal(stranger.getCurrentApiKey())).status).toBe(403);
   });
 });
 

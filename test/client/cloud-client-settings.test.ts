@@ -34,7 +34,7 @@ describe('CloudClient 1.39.0 against the service', () => {
     const current = await client.getCurrentApiKey();
     expect(current).toMatchObject({ user_id: 'canvas-user', org_id: 'canvas-user' });
     expect(await client.getOrganizations()).toEqual({
-      items: [{ id: 'canvas-user', name: 'canvas-user', is_personal: true }],
+      items: [expect.objectContaining({ id: 'canvas-user', name: 'canvas-user', is_personal: true })],
       currentOrgId: 'canvas-user',
     });
     // Agent Canvas treats org_id === user_id as the personal workspace.

@@ -145,6 +145,7 @@ describe('/api/keys (the user mints and revokes their own keys, in the Cloud’s
       created_at: expect.any(String),
       last_used_at: null,
       expires_at: expires,
+      org_id: null,
     });
     const minted = created.body.key as string;
     expect((await call(app, 'GET', '/api/keys/current', bearer(minted))).body).toMatchObject({ id: created.body.id, name: 'ci' });

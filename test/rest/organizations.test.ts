@@ -346,3 +346,33 @@ describe('one policy over tRPC', () => {
     });
   });
 });
+
+describe('keys bound to an organisation', () => {
+  it('act there only, whatever a request names; /api/keys/current says where a request acts', async () => {
+    const org = await createOrg('Bound Keys');
+    await join(org, 'root', 'dave', 'member');
+    const minted = await call(app, 'POST', '/api/keys', { ...as('dave'), body: { name: 'ci', org_id: org } });
+    expect(minted).toMatchObject({ status: 200, body: { org_id: org } });
+    const bound = { headers: { authorization: `Bearer ${minted.body.key}` } };
+    expect((await call(app, 'GET', '/api/keys/current', bound)).body).toMatchObject({ org_id: org, bound_org_id: org, user_id: 'dave' });
+    expect(await call(app, 'GET', '/api/organizations/dave/me', bound)).toMatchObject({
+      status: 403,
+      body: { detail: 'API key is not authorized for this organization' },
+    });
+    const elsewhere = { headers: { ...bound.headers, 'x-org-id': 'dave' } };
+    expect(await call(app, 'GET', '/api/keys/current', elsewhere)).toMatchObject({ status: 403 });
+
+    // An unbound key acts where X-Org-Id says, else in the current organisation.
+    expect((await call(app, 'GET', '/api/keys/current', as('dave'))).body).toMatchObject({ org_id: 'dave', bound_org_id: null });
+    expect((await call(app, 'GET', '/api/keys/current', as('dave', { 'x-org-id': org }))).body).toMatchObject({ org_id: org });
+    // Binding to an organisation the user is not in: as if it did not exist.
+    const notTheirs = await createOrg('Not Daves');
+    expect(await call(app, 'POST', '/api/keys', { ...as('dave'), body: { org_id: notTheirs } })).toMatchObject({ status: 404 });
+    // Removed from the organisation, the bound key acts nowhere.
+    await call(app, 'DELETE', `/api/organizations/${org}/members/dave`, as('root'));
+    expect(await call(app, 'GET', '/api/keys/current', bound)).toMatchObject({
+      status: 403,
+      body: { detail: 'User is not a member of this organization' },
+    });
+  });
+});

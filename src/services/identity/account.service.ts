@@ -32,15 +32,15 @@ export class AccountService {
   ) {}
 
   /** The key the request authenticated with; a browser session has none (400, which Agent Canvas reads as connected). */
-  async currentKey(userId: string, keyId: string | undefined) {
+  async currentKey(userId: string, keyId: string | undefined, orgId: string, boundOrgId: string | null) {
     if (!keyId) {
       throw new AppError('BAD_REQUEST', 'This request is authenticated by a browser session, not an API key', { reason: 'not_an_api_key' });
     }
     const label = isEnvironmentKeyId(keyId)
       ? 'SESSION_API_KEY'
       : ((await this.apiKeys.list(userId)).find((k) => k.id === keyId)?.label ?? '');
-    // Every key acts in its user's personal organisation; keys are not bound to one.
-    return { id: keyId, name: label, org_id: userId, bound_org_id: null, user_id: userId, auth_type: 'api_key' };
+    // org_id: where this request acts (the bound organisation, X-Org-Id, the current one).
+    return { id: keyId, name: label, org_id: orgId, bound_org_id: boundOrgId, user_id: userId, auth_type: 'api_key' };
   }
 
   /** The user's keys that still work or have only expired; revoked ones are gone, as the Cloud deletes them. */
@@ -49,7 +49,8 @@ export class AccountService {
   }
 
   async createKey(userId: string, input: CreateApiKeyInput) {
-    const { key, info } = await this.apiKeys.create(userId, input.name ?? null, input.expires_at ? new Date(input.expires_at) : null);
+    const expiresAt = input.expires_at ? new Date(input.expires_at) : null;
+    const { key, info } = await this.apiKeys.create(userId, input.name ?? null, expiresAt, input.org_id ?? null);
     return { ...keyView(info), key };
   }
 
@@ -187,5 +188,6 @@ function keyView(key: ApiKeyInfo) {
     created_at: key.createdAt.toISOString(),
     last_used_at: key.lastUsedAt?.toISOString() ?? null,
     expires_at: key.expiresAt?.toISOString() ?? null,
+    org_id: key.orgId,
   };
 }

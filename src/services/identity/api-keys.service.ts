@@ -24,12 +24,15 @@ export interface ApiKeyInfo {
   revokedAt: Date | null;
   expiresAt: Date | null;
   lastUsedAt: Date | null;
+  /** The organisation the key acts in, whatever a request names (POST /api/keys org_id); null: none bound. */
+  orgId: string | null;
 }
 
 interface VerifiedKey {
   keyId: string;
   userId: string;
   expiresAt: Date | null;
+  orgId: string | null;
 }
 
 /** A key's last use is written at most this often per process (one write per key and minute, not per request). */
@@ -56,13 +59,18 @@ export class ApiKeysService {
   /** The clock of expiries (tests move it instead of waiting). */
   private readonly now: () => number;
 
-  async create(userId: string, label: string | null = null, expiresAt: Date | null = null): Promise<{ key: string; info: ApiKeyInfo }> {
+  async create(
+    userId: string,
+    label: string | null = null,
+    expiresAt: Date | null = null,
+    orgId: string | null = null,
+  ): Promise<{ key: string; info: ApiKeyInfo }> {
     if (!USER_ID_PATTERN.test(userId)) {
       throw new AppError('BAD_REQUEST', 'User ids are 1-128 characters: letters, digits, ".", "_", "@" or "-"');
     }
     const id = randomBase62(12);
     const secret = randomBase62(40);
-    const doc = await this.ApiKey.create({ _id: id, userId, secretHash: sha256(secret).toString('hex'), label, expiresAt });
+    const doc = await this.ApiKey.create({ _id: id, userId, secretHash: sha256(secret).toString('hex'), label, expiresAt, orgId });
     return { key: `ohk_${id}_${secret}`, info: toInfo(doc.toObject()) };
   }
 
@@ -92,16 +100,16 @@ export class ApiKeysService {
   }
 
   /** The key's user and key id (SESSION_API_KEY has a derived id), or null for a missing, malformed, unknown or revoked key. */
-  async authenticateApiKey(presented: string): Promise<{ userId: string; keyId: string } | null> {
+  async authenticateApiKey(presented: string): Promise<{ userId: string; keyId: string; orgId: string | null } | null> {
     if (this.sessionApiKey && secretsEqual(presented, this.sessionApiKey))
-      return { userId: DEFAULT_USER_ID, keyId: this.environmentKeyId()! };
+      return { userId: DEFAULT_USER_ID, keyId: this.environmentKeyId()!, orgId: null };
     const match = KEY_PATTERN.exec(presented);
     if (!match) return null;
     const key = await this.verified.get(presented, () => this.verify(match[1]!, match[2]!));
     // Checked on every use: a remembered verification must not outlive the key's end.
     if (!key || (key.expiresAt && key.expiresAt.getTime() <= this.now())) return null;
     this.stampUse(key.keyId);
-    return { userId: key.userId, keyId: key.keyId };
+    return { userId: key.userId, keyId: key.keyId, orgId: key.orgId };
   }
 
   /** Records the key's use, at most once a minute per process, after the answer's way (a failed write only loses a stamp). */
@@ -116,13 +124,13 @@ export class ApiKeysService {
   private async verify(keyId: string, secret: string): Promise<VerifiedKey | null> {
     const doc = (await this.ApiKey.collection.findOne(
       { _id: keyId as never },
-      { projection: { userId: 1, secretHash: 1, revokedAt: 1, expiresAt: 1 } },
-    )) as Pick<ApiKeyRecord, 'userId' | 'secretHash' | 'revokedAt' | 'expiresAt'> | null;
+      { projection: { userId: 1, secretHash: 1, revokedAt: 1, expiresAt: 1, orgId: 1 } },
+    )) as Pick<ApiKeyRecord, 'userId' | 'secretHash' | 'revokedAt' | 'expiresAt' | 'orgId'> | null;
     if (!doc || doc.revokedAt) return null;
     const expected = Buffer.from(doc.secretHash, 'hex');
     const actual = sha256(secret);
     return expected.length === actual.length && crypto.timingSafeEqual(expected, actual)
-      ? { keyId, userId: doc.userId, expiresAt: doc.expiresAt ?? null }
+      ? { keyId, userId: doc.userId, expiresAt: doc.expiresAt ?? null, orgId: doc.orgId ?? null }
       : null;
   }
 
@@ -155,6 +163,7 @@ function toInfo(doc: {
   revokedAt?: Date | null;
   expiresAt?: Date | null;
   lastUsedAt?: Date | null;
+  orgId?: string | null;
 }): ApiKeyInfo {
   return {
     id: doc._id,
@@ -164,5 +173,6 @@ function toInfo(doc: {
     revokedAt: doc.revokedAt ?? null,
     expiresAt: doc.expiresAt ?? null,
     lastUsedAt: doc.lastUsedAt ?? null,
+    orgId: doc.orgId ?? null,
   };
 }
