@@ -3,7 +3,7 @@
 // roles, invitations by email, switching the current one, and its LLM defaults (the key
 // write-only). The personal organisation's id is its user's id.
 import { z } from 'zod';
-import { pagingShape as paging } from './common.schema.js';
+import { jsonBool, noCoerce, pagingShape as paging } from './common.schema.js';
 
 const ROLE = z.enum(['owner', 'admin', 'member']);
 const RoleInput = z.preprocess((v) => (typeof v === 'string' ? v.toLowerCase() : v), ROLE);
@@ -116,6 +116,24 @@ export const OrgConversationsPageSchema = z
     next_page_id: z.string().nullable(),
   })
   .meta({ id: 'OrgConversationsPage' });
+
+export const OrgBudgetSchema = z
+  .object({
+    enabled: z.boolean(),
+    monthly_limit: z.number().nullable(),
+    current_spend: z.number(),
+    current_spend_percentage: z.number(),
+    reset_day: z.number().int(),
+    cycle_start_at: z.string(),
+    cycle_end_at: z.string(),
+  })
+  .meta({ id: 'OrganizationBudget' });
+
+export const OrgBudgetUpdateInputSchema = OrgIdInputSchema.extend({
+  enabled: jsonBool().optional(),
+  monthly_limit: noCoerce(z.number().gt(0).max(1e9)).nullable().optional(),
+});
+export type OrgBudgetUpdate = z.output<typeof OrgBudgetUpdateInputSchema>;
 
 export const MembersInputSchema = OrgIdInputSchema.extend({
   ...paging(10),

@@ -12,6 +12,8 @@ export const OrganizationSchema = new Schema(
     contactEmail: { type: String, default: '' },
     createdBy: { type: String, required: true },
     createdAt: { type: Date, required: true },
+    // The monthly cap of what its conversations may cost (dollars; null: none), docs/organizations.md.
+    monthlyBudget: { type: Number, default: null },
     // The organisation's LLM defaults: members' conversations use them; the key is sealed and never shown.
     llm: {
       model: { type: String, default: null },

@@ -13,6 +13,8 @@ import {
   OrganizationSchema,
   OrganizationsInputSchema,
   OrganizationsPageSchema,
+  OrgBudgetSchema,
+  OrgBudgetUpdateInputSchema,
   OrgConversationsInputSchema,
   OrgConversationsPageSchema,
   OrgIdInputSchema,
@@ -140,6 +142,31 @@ export const organizationsRouter = router({
     .input(OrgConversationsInputSchema)
     .output(OrgConversationsPageSchema)
     .query(({ ctx, input }) => ctx.services.appConversations.inOrganization(ctx.org, input.page_id, input.limit)),
+
+  budget: orgProcedure
+    .meta({
+      errors: [...inOrg],
+      orgPermission: 'edit_org_settings',
+      openapi: { method: 'GET', path: '/api/organizations/{org_id}/budgets', tags, summary: 'Its monthly budget and this month\'s spend' },
+    })
+    .input(OrgIdInputSchema)
+    .output(OrgBudgetSchema)
+    .query(({ ctx }) => ctx.services.orgBudgets.view(ctx.org)),
+
+  updateBudget: orgProcedure
+    .meta({
+      errors: [...inOrg, 'org_personal', 'org_budget_invalid'],
+      orgPermission: 'edit_org_settings',
+      openapi: {
+        method: 'PATCH',
+        path: '/api/organizations/{org_id}/budgets',
+        tags,
+        summary: 'Set its monthly budget: a call past it is refused before the provider sees it',
+      },
+    })
+    .input(OrgBudgetUpdateInputSchema)
+    .output(OrgBudgetSchema)
+    .mutation(({ ctx, input }) => ctx.services.orgBudgets.update(ctx.org, input)),
 
   providerConnections: orgProcedure
     .meta({

@@ -55,6 +55,7 @@ import { OptionsService } from './services/settings/options.service.js';
 import { SharingService } from './conversations/sharing.service.js';
 import { AuditService } from './services/audit.service.js';
 import { createOrganizationServices } from './organizations/index.js';
+import { OrgBudgetsService } from './conversations/budgets/org-budgets.js';
 import { OidcService } from './services/identity/oidc.service.js';
 import { SettingsService } from './services/settings/settings.service.js';
 import { UserGitService } from './git/user-git.service.js';
@@ -126,12 +127,32 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
   );
   // The LLM gateway (docs/llm-gateway.md): agents get the gateway's URL and a token, never the key.
   const llmRoutes = new LlmRoutes(models, box);
+  const audit = new AuditService(models.AuditEvent, models.UserRole, {
+    ...config.audit,
+    log: log.child({ component: 'audit' }),
+    ...(clock ? { now: clock } : {}),
+  });
+  const organizations = createOrganizationServices({
+    models,
+    box,
+    isAdmin: (userId) => audit.isAdmin(userId),
+    emailOf: async (userId) => {
+      const email = (await settings.stored(userId))?.dto.email ?? (userId.includes('@') ? userId : null);
+      return email ? email.toLowerCase() : null;
+    },
+    personalLlm: async (userId) => {
+      const dto = (await settings.stored(userId))?.dto;
+      return { model: dto?.llm_model ?? null, baseUrl: dto?.llm_base_url ?? null, keySet: dto?.llm_api_key_set === true };
+    },
+    ...(clock ? { now: clock } : {}),
+  });
   const budgets = new BudgetsService({
     countedByGateway: (conversationId) => llmRoutes.has(conversationId),
     records: new SpendRecords(models),
     settings,
     access: sandboxAccess,
     defaultMonthlyCap: config.budgets.defaultMonthlyCap,
+    orgMonthlyCap: (orgId) => organizations.organizations.monthlyBudget(orgId),
     log: log.child({ component: 'budgets' }),
     clock,
   });
@@ -165,25 +186,6 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
         })
       : null;
   if (llmGateway) sandboxes.events.whenDeleted((sandboxId) => llmGateway.forgetSandbox(sandboxId));
-  const audit = new AuditService(models.AuditEvent, models.UserRole, {
-    ...config.audit,
-    log: log.child({ component: 'audit' }),
-    ...(clock ? { now: clock } : {}),
-  });
-  const organizations = createOrganizationServices({
-    models,
-    box,
-    isAdmin: (userId) => audit.isAdmin(userId),
-    emailOf: async (userId) => {
-      const email = (await settings.stored(userId))?.dto.email ?? (userId.includes('@') ? userId : null);
-      return email ? email.toLowerCase() : null;
-    },
-    personalLlm: async (userId) => {
-      const dto = (await settings.stored(userId))?.dto;
-      return { model: dto?.llm_model ?? null, baseUrl: dto?.llm_base_url ?? null, keySet: dto?.llm_api_key_set === true };
-    },
-    ...(clock ? { now: clock } : {}),
-  });
   const workflow = new StartWorkflow({
     store,
     settings,
@@ -262,6 +264,7 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     sharing: new SharingService(store, events, budgets),
     audit,
     ...organizations,
+    orgBudgets: new OrgBudgetsService(organizations.organizations, budgets),
     options,
     userGit,
     gitSearch: new GitSearchService(userGit),

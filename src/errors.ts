@@ -82,6 +82,7 @@ export type ErrorReason =
   | 'organization_not_found'
   // Organisations (docs/organizations.md).
   | 'organization_name_taken'
+  | 'org_budget_invalid'
   | 'organization_limit'
   | 'org_permission_denied'
   | 'org_header_mismatch'

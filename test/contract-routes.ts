@@ -125,6 +125,8 @@ export const CONTRACT_ROUTES = [
   'DELETE /api/organizations/{org_id}',
   'POST /api/organizations/{org_id}/switch',
   'GET /api/organizations/{org_id}/conversations',
+  'GET /api/organizations/{org_id}/budgets',
+  'PATCH /api/organizations/{org_id}/budgets',
   'GET /api/organizations/{org_id}/settings',
   'PATCH /api/organizations/{org_id}/settings',
   'GET /api/organizations/{org_id}/members',

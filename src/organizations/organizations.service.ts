@@ -183,6 +183,16 @@ export class OrganizationsService {
     return this.settings(org);
   }
 
+  /** A team organisation's monthly cap (null: none, or no such organisation). */
+  async monthlyBudget(orgId: string): Promise<number | null> {
+    return (await this.models.Organization.findById(orgId, { monthlyBudget: 1 }).lean())?.monthlyBudget ?? null;
+  }
+
+  async setMonthlyBudget(org: OrgMembership, limit: number | null): Promise<void> {
+    assertTeam(org);
+    await this.models.Organization.updateOne({ _id: org.orgId }, { $set: { monthlyBudget: limit } });
+  }
+
   /** A team organisation's LLM defaults with the key opened, or null (personal, gone, or none set). */
   async llmDefaults(orgId: string): Promise<OrgLlmDefaults | null> {
     const record = await this.models.Organization.findById(orgId, { llm: 1 }).lean();

@@ -3,11 +3,13 @@
 // in their current organisation (one who saved no settings at all: switched to it), and
 // its agent runs on the organisation's model, through the LLM gateway with the organisation's
 // key (never in the sandbox, never readable by the member); the organisation's owners and
-// admins see everyone's conversations started in it, members only their own list.
+// admins see everyone's conversations started in it, members only their own list; and the
+// organisation's monthly budget stops a member's call before the provider sees it, until raised.
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/app.js';
 import { startConversationApp, waitForTask, type ConversationApp } from '../helpers/conversation-app.js';
+import { eventually } from '../helpers/eventually.js';
 import { startStubLlm, type StubLlm } from '../helpers/stub-llm.js';
 
 let app: ConversationApp;
@@ -96,5 +98,75 @@ describe('a conversation in a team organisation', () => {
     // An organisation the user is not in: refused, nothing started.
     const foreign = await call(app, 'POST', '/api/v1/app-conversations', { key: dev, headers: { 'x-org-id': 'lead' }, body: {} });
     expect(foreign).toMatchObject({ status: 403, body: { detail: 'User is not a member of the requested organization' } });
+  });
+
+  it("stops a member's call past the organisation's monthly budget before the provider, and goes on once raised", async () => {
+    const lead = await app.keyFor('lead');
+    const member = await app.keyFor('budget-member@example.com');
+    const org = (await call(app, 'POST', '/api/organizations', { key: lead, body: { name: 'Frugal' } })).body.id as string;
+    await call(app, 'PATCH', `/api/organizations/${org}/settings`, {
+      key: lead,
+      body: { agent_settings_diff: { llm: { model: 'openai/gpt-4o', base_url: stub.url, api_key: ORG_KEY } } },
+    });
+    const invited = await call(app, 'POST', `/api/organizations/${org}/members/invite`, {
+      key: lead,
+      body: { emails: ['budget-member@example.com'] },
+    });
+    const token = new URL(invited.body.successful[0].invite_url).searchParams.get('token');
+    await call(app, 'POST', '/api/organizations/members/invite/accept', { key: member, body: { token } });
+    const budget = (body?: unknown) =>
+      call(app, body === undefined ? 'GET' : 'PATCH', `/api/organizations/${org}/budgets`, { key: lead, ...(body ? { body } : {}) });
+    // gpt-4o's stub call costs $9.375e-5: the second one passes $0.00015.
+    expect(await budget({ monthly_limit: 0.00015 })).toMatchObject({ status: 200, body: { enabled: true, monthly_limit: 0.00015 } });
+    expect(await call(app, 'GET', `/api/organizations/${org}/budgets`, { key: member })).toMatchObject({ status: 403 });
+
+    const task = await waitForTask(
+      app,
+      member,
+      (await call(app, 'POST', '/api/v1/app-conversations', { key: member, headers: { 'x-org-id': org }, body: {} })).body.id,
+    );
+    expect(task.status, task.detail ?? '').toBe('READY');
+    const [conversation] = (await call(app, 'GET', `/api/v1/app-conversations?ids=${task.app_conversation_id}`, { key: member })).body;
+    const agentUrl = conversation.conversation_url.replace(/\/api\/conversations\/.*$/, '');
+    const [sent] = (await (
+      await fetch(`${agentUrl}/api/conversations?ids=${task.app_conversation_id}`, {
+        headers: { 'x-session-api-key': conversation.session_api_key },
+      })
+    ).json()) as { request: { agent: { llm: { api_key: string } } } }[];
+    const llmCall = () =>
+      fetch(`${app.url}/llm/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${sent!.request.agent.llm.api_key}` },
+        body: JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'Hello' }] }),
+      });
+    for (let n = 1; n <= 2; n++) {
+      expect((await llmCall()).status).toBe(200);
+      await eventually('the call counted in the organisation', async () => (await budget()).body.current_spend >= n * 9e-5);
+    }
+    const before = stub.requests.length;
+    const refused = await llmCall();
+    expect(refused.status).toBe(429);
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toContain("organization's budget");
+    expect(stub.requests.length).toBe(before);
+    const stopped = await eventually('the conversation stopped', async () => {
+      const record = await app.rawCollection('app_conversations').findOne({ _id: task.app_conversation_id as never });
+      return record?.budget_stop ?? null;
+    });
+    expect(stopped).toMatchObject({ reason: 'monthly_budget_reached', of: 'organization', limit: 0.00015 });
+    expect((await budget()).body.current_spend_percentage).toBeGreaterThanOrEqual(100);
+
+    expect((await budget({ monthly_limit: 1 })).status).toBe(200);
+    await eventually('the stop lifted', async () => {
+      const record = await app.rawCollection('app_conversations').findOne({ _id: task.app_conversation_id as never });
+      return record?.budget_stop === null;
+    });
+    expect((await llmCall()).status).toBe(200);
+    expect(stub.requests.length).toBe(before + 1);
+    // Removing it: no cap at all; enabling without a limit is refused.
+    expect((await budget({ enabled: false })).body).toMatchObject({ enabled: false, monthly_limit: null });
+    expect(await budget({ enabled: true })).toMatchObject({
+      status: 400,
+      body: { detail: 'monthly_limit is required when budgets are enabled' },
+    });
   });
 });

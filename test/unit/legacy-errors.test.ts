@@ -248,6 +248,7 @@ const ROWS = [
   ['users.me', 'FORBIDDEN', 'Not yours', 'secrets_not_exposed', 403, { detail: 'Not yours' }],
   ['organizations.me', 'NOT_FOUND', 'Organization not found', 'organization_not_found', 404, { detail: 'Organization not found' }],
   ['organizations.create', 'CONFLICT', 'Taken', 'organization_name_taken', 409, { detail: 'Taken' }],
+  ['organizations.updateBudget', 'BAD_REQUEST', 'Limit needed', 'org_budget_invalid', 400, { detail: 'Limit needed' }],
   ['organizations.create', 'CONFLICT', 'Too many', 'organization_limit', 409, { detail: 'Too many' }],
   ['organizations.get', 'FORBIDDEN', 'Requires view_org_settings permission', 'org_permission_denied', 403, { detail: 'Requires view_org_settings permission' }],
   ['organizations.get', 'BAD_REQUEST', 'Mismatch', 'org_header_mismatch', 400, { detail: 'Mismatch' }],

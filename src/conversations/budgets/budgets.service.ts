@@ -1,8 +1,7 @@
 // Budgets (docs/budgets.md): each conversation's cost as its agent server reports it (webhooks,
 // and the agent server's own answers when the service reads it), kept durably and never counted
-// twice (spend-records.ts); the limits applied to it, a conversation's own budget (else its
-// owner's max_budget_per_task) and its owner's monthly cap (max_budget_per_month, else
-// MAX_BUDGET_PER_MONTH); and what happens when one is reached: budgetReached() marks the
+// twice (spend-records.ts), in its owner's month and its organisation's; the limits applied to it
+// (budget-limits.ts); and what happens when one is reached: budgetReached() marks the
 // conversation and pauses its agent (never its sandbox or data). Raising a limit lets it go on.
 import type { BudgetStopReason, MetricsSnapshot, UserBudget } from '../../../contract/budgets.schema.js';
 import { AppError } from '../../errors.js';
@@ -11,15 +10,11 @@ import type { SettingsService } from '../../services/settings/settings.service.j
 import type { AppConversationRecord } from '../../../models/index.js';
 import { untilApplied } from '../../db/versions.js';
 import type { SandboxAccess } from '../../sandbox/index.js';
-import { spendOf, type BudgetStop, type SpendRecord, type SpendRecords } from './spend-records.js';
-import { advances, monthOf, shownSnapshot, stopReason, type Limits, type Spend } from './spend.js';
+import { BudgetLimits, CACHED_MS, type UserLimits } from './budget-limits.js';
+import { orgSpendKey, spendOf, type BudgetStop, type SpendRecord, type SpendRecords } from './spend-records.js';
+import { advances, monthOf, reachedLimit, refusal, shownSnapshot, type Limits, type MonthCosts, type Spend } from './spend.js';
 
-/** The limits of a user: the settings' default budget per conversation and the monthly cap in force. */
-export interface UserLimits {
-  perTaskDefault: number | null;
-  perMonth: number | null;
-  perMonthSource: 'settings' | 'operator' | null;
-}
+export type { UserLimits } from './budget-limits.js';
 
 /** The budget fields of a conversation as the API shows it. */
 export interface BudgetView {
@@ -34,6 +29,8 @@ export interface BudgetsOptions {
   access: SandboxAccess;
   /** MAX_BUDGET_PER_MONTH: the monthly cap of users who set none (null: none). */
   defaultMonthlyCap: number | null;
+  /** A team organisation's monthly cap (docs/organizations.md; null: none). */
+  orgMonthlyCap?: (orgId: string) => Promise<number | null>;
   log: Logger;
   clock?: (() => number) | undefined;
   /** Whether the LLM gateway counts the conversation's calls (then its agent's own cost reports are not counted). */
@@ -53,15 +50,11 @@ export interface BudgetReached {
 const RUN_ATTEMPTS = 120;
 const RUN_RETRY_MS = 500;
 
-const dollars = (amount: number) => `$${Math.round(amount * 10_000) / 10_000}`;
-
 /**
  * For the LLM gateway's calls (assertMayRun's `cached`): how long a conversation found under no
- * limit at all is taken to be, and a user's limits (the settings' budgets) as read. A limit set on
- * this replica (PATCH, a settings save) ends both at once, one set on another replica within
- * this. A conversation under a limit has its cost (and the month's) read for every call.
+ * limit at all is taken to be so (as the limits themselves: budget-limits.ts). A conversation
+ * under a limit has its cost (and the month's) read for every call.
  */
-const UNLIMITED_MS = 1_000;
 const MAX_UNLIMITED = 10_000;
 
 export class BudgetsService {
@@ -69,16 +62,15 @@ export class BudgetsService {
   private readonly log: Logger;
   private readonly now: () => number;
   private readonly reachedListeners: ((reached: BudgetReached) => Promise<void> | void)[] = [];
-  /** Conversations found under no limit, by when (UNLIMITED_MS); `limitsSet` counts the limits set since start. */
+  /** Conversations found under no limit, by when (CACHED_MS). */
   private readonly unlimited = new Map<string, number>();
-  /** Users' limits as read, by when (the gateway's checks of conversations under a limit). */
-  private readonly limitsRead = new Map<string, { limits: UserLimits; at: number }>();
-  private limitsSet = 0;
+  private readonly limits: BudgetLimits;
 
   constructor(private readonly options: BudgetsOptions) {
     this.records = options.records;
     this.log = options.log;
     this.now = options.clock ?? Date.now;
+    this.limits = new BudgetLimits({ ...options, now: this.now });
   }
 
   // ---- reports ----
@@ -101,6 +93,8 @@ export class BudgetsService {
         if (!record || !advances(spend, { cost: record.accumulated_cost, tokens: record.tokens })) return true;
         if (spend.cost > record.accumulated_cost) {
           await this.records.noteMonth(record.userId, this.month(), record._id, record.accumulated_cost, spend.cost);
+          if (record.orgId)
+            await this.records.noteMonth(orgSpendKey(record.orgId), this.month(), record._id, record.accumulated_cost, spend.cost);
         }
         if (await this.records.saveSpend(record, spend)) {
           record = { ...record, accumulated_cost: spend.cost, tokens: spend.tokens };
@@ -116,11 +110,23 @@ export class BudgetsService {
 
   /** Stops the conversation when a limit is reached; clears a stop no limit holds any more. */
   private async enforce(record: SpendRecord, status: string | null): Promise<void> {
-    const limits = await this.limitsOf(record);
-    const month = limits.perMonth === null ? null : await this.records.monthCost(record.userId, this.month());
-    const reason = stopReason(record.accumulated_cost, month, limits);
-    if (reason) await this.budgetReached(record, this.stop(reason, record, limits), status);
+    const limits = await this.limits.of(record);
+    const reached = reachedLimit(record.accumulated_cost, await this.monthCosts(record, limits), limits);
+    if (reached) await this.budgetReached(record, this.stop(reached, record), status);
     else if (record.budget_stop) await this.records.clearStop(record._id, record.budget_stop);
+  }
+
+  /** What the month has cost the owner and the organisation, where a cap applies; `pending`: costs not written yet. */
+  private async monthCosts(record: SpendRecord, limits: Limits, pending = { conversation: 0, user: 0 }): Promise<MonthCosts> {
+    const month = this.month();
+    return {
+      user: limits.perMonth === null ? null : (await this.records.monthCost(record.userId, month)) + pending.user,
+      // The other members' unwritten calls are not known here: they count once written (at most milliseconds later).
+      org:
+        limits.perOrgMonth === null || !record.orgId
+          ? null
+          : (await this.records.monthCost(orgSpendKey(record.orgId), month)) + pending.conversation,
+    };
   }
 
   /**
@@ -141,7 +147,7 @@ export class BudgetsService {
       'conversation stopped: budget reached',
     );
     await this.tellReached({ conversationId: record._id, userId: record.userId, stop });
-    if (stop.reason !== 'monthly_budget_reached') return;
+    if (stop.reason !== 'monthly_budget_reached' || stop.of === 'organization') return;
     for (const other of await this.records.ofUser(record.userId, 'running')) {
       if (other._id !== record._id) await this.budgetReached(other, { ...stop, accumulated_cost: other.accumulated_cost }, 'running');
     }
@@ -165,9 +171,14 @@ export class BudgetsService {
     }
   }
 
-  private stop(reason: BudgetStopReason, record: SpendRecord, limits: Limits): BudgetStop {
-    const limit = reason === 'budget_reached' ? limits.perTask! : limits.perMonth!;
-    return { reason, at: new Date(this.now()), accumulated_cost: record.accumulated_cost, limit };
+  private stop(reached: { reason: BudgetStopReason; limit: number; of: BudgetStop['of'] }, record: SpendRecord): BudgetStop {
+    return {
+      reason: reached.reason,
+      at: new Date(this.now()),
+      accumulated_cost: record.accumulated_cost,
+      limit: reached.limit,
+      of: reached.of,
+    };
   }
 
   /** Pauses the agent when its sandbox runs (a paused sandbox runs no agent); failures wait for the next report. */
@@ -200,7 +211,17 @@ export class BudgetsService {
   /** After a settings save: the owner's stopped conversations that no limit holds any more go on (their sandboxes are not resumed). */
   async reconsider(userId: string): Promise<void> {
     this.limitsChanged(); // the save may have set a limit
-    for (const record of await this.records.ofUser(userId, 'stopped')) {
+    await this.goOnAll(await this.records.ofUser(userId, 'stopped'));
+  }
+
+  /** After an organisation's monthly cap changed: its stopped conversations that no limit holds any more go on. */
+  async reconsiderOrganization(orgId: string): Promise<void> {
+    this.limitsChanged();
+    await this.goOnAll(await this.records.ofOrganization(orgId, 'stopped'));
+  }
+
+  private async goOnAll(records: SpendRecord[]): Promise<void> {
+    for (const record of records) {
       await this.goOn(record, false).catch((error: unknown) =>
         this.log.warn({ err: error, conversationId: record._id }, 'continuing a conversation after a budget change failed'),
       );
@@ -209,19 +230,17 @@ export class BudgetsService {
 
   /** A limit may have been set: every conversation is read again at its next call (and a read under way is not kept). */
   private limitsChanged(): void {
-    this.limitsSet++;
+    this.limits.changed();
     this.unlimited.clear();
-    this.limitsRead.clear();
   }
 
   /** Clears the stop if no limit holds the conversation, and runs its agent again if the stop paused (or ended) it. */
   private async goOn(record: SpendRecord, resumeSandbox: boolean): Promise<void> {
-    const limits = await this.limitsOf(record);
-    const month = limits.perMonth === null ? null : await this.records.monthCost(record.userId, this.month());
-    const reason = stopReason(record.accumulated_cost, month, limits);
-    if (reason) {
+    const limits = await this.limits.of(record);
+    const reached = reachedLimit(record.accumulated_cost, await this.monthCosts(record, limits), limits);
+    if (reached) {
       // Still held, maybe by the other limit now; through budgetReached in case the stop was lifted meanwhile.
-      if (reason !== record.budget_stop?.reason) await this.budgetReached(record, this.stop(reason, record, limits), null);
+      if (reached.reason !== record.budget_stop?.reason) await this.budgetReached(record, this.stop(reached, record), null);
       return;
     }
     if (!record.budget_stop || !(await this.records.clearStop(record._id, record.budget_stop))) return;
@@ -253,38 +272,33 @@ export class BudgetsService {
    * Before a message that runs the agent (or an LLM call through the gateway): refused (409)
    * while a limit is reached, with the reason and what to raise; a stop no limit holds any more
    * is lifted. Answers whether any limit applies to the conversation. The LLM gateway's calls:
-   * `cached` (UNLIMITED_MS); `pending`, costs not written yet, added to the conversation's and the
+   * `cached` (CACHED_MS); `pending`, costs not written yet, added to the conversation's and the
    * month's (a refusal is then the caller's to check again without them).
    */
   async assertMayRun(userId: string, conversationId: string, options: MayRunOptions = {}): Promise<boolean> {
     const key = `${userId}:${conversationId}`;
     const now = this.now();
-    if (options.cached && now - (this.unlimited.get(key) ?? -Infinity) < UNLIMITED_MS) return false;
-    const limitsSet = this.limitsSet;
+    if (options.cached && now - (this.unlimited.get(key) ?? -Infinity) < CACHED_MS) return false;
+    const generation = this.limits.generation;
     const record = await this.records.conversation(conversationId);
     if (!record || record.userId !== userId) return false; // the caller answers 404
-    const limits = await this.limitsOf(record, options.cached === true);
+    const limits = await this.limits.of(record, options.cached === true);
     const pending = options.pending ?? { conversation: 0, user: 0 };
-    const month = limits.perMonth === null ? null : (await this.records.monthCost(userId, this.month())) + pending.user;
-    const reason = stopReason(record.accumulated_cost + pending.conversation, month, limits);
-    if (!reason) {
+    const months = await this.monthCosts(record, limits, pending);
+    const reached = reachedLimit(record.accumulated_cost + pending.conversation, months, limits);
+    if (!reached) {
       if (record.budget_stop) await this.records.clearStop(record._id, record.budget_stop);
-      const limited = limits.perTask !== null || limits.perMonth !== null;
+      const limited = limits.perTask !== null || limits.perMonth !== null || limits.perOrgMonth !== null;
       // Not kept when a limit was set while this was read.
-      if (!limited && !record.budget_stop && limitsSet === this.limitsSet) {
+      if (!limited && !record.budget_stop && generation === this.limits.generation) {
         if (this.unlimited.size >= MAX_UNLIMITED) this.unlimited.clear();
         this.unlimited.set(key, now);
       } else this.unlimited.delete(key);
       return limited;
     }
     this.unlimited.delete(key);
-    const message =
-      reason === 'budget_reached'
-        ? `Conversation ${conversationId} reached its budget (${dollars(record.accumulated_cost)} of ${dollars(limits.perTask!)}): ` +
-          'raise its max_budget_per_task to continue'
-        : `This month's budget is reached (${dollars(month!)} of ${dollars(limits.perMonth!)}): ` +
-          'raise max_budget_per_month in your settings to continue';
-    throw new AppError('CONFLICT', message, { reason, fields: { conversation_id: conversationId } });
+    const message = refusal(conversationId, record.accumulated_cost, months, reached);
+    throw new AppError('CONFLICT', message, { reason: reached.reason, fields: { conversation_id: conversationId } });
   }
 
   /**
@@ -301,14 +315,14 @@ export class BudgetsService {
   // ---- what the API shows ----
 
   /** The user's limits: the settings' budget per conversation and the monthly cap in force. */
-  async userLimits(userId: string): Promise<UserLimits> {
-    const own = await this.options.settings.budgets(userId);
-    const perMonth = own.max_budget_per_month ?? this.options.defaultMonthlyCap;
-    return {
-      perTaskDefault: own.max_budget_per_task,
-      perMonth,
-      perMonthSource: own.max_budget_per_month !== null ? 'settings' : perMonth !== null ? 'operator' : null,
-    };
+  userLimits(userId: string): Promise<UserLimits> {
+    return this.limits.user(userId);
+  }
+
+  /** What an organisation's conversations have cost this month (its budget's view). */
+  async organizationMonth(orgId: string): Promise<{ month: string; cost: number }> {
+    const month = this.month();
+    return { month, cost: await this.records.monthCost(orgSpendKey(orgId), month) };
   }
 
   /** A stored conversation's budget fields, under its owner's limits. */
@@ -332,24 +346,10 @@ export class BudgetsService {
       max_budget_per_month_source: limits.perMonthSource,
       month,
       month_cost: cost,
-      monthly_budget_reached: stopReason(0, cost, { perTask: null, perMonth: limits.perMonth }) !== null,
+      monthly_budget_reached:
+        reachedLimit(0, { user: cost, org: null }, { perTask: null, perMonth: limits.perMonth, perOrgMonth: null }) !== null,
       stopped_conversation_ids: (await this.records.ofUser(userId, 'stopped')).map((r) => r._id),
     };
-  }
-
-  private async limitsOf(record: SpendRecord, cached = false): Promise<Limits> {
-    const user = cached ? await this.cachedUserLimits(record.userId) : await this.userLimits(record.userId);
-    return { perTask: record.max_budget_per_task ?? user.perTaskDefault, perMonth: user.perMonth };
-  }
-
-  /** The user's limits as read within UNLIMITED_MS (a settings save on this replica reads them again). */
-  private async cachedUserLimits(userId: string): Promise<UserLimits> {
-    const [hit, at, limitsSet] = [this.limitsRead.get(userId), this.now(), this.limitsSet];
-    if (hit && at - hit.at < UNLIMITED_MS) return hit.limits;
-    const limits = await this.userLimits(userId);
-    if (this.limitsRead.size >= MAX_UNLIMITED) this.limitsRead.clear();
-    if (limitsSet === this.limitsSet) this.limitsRead.set(userId, { limits, at }); // no limit was set while it was read
-    return limits;
   }
 
   private month(): string {

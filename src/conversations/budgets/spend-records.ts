@@ -15,12 +15,19 @@ export interface BudgetStop {
   accumulated_cost: number;
   /** The limit reached: the conversation's budget, or the monthly cap. */
   limit: number;
+  /** Whose limit: the conversation's, its owner's month, its organisation's month (absent on stops before organisations). */
+  of?: 'conversation' | 'user' | 'organization';
 }
+
+/** The monthly_spend key of an organisation's month, beside its users' (no user id holds a ":"). */
+export const orgSpendKey = (orgId: string) => `org:${orgId}`;
 
 /** What budgets need of a conversation record. */
 export interface SpendRecord {
   _id: string;
   userId: string;
+  /** The team organisation it was started in, null: none. */
+  orgId: string | null;
   sandboxId: string | null;
   accumulated_cost: number;
   tokens: number;
@@ -32,6 +39,7 @@ export interface SpendRecord {
 
 const FIELDS = {
   userId: 1,
+  orgId: 1,
   sandboxId: 1,
   accumulated_cost: 1,
   spendVersion: 1,
@@ -46,6 +54,7 @@ export function spendOf(record: Pick<AppConversationRecord, keyof typeof FIELDS 
   return {
     _id: record._id,
     userId: record.userId,
+    orgId: record.orgId ?? null,
     sandboxId: record.sandboxId ?? null,
     accumulated_cost: record.accumulated_cost ?? 0,
     tokens: tokensOf(record.metrics),
@@ -127,6 +136,12 @@ export class SpendRecords {
   async setBudget(userId: string, id: string, budget: number | null): Promise<boolean> {
     const result = await this.models.AppConversation.updateOne({ _id: id, userId }, { $set: { max_budget_per_task: budget } });
     return result.matchedCount > 0;
+  }
+
+  /** An organisation's conversations stopped for a budget. */
+  async ofOrganization(orgId: string, which: 'stopped'): Promise<SpendRecord[]> {
+    const filter = which === 'stopped' ? { orgId, budget_stop: { $ne: null } } : { orgId };
+    return (await this.models.AppConversation.find(filter, FIELDS).sort({ orgId: 1, createdAt: -1, _id: -1 }).lean()).map(spendOf);
   }
 
   /** The user's conversations stopped for a budget, or (running) those the agent server last reported running. */

@@ -118,11 +118,48 @@ export interface Limits {
   perTask: number | null;
   /** The owner's monthly cap in force, null for none. */
   perMonth: number | null;
+  /** The monthly cap of the organisation it was started in (docs/organizations.md), null for none. */
+  perOrgMonth: number | null;
 }
 
-/** Which limit stops a conversation that has cost `cost` in a month that has cost `month` (null: none does). */
-export function stopReason(cost: number, month: number | null, limits: Limits): BudgetStopReason | null {
-  if (limits.perTask !== null && cost >= limits.perTask - EPSILON) return 'budget_reached';
-  if (limits.perMonth !== null && month !== null && month >= limits.perMonth - EPSILON) return 'monthly_budget_reached';
+/** What the month has cost so far: the owner's, the organisation's (null where no cap applies). */
+export interface MonthCosts {
+  user: number | null;
+  org: number | null;
+}
+
+/** The limit a conversation that has cost `cost` has reached in a month that has cost `months`, or null. */
+export function reachedLimit(
+  cost: number,
+  months: MonthCosts,
+  limits: Limits,
+): { reason: BudgetStopReason; limit: number; of: 'conversation' | 'user' | 'organization' } | null {
+  if (limits.perTask !== null && cost >= limits.perTask - EPSILON)
+    return { reason: 'budget_reached', limit: limits.perTask, of: 'conversation' };
+  if (limits.perMonth !== null && months.user !== null && months.user >= limits.perMonth - EPSILON) {
+    return { reason: 'monthly_budget_reached', limit: limits.perMonth, of: 'user' };
+  }
+  // The organisation's month stops its conversations with the same reason: a month's budget is reached.
+  if (limits.perOrgMonth !== null && months.org !== null && months.org >= limits.perOrgMonth - EPSILON) {
+    return { reason: 'monthly_budget_reached', limit: limits.perOrgMonth, of: 'organization' };
+  }
   return null;
+}
+
+const dollars = (amount: number) => `$${Math.round(amount * 10_000) / 10_000}`;
+
+/** Why a call or message is refused, and what to raise. */
+export function refusal(
+  conversationId: string,
+  cost: number,
+  months: MonthCosts,
+  reached: NonNullable<ReturnType<typeof reachedLimit>>,
+): string {
+  if (reached.of === 'conversation') {
+    return `Conversation ${conversationId} reached its budget (${dollars(cost)} of ${dollars(reached.limit)}): raise its max_budget_per_task to continue`;
+  }
+  if (reached.of === 'user') {
+    return `This month's budget is reached (${dollars(months.user!)} of ${dollars(reached.limit)}): raise max_budget_per_month in your settings to continue`;
+  }
+  return `The organization's budget for this month is reached (${dollars(months.org!)} of ${dollars(reached.limit)}): an owner or admin of the organization can raise it`;
 }

@@ -194,6 +194,7 @@ export const FAILURES: Record<ErrorReason, LegacyAnswer & { routers?: Record<str
   secrets_not_exposed: { status: 403, body: detail },
   organization_not_found: { status: 404, body: detail },
   organization_name_taken: { status: 409, body: detail },
+  org_budget_invalid: { status: 400, body: detail },
   organization_limit: { status: 409, body: detail },
   org_permission_denied: { status: 403, body: detail },
   org_header_mismatch: { status: 400, body: detail },
