@@ -135,6 +135,28 @@ export const OrgBudgetUpdateInputSchema = OrgIdInputSchema.extend({
 });
 export type OrgBudgetUpdate = z.output<typeof OrgBudgetUpdateInputSchema>;
 
+const SecretName = z
+  .string()
+  .trim()
+  .min(1)
+  .max(256)
+  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'Secret names are letters, digits and "_", not starting with a digit');
+export const CreateOrgSecretInputSchema = OrgIdInputSchema.extend({
+  name: SecretName,
+  value: z.string().min(1).max(65_536),
+  description: z.string().max(1000).nullable().optional(),
+});
+export type CreateOrgSecretInput = z.output<typeof CreateOrgSecretInputSchema>;
+export const UpdateOrgSecretInputSchema = OrgIdInputSchema.extend({
+  name: z.string().min(1).max(256),
+  value: z.string().min(1).max(65_536).optional(),
+  description: z.string().max(1000).nullable().optional(),
+});
+export type UpdateOrgSecretInput = z.output<typeof UpdateOrgSecretInputSchema>;
+export const OrgSecretNameInputSchema = OrgIdInputSchema.extend({ name: z.string().min(1).max(256) });
+export const OrgSecretSchema = z.object({ name: z.string(), description: z.string() }).meta({ id: 'OrgSecret' });
+export const OrgSecretsSchema = z.object({ secrets: z.array(OrgSecretSchema) }).meta({ id: 'OrgSecrets' });
+
 export const MembersInputSchema = OrgIdInputSchema.extend({
   ...paging(10),
   email: z.string().min(1).max(255).optional(),

@@ -5,6 +5,7 @@ import { userRoleModel } from './user-role.model.js';
 import { organizationModel } from './organization.model.js';
 import { currentOrgModel, orgMemberModel } from './org-member.model.js';
 import { orgInvitationModel } from './org-invitation.model.js';
+import { orgSecretModel } from './org-secret.model.js';
 import { appConversationModel } from './app-conversation.model.js';
 import { startTaskModel } from './start-task.model.js';
 import { startTaskQueueModel } from './start-task-queue.model.js';
@@ -33,6 +34,7 @@ export * from './user-role.model.js';
 export * from './organization.model.js';
 export * from './org-member.model.js';
 export * from './org-invitation.model.js';
+export * from './org-secret.model.js';
 export * from './app-conversation.model.js';
 export * from './start-task.model.js';
 export * from './start-task-queue.model.js';
@@ -88,6 +90,7 @@ export function createModels(conn: Connection) {
     OrgMember: orgMemberModel(conn),
     CurrentOrg: currentOrgModel(conn),
     OrgInvitation: orgInvitationModel(conn),
+    OrgSecret: orgSecretModel(conn),
   };
 }
 

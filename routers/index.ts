@@ -32,6 +32,7 @@ import { auditRouter } from './audit.router.js';
 import { agentProfilesRouter } from './agent-profiles.router.js';
 import { organizationsRouter } from './organizations.router.js';
 import { organizationMembersRouter } from './organization-members.router.js';
+import { organizationSecretsRouter } from './organization-secrets.router.js';
 import { settingsV1Router } from './settings-v1.router.js';
 import { usersRouter } from './users.router.js';
 
@@ -60,6 +61,7 @@ export const appRouter = router({
   agentProfiles: agentProfilesRouter,
   organizations: organizationsRouter,
   organizationMembers: organizationMembersRouter,
+  organizationSecrets: organizationSecretsRouter,
   account: accountRouter,
   apiKeys: apiKeysRouter,
   sharing: sharingRouter,

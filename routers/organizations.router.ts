@@ -147,7 +147,7 @@ export const organizationsRouter = router({
     .meta({
       errors: [...inOrg],
       orgPermission: 'edit_org_settings',
-      openapi: { method: 'GET', path: '/api/organizations/{org_id}/budgets', tags, summary: 'Its monthly budget and this month\'s spend' },
+      openapi: { method: 'GET', path: '/api/organizations/{org_id}/budgets', tags, summary: "Its monthly budget and this month's spend" },
     })
     .input(OrgIdInputSchema)
     .output(OrgBudgetSchema)

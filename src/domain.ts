@@ -203,6 +203,7 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     events: conversationLifecycle,
     agentLlms,
     orgLlm: (orgId) => organizations.organizations.llmDefaults(orgId),
+    orgSecrets: (orgId) => organizations.orgSecrets.resolve(orgId),
   });
   const startTasks = new LeaseQueue<StartTask>({
     store: store.taskLeases,

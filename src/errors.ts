@@ -26,6 +26,7 @@ export type ErrorReason =
   | 'llm_key_missing'
   | 'secret_exists'
   | 'secret_not_found'
+  | 'secret_limit'
   | 'api_key_not_found'
   | 'not_an_admin'
   | 'oidc_refused'

@@ -31,6 +31,7 @@ beforeAll(async () => {
   const org = await call(app, 'POST', '/api/organizations', { key, body: { name: 'Rotating' } });
   orgId = org.body.id;
   await call(app, 'PATCH', `/api/organizations/${orgId}/settings`, { key, body: { llm_api_key: 'sk-org-rotate' } });
+  await call(app, 'POST', `/api/organizations/${orgId}/secrets`, { key, body: { name: 'ORG_ROT', value: 'org-secret-rotate' } });
   await call(app, 'POST', '/api/settings', {
     key,
     body: { llm_api_key: 'sk-rotate', mcp_config: { sse_servers: [{ url: 'https://m.example.com', api_key: 'mcp-rotate' }] } },
@@ -83,9 +84,9 @@ describe('encryption key rotation', () => {
     const rotated = await runCli(['encryption', 'rotate'], env);
     expect(rotated.code, rotated.stderr).toBe(0);
     // settings (the LLM key, the MCP server's key, the LLM profile's key, the GitHub token), a custom
-    // secret, a webhook endpoint's two secrets, an organisation's LLM key, a sandbox's session key, a start task's
-    // MCP override and request secrets
-    expect(rotated.stdout).toMatch(/re-encrypted 11 values in 6 documents/);
+    // secret, a webhook endpoint's two secrets, an organisation's LLM key and secret, a sandbox's session key, a
+    // start task's MCP override and request secrets
+    expect(rotated.stdout).toMatch(/re-encrypted 12 values in 7 documents/);
 
     const after = await startTestApp('rotation-after', { MONGODB_URI: testDatabaseUri(dbName), ENCRYPTION_KEY: newKey });
     try {
@@ -112,7 +113,8 @@ describe('encryption key rotation', () => {
       expect(box.decrypt(endpoint!.secret, endpointSecretContext(webhook.id))).toBe(webhook.secret);
       expect(box.decrypt(endpoint!.previousSecret, endpointSecretContext(webhook.id))).toBe(webhook.previous);
       expect((await services.organizations.llmDefaults(orgId))?.apiKey).toBe('sk-org-rotate');
-      expect(ciphertexts.length).toBe(11);
+      expect((await services.orgSecrets.resolve(orgId)).map((s) => s.value)).toEqual(['org-secret-rotate']);
+      expect(ciphertexts.length).toBe(12);
       expect(ciphertexts.filter((m) => !m.endsWith(currentId))).toEqual([]);
 
       const again = await runCli(['encryption', 'rotate'], env);

@@ -15,6 +15,8 @@ import { LiveStatus } from './live-status.js';
 import type { BudgetsService } from './budgets/budgets.service.js';
 import type { ConversationStore, StartTask } from './records/store.js';
 
+const BUILD_ATTEMPTS = 3;
+
 export type ConversationEventType = 'conversation.status_changed' | 'conversation.execution_status_changed' | 'conversation.budget_reached';
 
 export class ConversationLifecycleEvents {
@@ -55,14 +57,20 @@ export class ConversationLifecycleEvents {
    * when one report carried several in a row (each gets its event, in order).
    */
   async conversationChanged(type: ConversationEventType, userId: string, conversationId: string, executionStatus?: string): Promise<void> {
-    try {
-      const record = await this.store.conversation(userId, conversationId);
-      if (!record) return;
-      const conversation = await this.shape(userId, record);
-      if (executionStatus !== undefined) conversation.execution_status = executionStatus;
-      await this.emitConversation(type, userId, conversation);
-    } catch (error) {
-      this.log.warn({ err: error, type, conversationId }, 'a conversation event could not be built');
+    // Read again after a failure (a busy database, a replica's write gate): the state change
+    // stands either way, and only a third failure in a row loses its event (logged).
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const record = await this.store.conversation(userId, conversationId);
+        if (!record) return;
+        const conversation = await this.shape(userId, record);
+        if (executionStatus !== undefined) conversation.execution_status = executionStatus;
+        return await this.emitConversation(type, userId, conversation);
+      } catch (error) {
+        if (attempt >= BUILD_ATTEMPTS)
+          return this.log.warn({ err: error, type, conversationId }, 'a conversation event could not be built');
+        await new Promise((resolve) => setTimeout(resolve, 250 * attempt).unref());
+      }
     }
   }
 

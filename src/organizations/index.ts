@@ -6,9 +6,11 @@ import { InvitationsService } from './invitations.service.js';
 import { MembersService } from './members.service.js';
 import { OrgAccess } from './org-access.js';
 import { OrganizationsService, type OrganizationsDeps } from './organizations.service.js';
+import { OrgSecretsService } from './org-secrets.service.js';
 
 export type { OrgMembership } from './org-access.js';
 export { orgLlmKeyContext, type OrgLlmDefaults } from './organizations.service.js';
+export { orgSecretContext } from './org-secrets.service.js';
 export type { OrgPermission, OrgRole } from './roles.js';
 
 export interface OrganizationParts {
@@ -28,5 +30,6 @@ export function createOrganizationServices(parts: OrganizationParts) {
     organizations: new OrganizationsService({ ...parts, access: orgAccess }),
     orgMembers: new MembersService(models, orgAccess, emailOf),
     orgInvitations: new InvitationsService({ models, access: orgAccess, emailOf, ...(now ? { now } : {}) }),
+    orgSecrets: new OrgSecretsService(models, parts.box, now),
   };
 }

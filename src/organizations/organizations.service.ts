@@ -21,7 +21,7 @@ export interface OrgLlmDefaults {
 }
 
 export interface OrganizationsDeps {
-  models: Pick<Models, 'Organization' | 'OrgMember' | 'OrgInvitation' | 'CurrentOrg'>;
+  models: Pick<Models, 'Organization' | 'OrgMember' | 'OrgInvitation' | 'CurrentOrg' | 'OrgSecret'>;
   box: SecretBox;
   access: OrgAccess;
   /** Server administrators (ADMIN_USERS, OIDC_ADMIN_GROUPS) create organisations. */
@@ -130,8 +130,9 @@ export class OrganizationsService {
     return { message: 'Organization deleted successfully', organization: { id, name, contact_name, contact_email } };
   }
 
-  /** Memberships, invitations and current choices of an organisation that is gone (also healed on access). */
+  /** Memberships, invitations, secrets and current choices of an organisation that is gone. */
   async forget(orgId: string): Promise<void> {
+    await this.models.OrgSecret.deleteMany({ orgId });
     await this.models.OrgInvitation.deleteMany({ orgId, status: { $in: ['pending', 'accepted', 'revoked'] } });
     await this.models.CurrentOrg.deleteMany({ orgId });
     await this.models.OrgMember.deleteMany({ orgId });

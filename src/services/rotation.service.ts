@@ -8,7 +8,7 @@ import { newVersion, untilApplied } from '../db/versions.js';
 import { tokenContext } from '../git/git-providers.service.js';
 import { llmProfileSecretContext } from './settings/profiles-store.js';
 import { keyContext } from '../sandbox/index.js';
-import { orgLlmKeyContext } from '../organizations/index.js';
+import { orgLlmKeyContext, orgSecretContext } from '../organizations/index.js';
 import { secretValueContext } from './secrets.service.js';
 import { mapSettingsSecrets, SECRET_SETTINGS_FIELDS } from './settings/settings-secrets.js';
 
@@ -74,6 +74,16 @@ export async function reencryptServiceSecrets(models: Models, rewrap: Rewrap): P
       const rewrapped = rewrap(apiKey, orgLlmKeyContext(_id));
       if (!doc || rewrapped === apiKey) return true;
       return (await models.Organization.updateOne({ _id, 'llm.apiKey': apiKey }, { $set: { 'llm.apiKey': rewrapped } })).matchedCount > 0;
+    });
+    documents++;
+  }
+
+  for await (const { _id } of models.OrgSecret.find({}, { _id: 1 }).lean().cursor()) {
+    await untilApplied("An organization's secret", async () => {
+      const doc = await models.OrgSecret.findOne({ _id }).lean();
+      const value = doc && rewrap(doc.value, orgSecretContext(doc.orgId));
+      if (!doc || value === doc.value) return true;
+      return (await models.OrgSecret.updateOne({ _id, value: doc.value }, { $set: { value } })).matchedCount > 0;
     });
     documents++;
   }

@@ -152,7 +152,11 @@ export const authedProcedure = observedProcedure.use(async ({ ctx, type, path, g
 export const orgProcedure = authedProcedure.use(async ({ ctx, meta, getRawInput, next }) => {
   const raw = (await getRawInput()) as { org_id?: unknown } | undefined;
   const pathOrgId = typeof raw?.org_id === 'string' ? raw.org_id : undefined;
-  const org = await ctx.services.orgAccess.effective(ctx.user.id, { pathOrgId, headerOrgId: ctx.orgHeader, boundOrgId: ctx.user.boundOrgId });
+  const org = await ctx.services.orgAccess.effective(ctx.user.id, {
+    pathOrgId,
+    headerOrgId: ctx.orgHeader,
+    boundOrgId: ctx.user.boundOrgId,
+  });
   if (meta?.orgPermission) assertPermitted(org.role, meta.orgPermission);
   return next({ ctx: { org } });
 });

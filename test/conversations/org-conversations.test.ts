@@ -43,6 +43,25 @@ describe('a conversation in a team organisation', () => {
     const token = new URL(invited.body.successful[0].invite_url).searchParams.get('token');
     expect((await call(app, 'POST', '/api/organizations/members/invite/accept', { key: dev, body: { token } })).status).toBe(200);
 
+    // The organisation's secrets: set by its owner, their names listed to members, the values to nobody.
+    const orgSecret = (key: string, body: Record<string, string>) => call(app, 'POST', `/api/organizations/${org}/secrets`, { key, body });
+    expect(await orgSecret(lead, { name: 'DEPLOY_TOKEN', value: 'org-deploy-1f3a', description: 'deploys' })).toMatchObject({
+      status: 201,
+      body: { name: 'DEPLOY_TOKEN', description: 'deploys' },
+    });
+    expect((await orgSecret(lead, { name: 'SHARED', value: 'org-shared-value' })).status).toBe(201);
+    expect(await orgSecret(lead, { name: 'SHARED', value: 'again' })).toMatchObject({ status: 409 });
+    expect(await orgSecret(dev, { name: 'MINE', value: 'x' })).toMatchObject({ status: 403 });
+    const names = await call(app, 'GET', `/api/organizations/${org}/secrets`, { key: dev });
+    expect(names.body).toEqual({
+      secrets: [
+        { name: 'DEPLOY_TOKEN', description: 'deploys' },
+        { name: 'SHARED', description: '' },
+      ],
+    });
+    expect(names.text).not.toContain('org-deploy-1f3a');
+    await call(app, 'POST', '/api/v1/secrets', { key: dev, body: { name: 'SHARED', value: 'dev-own-value' } });
+
     // In their personal organisation the member has no LLM of their own: that start fails.
     const personal = await call(app, 'POST', '/api/v1/app-conversations', { key: dev, body: {} });
     expect((await waitForTask(app, dev, personal.body.id)).detail).toMatch(/No LLM model configured/);
@@ -62,6 +81,10 @@ describe('a conversation in a team organisation', () => {
       })
     ).json()) as { request: { agent: { llm: { model: string; base_url: string; api_key: string } } } }[];
     const llm = sent!.request.agent.llm;
+    // The organisation's secrets reach its conversations; the member's own of the same name wins.
+    const secrets = (sent!.request as unknown as { secrets: Record<string, { value: string }> }).secrets;
+    expect(secrets.DEPLOY_TOKEN?.value).toBe('org-deploy-1f3a');
+    expect(secrets.SHARED?.value).toBe('dev-own-value');
     expect(llm.base_url).toMatch(/\/llm\/v1$/);
     expect(JSON.stringify(sent)).not.toContain(ORG_KEY);
     const res = await fetch(`${app.url}/llm/v1/chat/completions`, {

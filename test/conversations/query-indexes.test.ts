@@ -77,8 +77,15 @@ describe('every query of a representative run is served by a declared index', ()
     await asAdmin('PATCH', `/api/organizations/${org}/members/query-user`, { role: 'admin' });
     await asAdmin('PATCH', `/api/organizations/${org}/settings`, { llm_api_key: 'sk-org' });
     await ok('GET', `/api/organizations/${org}/settings`);
+    await asAdmin('POST', `/api/organizations/${org}/secrets`, { name: 'ORG_TOKEN', value: 'v' });
+    await asAdmin('PUT', `/api/organizations/${org}/secrets/ORG_TOKEN`, { value: 'w' });
+    await ok('GET', `/api/organizations/${org}/secrets`);
+    await asAdmin('PATCH', `/api/organizations/${org}/budgets`, { monthly_limit: 10 });
+    await asAdmin('GET', `/api/organizations/${org}/budgets`);
+    await ok('GET', `/api/organizations/${org}/conversations`);
     const second = await asAdmin('POST', `/api/organizations/${org}/members/invite`, { emails: ['later@example.com'] });
     await asAdmin('DELETE', `/api/organizations/${org}/members/invite/${second.body.successful[0].id}`);
+    await asAdmin('DELETE', `/api/organizations/${org}/secrets/ORG_TOKEN`);
     await asAdmin('DELETE', `/api/organizations/${org}/members/query-user`);
     expect((await asAdmin('DELETE', `/api/organizations/${org}`)).status).toBe(200);
 

@@ -361,6 +361,9 @@ describe('a monthly cap on the real agent server, through the LLM gateway', () =
       if (!first) return;
       const second = await thinkingConversation(key, { sandbox_id: first.sandboxId });
       expect(second!.sandboxId).toBe(first.sandboxId);
+      // Each agent waits on its first call: released once both are held, so both spend before the cap
+      // (released earlier, a loaded machine let the first reach the cap before the second had called).
+      await eventually('both agents to call their LLM', async () => received(llm) >= 2);
       llm.release();
 
       const ids = [first.id, second!.id];

@@ -34,6 +34,8 @@ export async function startOidcProvider(
         client_id: 'acp-test',
         token_endpoint_auth_method: 'none',
         redirect_uris: [redirectUri],
+        // Where its RP-initiated logout may come back to: the service's sign-in page.
+        post_logout_redirect_uris: [new URL('/signin', redirectUri).href],
         response_types: ['code'],
         grant_types: ['authorization_code'],
       },

@@ -74,6 +74,22 @@ describe('OpenID Connect sign-in', () => {
     expect((await call(app, 'GET', '/api/auth/session', withCookie(session))).status).toBe(401);
   });
 
+  it('signs out at the provider too: the home page sends the browser on to its end-session endpoint, which comes back to sign-in', async () => {
+    const session = (await signIn(app.url, 'ada')).jar.get(app.url, 'acp_session')!;
+    const home = await fetch(`${app.url}/`, { headers: { cookie: `acp_session=${session}` } });
+    expect(await home.text()).toContain('data-next="/oauth/oidc/logout"');
+    const logout = await fetch(`${app.url}/oauth/oidc/logout`, { redirect: 'manual' });
+    expect(logout.status).toBe(302);
+    const to = new URL(logout.headers.get('location')!);
+    expect(to.origin).toBe(`http://127.0.0.1:${providerPort}`);
+    expect(to.searchParams.get('client_id')).toBe('acp-test');
+    expect(to.searchParams.get('post_logout_redirect_uri')).toBe(`${app.url}/signin`);
+    // The provider accepts it (a registered return address): its sign-out confirmation, not an error.
+    const atProvider = await fetch(to, { redirect: 'manual' });
+    expect(atProvider.status).toBe(200);
+    expect(await atProvider.text()).toMatch(/logout|sign-?out/i);
+  });
+
   it('makes a member of OIDC_ADMIN_GROUPS an administrator, as of their latest sign-in', async () => {
     const auditAs = async (login: string) => {
       const session = (await signIn(app.url, login)).jar.get(app.url, 'acp_session')!;

@@ -292,11 +292,12 @@ describe('the organisation LLM settings', () => {
 });
 
 describe('deleting an organisation', () => {
-  it('is the owners’: memberships, invitations and current choices go with it', async () => {
+  it('is the owners’: memberships, invitations, secrets and current choices go with it', async () => {
     const org = await createOrg('Short Lived');
     await join(org, 'root', 'dave', 'admin');
     await call(app, 'POST', `/api/organizations/${org}/switch`, as('dave'));
     await call(app, 'POST', `/api/organizations/${org}/members/invite`, { ...as('root'), body: { emails: ['erin@example.com'] } });
+    await call(app, 'POST', `/api/organizations/${org}/secrets`, { ...as('root'), body: { name: 'GONE_SOON', value: 'v' } });
     expect(await call(app, 'DELETE', `/api/organizations/${org}`, as('dave'))).toMatchObject({ status: 403 });
     expect(await call(app, 'DELETE', `/api/organizations/${org}`, as('root'))).toMatchObject({
       status: 200,
@@ -306,6 +307,7 @@ describe('deleting an organisation', () => {
     expect((await call(app, 'GET', '/api/organizations', as('dave'))).body.current_org_id).toBe('dave');
     expect(await app.rawCollection('org_members').countDocuments({ orgId: org })).toBe(0);
     expect(await app.rawCollection('org_invitations').countDocuments({ orgId: org })).toBe(0);
+    expect(await app.rawCollection('org_secrets').countDocuments({ orgId: org })).toBe(0);
     expect(await call(app, 'DELETE', '/api/organizations/root', as('root'))).toMatchObject({ status: 403 });
   });
 });

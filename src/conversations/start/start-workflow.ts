@@ -60,6 +60,8 @@ export interface StartWorkflowDeps {
   agentLlms: AgentLlms;
   /** A team organisation's LLM defaults, key opened (docs/organizations.md); null when it has none. */
   orgLlm: (orgId: string) => Promise<OrgLlmDefaults | null>;
+  /** A team organisation's secrets, opened. */
+  orgSecrets: (orgId: string) => Promise<{ name: string; value: string; description: string }[]>;
 }
 
 export class StartWorkflow {
@@ -278,9 +280,12 @@ export class StartWorkflow {
       (this.deps.store.unseal(task, 'mcpConfig') ?? settings.mcp_config) as McpConfig | null,
     );
     const provider = request.git_provider;
-    // The request's secrets over the stored ones: the request wins.
+    // The request's secrets over the user's own, theirs over the organisation's: the most specific wins.
     const given = this.deps.store.unseal(task, 'requestSecrets') ?? {};
-    const stored = (await this.deps.secrets.resolve(task.userId)).filter((secret) => !(secret.name in given));
+    const own = (await this.deps.secrets.resolve(task.userId)).filter((secret) => !(secret.name in given));
+    const org = task.orgId ? await this.deps.orgSecrets(task.orgId) : [];
+    const taken = new Set([...Object.keys(given), ...own.map((secret) => secret.name)]);
+    const stored = [...org.filter((secret) => !taken.has(secret.name)), ...own];
     return startConversationRequest({
       conversationId: task.conversationId,
       request,

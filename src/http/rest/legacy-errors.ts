@@ -94,12 +94,22 @@ export const FAILURES: Record<ErrorReason, LegacyAnswer & { routers?: Record<str
   settings_reset_removed: { status: 410, body: errorKey },
   llm_key_missing: { status: 400, body: v0Status('STATUS$ERROR_LLM_AUTHENTICATION') },
   // The V1 routes (secretsV1) answer FastAPI's {"detail": …} where V0 had its own keys.
-  secret_exists: { status: 400, body: messageKey, routers: { secretsV1: { status: 400, body: detail } } },
+  // An organisation's secrets (ours, docs/organizations.md): a taken name is a conflict.
+  secret_exists: {
+    status: 400,
+    body: messageKey,
+    routers: { secretsV1: { status: 400, body: detail }, organizationSecrets: { status: 409, body: detail } },
+  },
   secret_not_found: {
     status: 404,
     body: errorKey,
-    routers: { secretsV1: { status: 404, body: detail }, sandboxSecrets: { status: 404, body: detail } },
+    routers: {
+      secretsV1: { status: 404, body: detail },
+      sandboxSecrets: { status: 404, body: detail },
+      organizationSecrets: { status: 404, body: detail },
+    },
   },
+  secret_limit: { status: 409, body: detail },
   invalid_provider_token: {
     status: 401,
     body: errorKey,

@@ -1,6 +1,7 @@
 // OpenID Connect sign-in's two browser stops (docs/oidc.md; the flow: src/services/identity/
 // oidc.service.ts): /oauth/oidc/login sends the browser to the provider with a sealed cookie of
-// its own; /oauth/oidc/callback finishes there and opens the session. The callback answers a
+// its own; /oauth/oidc/callback finishes there and opens the session; /oauth/oidc/logout sends
+// a browser that signed out here on to the provider's sign-out. The callback answers a
 // small page that moves on to `next`: the session cookie is SameSite=Strict, and a browser does
 // not send it on a redirect chain that began at the provider's site.
 import type { Request, Response, Router } from 'express';
@@ -14,6 +15,8 @@ import { toRestError } from '../rest/legacy-errors.js';
 import { sameOriginPath } from './signin-page.js';
 
 const CALLBACK = '/oauth/oidc/callback';
+/** After signing out here: ends the identity provider's session too (RP-initiated logout), then back to sign-in. */
+export const OIDC_LOGOUT = '/oauth/oidc/logout';
 
 export function oidcRoutes(deps: Deps): Router {
   const routes = express.Router();
@@ -30,6 +33,19 @@ export function oidcRoutes(deps: Deps): Router {
       res.setHeader('set-cookie', `${OIDC_COOKIE}=${encodeURIComponent(cookie)}; Max-Age=600${cookieFlags(req)}`);
       res.setHeader('cache-control', 'no-store');
       res.redirect(302, url);
+    } catch (error) {
+      answerError(res, error, deps.log);
+    }
+  });
+
+  // Changes nothing here (the session ended with DELETE /api/auth/session): only sends the browser
+  // to the provider's end_session_endpoint, which comes back to the sign-in page; without one, there.
+  routes.get(OIDC_LOGOUT, async (req, res) => {
+    const service = deps.services.oidc;
+    if (!service) return failed(res, 404, 'OpenID Connect sign-in is not configured here');
+    res.setHeader('cache-control', 'no-store');
+    try {
+      res.redirect(302, (await service.endSessionUrl(`${origin(req)}/signin`)) ?? '/signin');
     } catch (error) {
       answerError(res, error, deps.log);
     }

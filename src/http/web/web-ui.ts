@@ -18,6 +18,7 @@ import { writeRestError } from '../rest/answers.js';
 import { factsOf } from '../pipeline.js';
 import { loadCanvasIndex, requestOrigin } from './agent-canvas.js';
 import { homePage } from './home-page.js';
+import { OIDC_LOGOUT } from './oidc-routes.js';
 import type { ServedUi } from './served-ui.js';
 
 /** Paths the UI never answers (the API, tRPC, operations): they fall through to the JSON 404. */
@@ -61,7 +62,8 @@ export function webUi(deps: Deps, served: ServedUi): Router {
   };
 
   if (!root) {
-    ui.get('/', (req, res, next) => (uiHeaders(res), page(homePage)(req, res, next)));
+    const signOutTo = deps.services.oidc ? OIDC_LOGOUT : '/signin';
+    ui.get('/', (req, res, next) => (uiHeaders(res), page((q, s, user) => homePage(q, s, user, signOutTo))(req, res, next)));
     return ui;
   }
 

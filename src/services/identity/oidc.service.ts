@@ -74,6 +74,13 @@ export class OidcService {
     return { url: url.href, cookie: this.box.encrypt(JSON.stringify(login), COOKIE_CONTEXT) };
   }
 
+  /** The provider's RP-initiated logout URL coming back to `postLogout`; null when the provider has none. */
+  async endSessionUrl(postLogout: string): Promise<string | null> {
+    const config = await this.provider();
+    if (!config.serverMetadata().end_session_endpoint) return null;
+    return oidc.buildEndSessionUrl(config, { client_id: this.settings.clientId, post_logout_redirect_uri: postLogout }).href;
+  }
+
   /**
    * Finishes a sign-in at the callback: the code exchanged (with the PKCE verifier), the ID
    * token checked (signature, issuer, audience, expiry, nonce), the user admitted or refused.
