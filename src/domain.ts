@@ -56,6 +56,7 @@ import { SharingService } from './conversations/sharing.service.js';
 import { AuditService } from './services/audit.service.js';
 import { createOrganizationServices } from './organizations/index.js';
 import { OrgBudgetsService } from './conversations/budgets/org-budgets.js';
+import { OrgDeparture } from './conversations/org-departure.js';
 import { OidcService } from './services/identity/oidc.service.js';
 import { SettingsService } from './services/settings/settings.service.js';
 import { UserGitService } from './git/user-git.service.js';
@@ -127,6 +128,7 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
   );
   // The LLM gateway (docs/llm-gateway.md): agents get the gateway's URL and a token, never the key.
   const llmRoutes = new LlmRoutes(models, box);
+  const orgDeparture = new OrgDeparture({ store, apiKeys, llmRoutes, sandboxes, log: log.child({ component: 'organizations' }) });
   const audit = new AuditService(models.AuditEvent, models.UserRole, {
     ...config.audit,
     log: log.child({ component: 'audit' }),
@@ -140,6 +142,8 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
       const email = (await settings.stored(userId))?.dto.email ?? (userId.includes('@') ? userId : null);
       return email ? email.toLowerCase() : null;
     },
+    // Defined further down (it needs the sandboxes and the gateway's routes); called only later.
+    onLeft: (orgId, userId) => orgDeparture.left(orgId, userId),
     personalLlm: async (userId) => {
       const dto = (await settings.stored(userId))?.dto;
       return { model: dto?.llm_model ?? null, baseUrl: dto?.llm_base_url ?? null, keySet: dto?.llm_api_key_set === true };
@@ -251,7 +255,12 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
       ? new OidcService(config.oidc, box, sessions, models.UserRole, log.child({ component: 'oidc' }), {
           // No provider group and no user of the provider (an email) named administrator: the first to sign in is one.
           firstRunAdmin: config.oidc.adminGroups.length === 0 && !config.audit.admins.some((id) => id.includes('@')),
-          signedIn: (userId) => organizations.orgInvitations.acceptPendingFor(userId, userId),
+          // Joining by sign-in is in the audit log as the invitation's acceptance.
+          signedIn: async (userId) => {
+            for (const orgId of await organizations.orgInvitations.acceptPendingFor(userId, userId)) {
+              audit.record({ userId, action: 'organizationMembers.acceptInvitation', outcome: 'ok', input: { org_id: orgId }, via: 'web' });
+            }
+          },
         })
       : null,
     settings,

@@ -19,6 +19,7 @@ export interface OrganizationParts {
   isAdmin: OrganizationsDeps['isAdmin'];
   emailOf: OrganizationsDeps['emailOf'];
   personalLlm: OrganizationsDeps['personalLlm'];
+  onLeft: NonNullable<OrganizationsDeps['onLeft']>;
   now?: () => number;
 }
 
@@ -28,7 +29,7 @@ export function createOrganizationServices(parts: OrganizationParts) {
   return {
     orgAccess,
     organizations: new OrganizationsService({ ...parts, access: orgAccess }),
-    orgMembers: new MembersService(models, orgAccess, emailOf),
+    orgMembers: new MembersService(models, orgAccess, emailOf, parts.onLeft),
     orgInvitations: new InvitationsService({ models, access: orgAccess, emailOf, ...(now ? { now } : {}) }),
     orgSecrets: new OrgSecretsService(models, parts.box, now),
   };

@@ -192,4 +192,51 @@ describe('a conversation in a team organisation', () => {
       body: { detail: 'monthly_limit is required when budgets are enabled' },
     });
   });
+
+  it('ends what a removed member held there: keys bound to it, the gateway routes and sandboxes of their conversations in it', async () => {
+    const lead = await app.keyFor('lead');
+    const leaving = await app.keyFor('leaving@example.com');
+    const org = (await call(app, 'POST', '/api/organizations', { key: lead, body: { name: 'Departures' } })).body.id as string;
+    await call(app, 'PATCH', `/api/organizations/${org}/settings`, {
+      key: lead,
+      body: { agent_settings_diff: { llm: { model: 'openai/gpt-4o', base_url: stub.url, api_key: ORG_KEY } } },
+    });
+    const invited = await call(app, 'POST', `/api/organizations/${org}/members/invite`, {
+      key: lead,
+      body: { emails: ['leaving@example.com'] },
+    });
+    const token = new URL(invited.body.successful[0].invite_url).searchParams.get('token');
+    await call(app, 'POST', '/api/organizations/members/invite/accept', { key: leaving, body: { token } });
+    const bound = (await call(app, 'POST', '/api/keys', { key: leaving, body: { name: 'team-ci', org_id: org } })).body.key as string;
+    const other = (await call(app, 'POST', '/api/keys', { key: leaving, body: { name: 'mine' } })).body.key as string;
+    const task = await waitForTask(app, leaving, (await call(app, 'POST', '/api/v1/app-conversations', { key: bound, body: {} })).body.id);
+    expect(task.status, task.detail ?? '').toBe('READY');
+    const [conversation] = (await call(app, 'GET', `/api/v1/app-conversations?ids=${task.app_conversation_id}`, { key: leaving })).body;
+    const agentUrl = conversation.conversation_url.replace(/\/api\/conversations\/.*$/, '');
+    const [sent] = (await (
+      await fetch(`${agentUrl}/api/conversations?ids=${task.app_conversation_id}`, {
+        headers: { 'x-session-api-key': conversation.session_api_key },
+      })
+    ).json()) as { request: { agent: { llm: { api_key: string } } } }[];
+    const llmCall = () =>
+      fetch(`${app.url}/llm/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${sent!.request.agent.llm.api_key}` },
+        body: JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'Hello' }] }),
+      });
+    expect((await llmCall()).status).toBe(200);
+
+    expect((await call(app, 'DELETE', `/api/organizations/${org}/members/leaving@example.com`, { key: lead })).status).toBe(200);
+    const before = stub.requests.length;
+    expect((await llmCall()).status).toBe(401);
+    expect(stub.requests.length).toBe(before);
+    expect((await call(app, 'GET', '/api/keys/current', { headers: { authorization: `Bearer ${bound}` } })).status).toBe(401);
+    expect((await call(app, 'GET', '/api/keys/current', { headers: { authorization: `Bearer ${other}` } })).status).toBe(200);
+    const [sandbox] = (await call(app, 'GET', `/api/v1/sandboxes?id=${task.sandbox_id}`, { key: leaving })).body;
+    expect(sandbox.status).toBe('PAUSED');
+    // The conversation stays theirs to read.
+    expect((await call(app, 'GET', `/api/v1/app-conversations?ids=${task.app_conversation_id}`, { key: leaving })).body[0]).toMatchObject({
+      id: task.app_conversation_id,
+    });
+  });
 });

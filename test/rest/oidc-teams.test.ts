@@ -57,6 +57,9 @@ describe('a team signing in through its identity provider', () => {
     });
     expect((await bo('GET', `/api/organizations/${org}/me`)).body).toMatchObject({ role: 'admin', email: 'bo@example.com' });
     expect((await ada('GET', `/api/organizations/${org}/members/invite`)).body.items).toEqual([]);
+    // The audit log has the join as bo's, by the web sign-in.
+    const log = await ada('GET', `/api/audit/events/search?user_id=bo@example.com&action=organizationMembers.acceptInvitation`);
+    expect(log.body.items).toEqual([expect.objectContaining({ via: 'web', outcome: 'ok', target: { org_id: org } })]);
     // Signing in again joins nothing twice.
     const again = await session('bo');
     expect((await again('GET', `/api/organizations/${org}/members/count`)).body).toBe(2);

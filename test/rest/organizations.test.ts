@@ -370,11 +370,9 @@ describe('keys bound to an organisation', () => {
     // Binding to an organisation the user is not in: as if it did not exist.
     const notTheirs = await createOrg('Not Daves');
     expect(await call(app, 'POST', '/api/keys', { ...as('dave'), body: { org_id: notTheirs } })).toMatchObject({ status: 404 });
-    // Removed from the organisation, the bound key acts nowhere.
+    // Removed from the organisation, the key bound to it is revoked (docs/organizations.md).
     await call(app, 'DELETE', `/api/organizations/${org}/members/dave`, as('root'));
-    expect(await call(app, 'GET', '/api/keys/current', bound)).toMatchObject({
-      status: 403,
-      body: { detail: 'User is not a member of this organization' },
-    });
+    expect(await call(app, 'GET', '/api/keys/current', bound)).toMatchObject({ status: 401 });
+    expect((await call(app, 'GET', '/api/keys/current', as('dave'))).status).toBe(200);
   });
 });

@@ -215,6 +215,11 @@ export class ConversationStore {
       .lean();
   }
 
+  /** A member's conversations started in an organisation (all of them: what they hold there when they leave it). */
+  async ofMemberInOrganization(orgId: string, userId: string): Promise<Pick<AppConversationRecord, '_id' | 'sandboxId'>[]> {
+    return this.models.AppConversation.find({ orgId, userId }, { sandboxId: 1 }).sort({ orgId: 1, createdAt: -1, _id: -1 }).lean();
+  }
+
   async conversationsByIds(userId: string, ids: string[]): Promise<AppConversationRecord[]> {
     return this.tables.conversations.getMany(ids, { userId });
   }
