@@ -1,6 +1,6 @@
 // The 2026 settings (/api/v1/settings; docs/api.md "2026 /api/v1 surface"): the V0 settings
 // document in the nested shape, its two form schemas, and the LLM profiles.
-import { authedProcedure } from '../src/trpc/procedures.js';
+import { authedProcedure, orgProcedure } from '../src/trpc/procedures.js';
 import { router } from '../src/trpc/init.js';
 import { MessageResponseSchema, NoInputSchema } from '../contract/common.schema.js';
 import { SettingsSchemaDocSchema } from '../contract/settings-fields.js';
@@ -10,8 +10,10 @@ import { llmProfileProcedures } from './llm-profiles.procedures.js';
 const tags = ['settings (2026)'];
 
 export const settingsV1Router = router({
-  get: authedProcedure
+  // In a team organisation with LLM defaults (X-Org-Id, or the current one), its LLM shows: what the member's conversations there use.
+  get: orgProcedure
     .meta({
+      errors: ['org_permission_denied'],
       openapi: {
         method: 'GET',
         path: '/api/v1/settings',
@@ -21,7 +23,9 @@ export const settingsV1Router = router({
     })
     .input(NoInputSchema)
     .output(SettingsV1Schema)
-    .query(({ ctx }) => ctx.services.settingsV1.get(ctx.user.id)),
+    .query(async ({ ctx }) =>
+      ctx.services.settingsV1.get(ctx.user.id, ctx.org.personal ? null : await ctx.services.organizations.llmView(ctx.org.orgId)),
+    ),
 
   save: authedProcedure
     .meta({

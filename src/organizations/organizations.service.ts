@@ -188,6 +188,12 @@ export class OrganizationsService {
     return this.settings(org);
   }
 
+  /** What a team organisation's LLM defaults say (never the key), or null when it has none. */
+  async llmView(orgId: string): Promise<{ model: string | null; baseUrl: string | null; keySet: boolean } | null> {
+    const llm = (await this.models.Organization.findById(orgId, { llm: 1 }).lean())?.llm;
+    return llm && (llm.model || llm.apiKey) ? llmView(llm) : null;
+  }
+
   /** A team organisation's monthly cap (null: none, or no such organisation). */
   async monthlyBudget(orgId: string): Promise<number | null> {
     return (await this.models.Organization.findById(orgId, { monthlyBudget: 1 }).lean())?.monthlyBudget ?? null;

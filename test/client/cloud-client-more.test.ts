@@ -84,6 +84,16 @@ describe('CloudClient 1.39.0: a team organisation', () => {
     expect(await mate.getOrganizationMe(orgId)).toMatchObject({ orgId, userId: 'cloud-mate', role: 'admin' });
     expect((await mate.getOrganizationMe(orgId)).permissions).toContain('edit_org_settings');
     expect(await mate.getCurrentApiKey()).toMatchObject({ org_id: orgId, bound_org_id: null });
+    // With the organisation's LLM set by its owner, the member's settings show it (their conversations there use it), never the key.
+    await call(app, 'PATCH', `/api/organizations/${orgId}/settings`, {
+      key,
+      body: { agent_settings_diff: { llm: { model: 'openai/gpt-4o', api_key: 'sk-client-team' } } },
+    });
+    const settings = await mate.getSettingsWithDerivedFields();
+    expect(settings).toMatchObject({ llm_api_key_set: true, agent_settings: { llm: { model: 'openai/gpt-4o', api_key: null } } });
+    expect(JSON.stringify(settings)).not.toContain('sk-client-team');
+    const personal = new ts.CloudClient({ host: app.url, apiKey: mateKey, timeout: 30_000 });
+    expect((await personal.getSettingsWithDerivedFields()).llm_api_key_set).toBe(false);
     await mate.saveProfile('team-fast', { llm: { model: 'openai/gpt-4o-mini', api_key: 'sk-team-profile' } });
     expect((await mate.listProfiles()).profiles.map((p: { name: string }) => p.name)).toEqual(['team-fast']);
     // Not a member: the client gets the HttpError.

@@ -49,10 +49,12 @@ export class SettingsV1Service {
    * page and logs each 404; the CLI's login warns it could not fetch the user's data). V0
    * /api/settings keeps its 404.
    */
-  async get(userId: string): Promise<SettingsV1> {
+  /** orgLlm: the LLM defaults of the team organisation the call acts in, which its conversations use (docs/organizations.md). */
+  async get(userId: string, orgLlm: { model: string | null; baseUrl: string | null; keySet: boolean } | null = null): Promise<SettingsV1> {
     const stored = await this.settings.stored(userId);
     const profiles = await this.llmProfiles.asKwargs(userId, false);
-    const dto = stored?.dto ?? this.settings.defaults();
+    const own = stored?.dto ?? this.settings.defaults();
+    const dto = orgLlm ? { ...own, llm_model: orgLlm.model, llm_base_url: orgLlm.baseUrl, llm_api_key_set: orgLlm.keySet } : own;
     const record = stored?.record ?? null;
     const nested = nestedSettings(dto, record, {
       llmApiKey: null,
