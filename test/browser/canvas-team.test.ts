@@ -1,0 +1,163 @@
+// A team's first day in Agent Canvas (docs/organizations.md, docs/oidc.md), in Chromium against
+// a real OpenID provider (oidc-provider on localhost; the service on 127.0.0.1): nobody mints a
+// key. The first person to sign in is the administrator; with their browser session they create
+// the organisation, give it an LLM and invite a colleague by email. The colleague signs in
+// through the provider in a second browser, joins by that sign-in, and Canvas finds the
+// organisation's LLM set up (no onboarding) and starts a conversation in Canvas that runs on it
+// (its calls reach the loopback LLM with the organisation's key, through the gateway), while
+// the key stays unreadable and the organisation's admin routes answer the member 403.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { freePort } from '../../src/processes.js';
+import { agentCanvasBuild } from '../helpers/agent-canvas.js';
+import { call, startTestApp, type TestApp } from '../helpers/app.js';
+import { launchBrowser, type TestBrowser } from '../helpers/browser.js';
+import { eventually } from '../helpers/eventually.js';
+import { startStubLlm, type StubLlm } from '../helpers/stub-llm.js';
+import { startOidcProvider, type TestProvider } from '../helpers/oidc-provider.js';
+
+let app: TestApp;
+let provider: TestProvider;
+let browser: TestBrowser;
+let llm: StubLlm;
+const FINAL = 'Done on the team LLM.';
+const ORG_KEY = 'sk-team-canvas-7c1e';
+
+beforeAll(async () => {
+  llm = await startStubLlm({ reply: 'Team run', steps: [{ tool: 'finish', arguments: { message: FINAL } }] });
+  const port = await freePort();
+  app = await startTestApp('canvas-team', {
+    SANDBOX_STARTUP_TIMEOUT_MS: '180000',
+    WEB_UI: 'canvas',
+    AGENT_CANVAS_DIR: agentCanvasBuild(),
+    OIDC_ISSUER: `http://localhost:${port}`,
+    OIDC_CLIENT_ID: 'acp-test',
+  });
+  provider = await startOidcProvider(
+    port,
+    `${app.url}/oauth/oidc/callback`,
+    {
+      ada: { email: 'ada@example.com', email_verified: true },
+      bo: { email: 'bo@example.com', email_verified: true },
+    },
+    'localhost',
+  );
+  browser = await launchBrowser('canvas-team');
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await provider?.close();
+  await app?.stop();
+  await llm?.close();
+});
+
+/** Signs `login` in from Canvas's first page through the provider, in a browser of their own; Canvas then loads. */
+async function signInToCanvas(
+  login: string,
+): Promise<{ page: Page; api: (method: string, path: string, body?: unknown) => ReturnType<typeof call> }> {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  await page.goto(`${app.url}/`);
+  expect(new URL(page.url()).pathname).toBe('/signin');
+  await Promise.all([page.waitForURL((url) => url.hostname === 'localhost'), page.click('#oidc')]);
+  await page.fill('input[name=login]', login);
+  await page.fill('input[name=password]', 'any');
+  await page.click('button[type=submit]');
+  const consent = page.getByRole('button', { name: 'Continue' });
+  await consent.waitFor();
+  await Promise.all([page.waitForURL(`${app.url}/`), consent.click()]);
+  await page.locator('[data-testid=backend-status-dot][data-status=connected]').first().waitFor({ timeout: 60_000 });
+  const session = (await page.context().cookies(app.url)).find((c) => c.name === 'acp_session')!.value;
+  // The browser's own session, as its pages send it (the cookie, from this origin).
+  const api = (method: string, path: string, body?: unknown) =>
+    call(app, method, path, { headers: { cookie: `acp_session=${session}`, origin: app.url }, ...(body === undefined ? {} : { body }) });
+  return { page, api };
+}
+
+describe('a team in Agent Canvas, signed in through its identity provider', () => {
+  it(
+    'needs no operator: the first user sets the team up, the invited colleague finds its LLM ready and its key unreadable',
+    { timeout: 8 * 60_000 },
+    async () => {
+      const ada = await signInToCanvas('ada');
+      // No LLM of her own: Canvas asks her to set one up (what the member below is spared).
+      await ada.page.getByTestId('onboarding-agent-next').waitFor();
+      await browser.screenshot(ada.page, 'admin-signed-in');
+      const org = await ada.api('POST', '/api/organizations', { name: 'Canvas Team' });
+      expect(org.status, org.text).toBe(201);
+      const orgId = org.body.id as string;
+      expect(
+        (
+          await ada.api('PATCH', `/api/organizations/${orgId}/settings`, {
+            agent_settings_diff: { llm: { model: 'openai/stub-model', base_url: llm.url, api_key: ORG_KEY } },
+          })
+        ).status,
+      ).toBe(200);
+      expect((await ada.api('POST', `/api/organizations/${orgId}/members/invite`, { emails: ['bo@example.com'] })).status).toBe(201);
+
+      const bo = await signInToCanvas('bo');
+      // Joined by signing in, acting in the organisation, whose LLM Canvas finds set up: no onboarding.
+      expect((await bo.api('GET', '/api/organizations')).body.current_org_id).toBe(orgId);
+      await bo.page.getByText("Let's Start Building!").waitFor();
+      expect(await bo.page.getByTestId('onboarding-agent-next').count()).toBe(0);
+      expect(await bo.page.getByRole('button', { name: 'Set up LLM' }).count()).toBe(0);
+      // Canvas's backend and organisation switcher names the team.
+      expect(
+        await bo.page.locator('[data-testid=backend-status-dot]').first().locator('xpath=../..').getByRole('combobox').inputValue(),
+      ).toBe('OpenHands Cloud – Canvas Team');
+      const settings = await bo.api('GET', '/api/v1/settings');
+      expect(settings.body).toMatchObject({
+        llm_api_key_set: true,
+        agent_settings: { llm: { model: 'openai/stub-model', api_key: null } },
+      });
+      await browser.screenshot(bo.page, 'member-signed-in');
+      // The key nowhere in what the member can read; the admin routes refused.
+      for (const path of [
+        '/api/v1/settings',
+        `/api/organizations/${orgId}/settings`,
+        '/api/keys/llm/byor',
+        `/api/organizations/${orgId}/me`,
+      ]) {
+        expect((await bo.api('GET', path)).text).not.toContain(ORG_KEY);
+      }
+      expect(await bo.api('PATCH', `/api/organizations/${orgId}/settings`, { llm_api_key: 'sk-mine' })).toMatchObject({ status: 403 });
+      expect(await bo.api('GET', `/api/organizations/${orgId}/members/invite`)).toMatchObject({ status: 403 });
+      expect(await bo.api('GET', `/api/organizations/${orgId}/conversations`)).toMatchObject({ status: 403 });
+      expect(await bo.api('GET', '/api/audit/events/search')).toMatchObject({ status: 403 });
+
+      // A conversation from Canvas's home runs on the organisation's LLM, its key sent by the gateway.
+      await bo.page.locator('[contenteditable=true]').first().click();
+      await bo.page.keyboard.type('Say done');
+      await bo.page.keyboard.press('Enter');
+      await bo.page.waitForURL(/\/conversations\/[0-9a-f]{32}/, { timeout: 5 * 60_000 });
+      await bo.page
+        .getByText(FINAL)
+        .first()
+        .waitFor({ timeout: 3 * 60_000 });
+      await browser.screenshot(bo.page, 'member-conversation');
+      await eventually('the LLM called with the organisation key', async () =>
+        llm.requests.some((r) => r.headers.authorization === `Bearer ${ORG_KEY}`),
+      );
+      const id = /\/conversations\/([0-9a-f]{32})/.exec(bo.page.url())![1]!;
+      expect((await ada.api('GET', `/api/organizations/${orgId}/conversations`)).body.items).toEqual([
+        expect.objectContaining({ id, user_id: 'bo@example.com', llm_model: 'openai/stub-model' }),
+      ]);
+      expect(String(await bo.page.evaluate('document.body.innerText'))).not.toContain(ORG_KEY);
+
+      // Every step is in the audit log with its actor.
+      const log = (await ada.api('GET', '/api/audit/events/search?limit=50')).body.items as { user_id: string; action: string }[];
+      const steps = log.map((e) => `${e.user_id} ${e.action}`);
+      for (const step of [
+        'ada@example.com oidc.signIn',
+        'ada@example.com organizations.create',
+        'ada@example.com organizations.updateSettings',
+        'ada@example.com organizationMembers.invite',
+        'bo@example.com organizationMembers.acceptInvitation',
+        'bo@example.com oidc.signIn',
+        'bo@example.com appConversations.start',
+      ]) {
+        expect(steps).toContain(step);
+      }
+    },
+  );
+});
