@@ -128,7 +128,7 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
   );
   // The LLM gateway (docs/llm-gateway.md): agents get the gateway's URL and a token, never the key.
   const llmRoutes = new LlmRoutes(models, box);
-  const orgDeparture = new OrgDeparture({ store, apiKeys, llmRoutes, sandboxes, log: log.child({ component: 'organizations' }) });
+  const orgDeparture = new OrgDeparture({ store, apiKeys, sessions, llmRoutes, sandboxes, log: log.child({ component: 'organizations' }) });
   const audit = new AuditService(models.AuditEvent, models.UserRole, {
     ...config.audit,
     log: log.child({ component: 'audit' }),

@@ -5,7 +5,8 @@
 // through the provider in a second browser, joins by that sign-in, and Canvas finds the
 // organisation's LLM set up (no onboarding) and starts a conversation in Canvas that runs on it
 // (its calls reach the loopback LLM with the organisation's key, through the gateway), while
-// the key stays unreadable and the organisation's admin routes answer the member 403.
+// the key stays unreadable and the organisation's admin routes answer the member 403; removed,
+// the member is signed out and their sandbox paused.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { freePort } from '../../src/processes.js';
@@ -143,6 +144,14 @@ describe('a team in Agent Canvas, signed in through its identity provider', () =
         expect.objectContaining({ id, user_id: 'bo@example.com', llm_model: 'openai/stub-model' }),
       ]);
       expect(String(await bo.page.evaluate('document.body.innerText'))).not.toContain(ORG_KEY);
+
+      // Removed, the member is signed out, and the organisation's hold on their sandbox ends.
+      expect((await ada.api('DELETE', `/api/organizations/${orgId}/members/bo@example.com`)).status).toBe(200);
+      expect((await bo.api('GET', '/api/v1/settings')).status).toBe(401);
+      await bo.page.reload();
+      await bo.page.waitForURL((url) => url.pathname === '/signin');
+      const sandbox = await app.rawCollection('sandboxes').findOne({ userId: 'bo@example.com' });
+      expect(sandbox?.desired).toBe('paused');
 
       // Every step is in the audit log with its actor.
       const log = (await ada.api('GET', '/api/audit/events/search?limit=50')).body.items as { user_id: string; action: string }[];
