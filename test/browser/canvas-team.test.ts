@@ -5,7 +5,8 @@
 // through the provider in a second browser, joins by that sign-in, and Canvas finds the
 // organisation's LLM set up (no onboarding) and starts a conversation in Canvas that runs on it
 // (its calls reach the loopback LLM with the organisation's key, through the gateway), while
-// the key stays unreadable and the organisation's admin routes answer the member 403; removed,
+// the key stays unreadable and the organisation's admin routes answer the member 403; made
+// public, the conversation is read by a third person until made private; removed,
 // the member is signed out and their sandbox paused.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
@@ -40,6 +41,7 @@ beforeAll(async () => {
     {
       ada: { email: 'ada@example.com', email_verified: true },
       bo: { email: 'bo@example.com', email_verified: true },
+      cy: { email: 'cy@example.com', email_verified: true },
     },
     'localhost',
   );
@@ -145,6 +147,25 @@ describe('a team in Agent Canvas, signed in through its identity provider', () =
       ]);
       expect(String(await bo.page.evaluate('document.body.innerText'))).not.toContain(ORG_KEY);
 
+      // Made public, it is readable through the shared routes by a third person outside the organisation,
+      // signed in (every route needs a credential here), read-only; made private, it is not.
+      // (Agent Canvas 1.20's shared page reads from an agent-server backend, not from this one: with
+      // this service as its backend the page asks nothing of it, so the routes are read directly.)
+      const share = async (on: boolean) =>
+        expect((await bo.api('PATCH', `/api/v1/app-conversations/${id}`, { public: on })).status).toBe(200);
+      await share(true);
+      const cy = await signInToCanvas('cy');
+      const shared = async () => (await cy.api('GET', `/api/shared-conversations?ids=${id}`)).body;
+      expect(await shared()).toEqual([expect.objectContaining({ id, created_by_user_id: 'bo@example.com' })]);
+      const events = (await cy.api('GET', `/api/shared-events/search?conversation_id=${id}`)).body.items as unknown[];
+      expect(JSON.stringify(events)).toContain(FINAL);
+      expect(JSON.stringify(events)).not.toContain(ORG_KEY);
+      expect(
+        await cy.api('POST', `/api/v1/app-conversations/${id}/send-message`, { content: [{ type: 'text', text: 'hi' }] }),
+      ).toMatchObject({ status: 404 });
+      await share(false);
+      expect(await shared()).toEqual([null]);
+
       // Removed, the member is signed out, and the organisation's hold on their sandbox ends.
       expect((await ada.api('DELETE', `/api/organizations/${orgId}/members/bo@example.com`)).status).toBe(200);
       expect((await bo.api('GET', '/api/v1/settings')).status).toBe(401);
@@ -164,6 +185,8 @@ describe('a team in Agent Canvas, signed in through its identity provider', () =
         'bo@example.com organizationMembers.acceptInvitation',
         'bo@example.com oidc.signIn',
         'bo@example.com appConversations.start',
+        'bo@example.com appConversationActions.update',
+        'cy@example.com oidc.signIn',
       ]) {
         expect(steps).toContain(step);
       }
