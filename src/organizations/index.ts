@@ -11,6 +11,7 @@ import { OrgSecretsService } from './org-secrets.service.js';
 export type { OrgMembership } from './org-access.js';
 export { orgLlmKeyContext, type OrgLlmDefaults } from './organizations.service.js';
 export { orgSecretContext } from './org-secrets.service.js';
+export { INVITATION_PAGE } from './invitations.service.js';
 export type { OrgPermission, OrgRole } from './roles.js';
 
 export interface OrganizationParts {

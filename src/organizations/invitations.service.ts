@@ -12,6 +12,8 @@ import { MAX_ORGS_PER_USER, memberId, type OrgAccess, type OrgMembership } from 
 import { assertMayInvite, type OrgRole } from './roles.js';
 
 export const INVITATION_TTL_MS = 7 * 24 * 3600_000;
+/** The link's page (src/http/web/invitation-page.ts): it shows the invitation and joins on a click. */
+export const INVITATION_PAGE = '/invitations/accept';
 /** Pending invitations one organisation may hold (the list is read whole). */
 export const MAX_PENDING_INVITATIONS = 500;
 
@@ -68,7 +70,7 @@ export class InvitationsService {
         expiresAt: new Date(at + INVITATION_TTL_MS),
       };
       await this.models.OrgInvitation.create(record);
-      const url = baseUrl ? `${baseUrl}/api/organizations/members/invite/accept?token=${token}` : null;
+      const url = baseUrl ? `${baseUrl}${INVITATION_PAGE}?token=${token}` : null;
       successful.push({ ...(await this.view(record)), invite_url: url });
     }
     return { successful, failed, email_delivery_configured: false };
@@ -92,6 +94,16 @@ export class InvitationsService {
     if (revoked.modifiedCount === 0) {
       throw new AppError('CONFLICT', 'Only pending invitations can be revoked', { reason: 'invitation_not_pending' });
     }
+  }
+
+  /** What an invitation link offers, for its page: nothing is accepted here. */
+  async peek(token: string): Promise<{ orgName: string; role: OrgRole; email: string; state: 'pending' | 'expired' } | null> {
+    const record = await this.models.OrgInvitation.findOne({ tokenHash: tokenHash(token) }).lean();
+    if (!record || record.status !== 'pending') return null;
+    const org = await this.models.Organization.findById(record.orgId, { name: 1 }).lean();
+    if (!org) return null;
+    const state = record.expiresAt.getTime() <= this.now() ? 'expired' : 'pending';
+    return { orgName: org.name, role: record.role, email: record.email, state };
   }
 
   /** The Cloud's answers are machine codes in `detail`: invitation_invalid, invitation_expired, email_mismatch, already_member. */

@@ -166,6 +166,21 @@ describe('a team in Agent Canvas, signed in through its identity provider', () =
       await share(false);
       expect(await shared()).toEqual([null]);
 
+      // The invitation link, opened in a signed-in browser: its page names the organisation and the
+      // role, and joins on a click (opening it changes nothing); Canvas then acts in the team.
+      const invited = await ada.api('POST', `/api/organizations/${orgId}/members/invite`, { emails: ['cy@example.com'], role: 'admin' });
+      const link = invited.body.successful[0].invite_url as string;
+      expect(new URL(link).pathname).toBe('/invitations/accept');
+      await cy.page.goto(link);
+      expect(await cy.page.textContent('#org')).toBe('Canvas Team');
+      expect(await cy.page.textContent('#role')).toBe('admin');
+      expect((await cy.api('GET', `/api/organizations/${orgId}/me`)).status).toBe(404);
+      await Promise.all([cy.page.waitForURL(`${app.url}/`), cy.page.click('#join')]);
+      expect((await cy.api('GET', `/api/organizations/${orgId}/me`)).body).toMatchObject({ role: 'admin' });
+      expect((await cy.api('GET', '/api/organizations')).body.current_org_id).toBe(orgId);
+      await cy.page.goto(link);
+      expect(await cy.page.textContent('#unknown')).toMatch(/already used/);
+
       // Removed, the member is signed out, and the organisation's hold on their sandbox ends.
       expect((await ada.api('DELETE', `/api/organizations/${orgId}/members/bo@example.com`)).status).toBe(200);
       expect((await bo.api('GET', '/api/v1/settings')).status).toBe(401);
@@ -187,6 +202,8 @@ describe('a team in Agent Canvas, signed in through its identity provider', () =
         'bo@example.com appConversations.start',
         'bo@example.com appConversationActions.update',
         'cy@example.com oidc.signIn',
+        'cy@example.com organizationMembers.acceptInvitation',
+        'cy@example.com organizations.switch',
       ]) {
         expect(steps).toContain(step);
       }

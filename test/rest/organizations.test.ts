@@ -107,7 +107,11 @@ describe('invitations', () => {
       failed: [{ email: 'root@example.com', error: 'User is already a member of this organization' }],
     });
     const url = new URL(invited.body.successful[0].invite_url);
-    expect(url.pathname).toBe('/api/organizations/members/invite/accept');
+    expect(url.pathname).toBe('/invitations/accept'); // its page (src/http/web/invitation-page.ts)
+    // Opened signed out, the page is behind the sign-in, which comes back to it.
+    const signedOut = await fetch(url, { redirect: 'manual' });
+    expect(signedOut.status).toBe(302);
+    expect(signedOut.headers.get('location')).toBe(`/signin?next=${encodeURIComponent(url.pathname + url.search)}`);
     const token = url.searchParams.get('token')!;
     expect(token).toMatch(/^inv-[0-9A-Za-z]{48}$/);
 
