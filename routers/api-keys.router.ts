@@ -1,6 +1,6 @@
 // A user's own API keys, at OpenHands Cloud's paths (contract/api-keys.schema.ts): minted and
 // revoked by the user, REST and tRPC alike; `npm run cli -- keys` stays for operators.
-import { authedProcedure, orgProcedure } from '../src/trpc/procedures.js';
+import { authedProcedure, orgProcedure, ORG_SCOPE_ERRORS } from '../src/trpc/procedures.js';
 import { router } from '../src/trpc/init.js';
 import { MessageResponseSchema, NoInputSchema } from '../contract/common.schema.js';
 import { ApiKeyIdInputSchema, ApiKeyListSchema, CreateApiKeyInputSchema, CreatedApiKeySchema } from '../contract/api-keys.schema.js';
@@ -15,7 +15,7 @@ export const apiKeysRouter = router({
   // orgProcedure: an org_id to bind the key to must be one of the user's organisations.
   create: orgProcedure
     .meta({
-      errors: ['organization_not_found', 'org_header_mismatch', 'org_permission_denied'],
+      errors: [...ORG_SCOPE_ERRORS],
       orgPermission: 'manage_api_keys',
       openapi: { method: 'POST', path: '/api/keys', tags: ['account'], summary: 'Mints an API key for the user (shown once)' },
     })

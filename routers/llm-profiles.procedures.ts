@@ -3,7 +3,7 @@
 // Agent Canvas go once they know the user's organisation (one the user is no member of answers
 // 404).
 import { z } from 'zod';
-import { authedProcedure, orgProcedure } from '../src/trpc/procedures.js';
+import { authedProcedure, orgProcedure, ORG_SCOPE_ERRORS } from '../src/trpc/procedures.js';
 import type { Meta } from '../src/trpc/init.js';
 import {
   ActivateProfileSchema,
@@ -32,7 +32,7 @@ export function llmProfileProcedures(base: Base) {
     extra: Partial<Meta> = {},
   ) => ({
     ...extra,
-    errors: [...(inOrg ? (['organization_not_found', 'org_header_mismatch', 'org_permission_denied'] as const) : []), ...(errors ?? [])],
+    errors: [...(inOrg ? ORG_SCOPE_ERRORS : []), ...(errors ?? [])],
     openapi: { method, path: `${base}${path}` as `/${string}`, tags, summary },
   });
   // Under an organisation (any the user belongs to: orgProcedure checks it), the profiles are

@@ -2,7 +2,7 @@
 // the members page and count, changing a role and removing a member (roles.ts decides who may
 // touch whom), inviting by email (the link shown once), the pending invitations, revoking one,
 // and accepting one with its token.
-import { authedProcedure, orgProcedure } from '../src/trpc/procedures.js';
+import { authedProcedure, orgProcedure, ORG_SCOPE_ERRORS } from '../src/trpc/procedures.js';
 import { router } from '../src/trpc/init.js';
 import { z } from 'zod';
 import {
@@ -23,7 +23,7 @@ import {
 } from '../contract/organizations.schema.js';
 
 const tags = ['organizations'];
-const inOrg = ['organization_not_found', 'org_header_mismatch', 'org_permission_denied'] as const;
+const inOrg = ORG_SCOPE_ERRORS;
 const base = '/api/organizations/{org_id}/members';
 
 export const organizationMembersRouter = router({

@@ -1,7 +1,7 @@
 // A team organisation's secrets (docs/organizations.md): its members see their names, its owners
 // and admins set them, nobody reads a value back; conversations started in the organisation get
 // them. (The Cloud keeps secrets per user only; these are ours.)
-import { orgProcedure } from '../src/trpc/procedures.js';
+import { orgProcedure, ORG_SCOPE_ERRORS } from '../src/trpc/procedures.js';
 import { router } from '../src/trpc/init.js';
 import { MessageResponseSchema } from '../contract/common.schema.js';
 import {
@@ -14,7 +14,7 @@ import {
 } from '../contract/organizations.schema.js';
 
 const tags = ['organizations'];
-const inOrg = ['organization_not_found', 'org_header_mismatch', 'org_permission_denied'] as const;
+const inOrg = ORG_SCOPE_ERRORS;
 const base = '/api/organizations/{org_id}/secrets';
 
 export const organizationSecretsRouter = router({

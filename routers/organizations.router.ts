@@ -4,7 +4,7 @@
 // Agent Canvas reads to show its controls) and the organisation's LLM defaults. Members and
 // invitations: organization-members.router.ts. Each route's `orgPermission` is checked against
 // the caller's role by orgProcedure, one policy for REST and tRPC (src/organizations/roles.ts).
-import { authedProcedure, orgProcedure } from '../src/trpc/procedures.js';
+import { authedProcedure, orgProcedure, ORG_SCOPE_ERRORS } from '../src/trpc/procedures.js';
 import { router } from '../src/trpc/init.js';
 import {
   CreateOrganizationInputSchema,
@@ -26,7 +26,7 @@ import {
 import { llmProfileProcedures } from './llm-profiles.procedures.js';
 
 const tags = ['organizations'];
-const inOrg = ['organization_not_found', 'org_header_mismatch', 'org_permission_denied'] as const;
+const inOrg = ORG_SCOPE_ERRORS;
 
 export const organizationsRouter = router({
   list: authedProcedure

@@ -161,6 +161,9 @@ export const orgProcedure = authedProcedure.use(async ({ ctx, meta, getRawInput,
   return next({ ctx: { org } });
 });
 
+/** What an orgProcedure itself may answer (its procedures' meta lists them beside their own). */
+export const ORG_SCOPE_ERRORS = ['organization_not_found', 'org_header_mismatch', 'org_permission_denied'] as const;
+
 /** The team organisation a call acts in, or null for the personal one (what records keep). */
 export const teamOrgId = (org: OrgMembership): string | null => (org.personal ? null : org.orgId);
 

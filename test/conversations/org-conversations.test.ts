@@ -26,22 +26,45 @@ afterAll(async () => {
   await stub?.close();
 });
 
+/** A team organisation of `lead`'s whose LLM is the stub's, and `member` (their key) joined by its invitation to `email`. */
+async function teamWith(name: string, lead: string, member: string, email: string): Promise<string> {
+  const org = (await call(app, 'POST', '/api/organizations', { key: lead, body: { name } })).body.id as string;
+  await call(app, 'PATCH', `/api/organizations/${org}/settings`, {
+    key: lead,
+    body: { agent_settings_diff: { llm: { model: 'openai/gpt-4o', base_url: stub.url, api_key: ORG_KEY } } },
+  });
+  const invited = await call(app, 'POST', `/api/organizations/${org}/members/invite`, { key: lead, body: { emails: [email] } });
+  const token = new URL(invited.body.successful[0].invite_url).searchParams.get('token');
+  expect((await call(app, 'POST', '/api/organizations/members/invite/accept', { key: member, body: { token } })).status).toBe(200);
+  return org;
+}
+
+/** The conversation's start request as its (fake) agent server keeps it. */
+async function startRequestOf(key: string, conversationId: string) {
+  const [conversation] = (await call(app, 'GET', `/api/v1/app-conversations?ids=${conversationId}`, { key })).body;
+  const agentUrl = conversation.conversation_url.replace(/\/api\/conversations\/.*$/, '');
+  const [sent] = (await (
+    await fetch(`${agentUrl}/api/conversations?ids=${conversationId}`, { headers: { 'x-session-api-key': conversation.session_api_key } })
+  ).json()) as {
+    request: { agent: { llm: { model: string; base_url: string; api_key: string } }; secrets: Record<string, { value: string }> };
+  }[];
+  return { conversation, request: sent!.request };
+}
+
+/** A chat call as the agent's LLM client makes it, with the conversation's gateway token. */
+const gatewayChat = (token: string) =>
+  fetch(`${app.url}/llm/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'Hello' }] }),
+  });
+
 describe('a conversation in a team organisation', () => {
   it("runs on the organisation's LLM through the gateway; its admins list it, members cannot", async () => {
     const lead = await app.keyFor('lead');
     const dev = await app.keyFor('dev');
     await call(app, 'POST', '/api/v1/settings', { key: dev, body: { email: 'dev@example.com' } });
-    const org = (await call(app, 'POST', '/api/organizations', { key: lead, body: { name: 'Builders' } })).body.id as string;
-    await call(app, 'PATCH', `/api/organizations/${org}/settings`, {
-      key: lead,
-      body: { agent_settings_diff: { llm: { model: 'openai/gpt-4o', base_url: stub.url, api_key: ORG_KEY } } },
-    });
-    const invited = await call(app, 'POST', `/api/organizations/${org}/members/invite`, {
-      key: lead,
-      body: { emails: ['dev@example.com'] },
-    });
-    const token = new URL(invited.body.successful[0].invite_url).searchParams.get('token');
-    expect((await call(app, 'POST', '/api/organizations/members/invite/accept', { key: dev, body: { token } })).status).toBe(200);
+    const org = await teamWith('Builders', lead, dev, 'dev@example.com');
 
     // The organisation's secrets: set by its owner, their names listed to members, the values to nobody.
     const orgSecret = (key: string, body: Record<string, string>) => call(app, 'POST', `/api/organizations/${org}/secrets`, { key, body });
@@ -70,28 +93,17 @@ describe('a conversation in a team organisation', () => {
     expect(started.status).toBe(200);
     const task = await waitForTask(app, dev, started.body.id);
     expect(task.status, task.detail ?? '').toBe('READY');
-    const [conversation] = (await call(app, 'GET', `/api/v1/app-conversations?ids=${task.app_conversation_id}`, { key: dev })).body;
+    const { conversation, request: sent } = await startRequestOf(dev, task.app_conversation_id);
     expect(conversation.llm_model).toBe('openai/gpt-4o');
 
     // The agent got the gateway and a token; the gateway forwards with the organisation's key.
-    const agentUrl = conversation.conversation_url.replace(/\/api\/conversations\/.*$/, '');
-    const [sent] = (await (
-      await fetch(`${agentUrl}/api/conversations?ids=${task.app_conversation_id}`, {
-        headers: { 'x-session-api-key': conversation.session_api_key },
-      })
-    ).json()) as { request: { agent: { llm: { model: string; base_url: string; api_key: string } } } }[];
-    const llm = sent!.request.agent.llm;
+    const llm = sent.agent.llm;
     // The organisation's secrets reach its conversations; the member's own of the same name wins.
-    const secrets = (sent!.request as unknown as { secrets: Record<string, { value: string }> }).secrets;
-    expect(secrets.DEPLOY_TOKEN?.value).toBe('org-deploy-1f3a');
-    expect(secrets.SHARED?.value).toBe('dev-own-value');
+    expect(sent.secrets.DEPLOY_TOKEN?.value).toBe('org-deploy-1f3a');
+    expect(sent.secrets.SHARED?.value).toBe('dev-own-value');
     expect(llm.base_url).toMatch(/\/llm\/v1$/);
     expect(JSON.stringify(sent)).not.toContain(ORG_KEY);
-    const res = await fetch(`${app.url}/llm/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${llm.api_key}` },
-      body: JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'Hello' }] }),
-    });
+    const res = await gatewayChat(llm.api_key);
     expect(res.status).toBe(200);
     expect(stub.requests.at(-1)!.headers.authorization).toBe(`Bearer ${ORG_KEY}`);
 
@@ -126,17 +138,7 @@ describe('a conversation in a team organisation', () => {
   it("stops a member's call past the organisation's monthly budget before the provider, and goes on once raised", async () => {
     const lead = await app.keyFor('lead');
     const member = await app.keyFor('budget-member@example.com');
-    const org = (await call(app, 'POST', '/api/organizations', { key: lead, body: { name: 'Frugal' } })).body.id as string;
-    await call(app, 'PATCH', `/api/organizations/${org}/settings`, {
-      key: lead,
-      body: { agent_settings_diff: { llm: { model: 'openai/gpt-4o', base_url: stub.url, api_key: ORG_KEY } } },
-    });
-    const invited = await call(app, 'POST', `/api/organizations/${org}/members/invite`, {
-      key: lead,
-      body: { emails: ['budget-member@example.com'] },
-    });
-    const token = new URL(invited.body.successful[0].invite_url).searchParams.get('token');
-    await call(app, 'POST', '/api/organizations/members/invite/accept', { key: member, body: { token } });
+    const org = await teamWith('Frugal', lead, member, 'budget-member@example.com');
     const budget = (body?: unknown) =>
       call(app, body === undefined ? 'GET' : 'PATCH', `/api/organizations/${org}/budgets`, { key: lead, ...(body ? { body } : {}) });
     // gpt-4o's stub call costs $9.375e-5: the second one passes $0.00015.
@@ -149,19 +151,8 @@ describe('a conversation in a team organisation', () => {
       (await call(app, 'POST', '/api/v1/app-conversations', { key: member, headers: { 'x-org-id': org }, body: {} })).body.id,
     );
     expect(task.status, task.detail ?? '').toBe('READY');
-    const [conversation] = (await call(app, 'GET', `/api/v1/app-conversations?ids=${task.app_conversation_id}`, { key: member })).body;
-    const agentUrl = conversation.conversation_url.replace(/\/api\/conversations\/.*$/, '');
-    const [sent] = (await (
-      await fetch(`${agentUrl}/api/conversations?ids=${task.app_conversation_id}`, {
-        headers: { 'x-session-api-key': conversation.session_api_key },
-      })
-    ).json()) as { request: { agent: { llm: { api_key: string } } } }[];
-    const llmCall = () =>
-      fetch(`${app.url}/llm/v1/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${sent!.request.agent.llm.api_key}` },
-        body: JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'Hello' }] }),
-      });
+    const { request: sent } = await startRequestOf(member, task.app_conversation_id);
+    const llmCall = () => gatewayChat(sent.agent.llm.api_key);
     for (let n = 1; n <= 2; n++) {
       expect((await llmCall()).status).toBe(200);
       await eventually('the call counted in the organisation', async () => (await budget()).body.current_spend >= n * 9e-5);
@@ -196,34 +187,13 @@ describe('a conversation in a team organisation', () => {
   it('ends what a removed member held there: keys bound to it, the gateway routes and sandboxes of their conversations in it', async () => {
     const lead = await app.keyFor('lead');
     const leaving = await app.keyFor('leaving@example.com');
-    const org = (await call(app, 'POST', '/api/organizations', { key: lead, body: { name: 'Departures' } })).body.id as string;
-    await call(app, 'PATCH', `/api/organizations/${org}/settings`, {
-      key: lead,
-      body: { agent_settings_diff: { llm: { model: 'openai/gpt-4o', base_url: stub.url, api_key: ORG_KEY } } },
-    });
-    const invited = await call(app, 'POST', `/api/organizations/${org}/members/invite`, {
-      key: lead,
-      body: { emails: ['leaving@example.com'] },
-    });
-    const token = new URL(invited.body.successful[0].invite_url).searchParams.get('token');
-    await call(app, 'POST', '/api/organizations/members/invite/accept', { key: leaving, body: { token } });
+    const org = await teamWith('Departures', lead, leaving, 'leaving@example.com');
     const bound = (await call(app, 'POST', '/api/keys', { key: leaving, body: { name: 'team-ci', org_id: org } })).body.key as string;
     const other = (await call(app, 'POST', '/api/keys', { key: leaving, body: { name: 'mine' } })).body.key as string;
     const task = await waitForTask(app, leaving, (await call(app, 'POST', '/api/v1/app-conversations', { key: bound, body: {} })).body.id);
     expect(task.status, task.detail ?? '').toBe('READY');
-    const [conversation] = (await call(app, 'GET', `/api/v1/app-conversations?ids=${task.app_conversation_id}`, { key: leaving })).body;
-    const agentUrl = conversation.conversation_url.replace(/\/api\/conversations\/.*$/, '');
-    const [sent] = (await (
-      await fetch(`${agentUrl}/api/conversations?ids=${task.app_conversation_id}`, {
-        headers: { 'x-session-api-key': conversation.session_api_key },
-      })
-    ).json()) as { request: { agent: { llm: { api_key: string } } } }[];
-    const llmCall = () =>
-      fetch(`${app.url}/llm/v1/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${sent!.request.agent.llm.api_key}` },
-        body: JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'Hello' }] }),
-      });
+    const { request: sent } = await startRequestOf(leaving, task.app_conversation_id);
+    const llmCall = () => gatewayChat(sent.agent.llm.api_key);
     expect((await llmCall()).status).toBe(200);
 
     expect((await call(app, 'DELETE', `/api/organizations/${org}/members/leaving@example.com`, { key: lead })).status).toBe(200);

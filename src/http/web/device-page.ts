@@ -10,6 +10,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { createCaller } from '../../../routers/index.js';
 import type { Deps } from '../../trpc/context.js';
 import { createRequestContext } from '../request-context.js';
+import { escapeHtml } from './html.js';
 
 const STYLE = `
   body { font: 16px/1.5 system-ui, sans-serif; background: #f4f5f7; color: #1d2230; margin: 0; }
@@ -73,9 +74,6 @@ const CSP = [
   "frame-ancestors 'none'",
   "base-uri 'none'",
 ].join('; ');
-
-const escapeHtml = (text: string) =>
-  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 interface Pending {
   user_code: string;

@@ -3,6 +3,7 @@
 // assets.
 import crypto from 'node:crypto';
 import type { Request, Response } from 'express';
+import { escapeHtml } from './html.js';
 
 const SCRIPT = `
   document.getElementById('signout').addEventListener('click', async () => {
@@ -11,9 +12,6 @@ const SCRIPT = `
   });`;
 
 const CSP = `default-src 'none'; script-src 'sha256-${crypto.createHash('sha256').update(SCRIPT).digest('base64')}'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'`;
-
-const escapeHtml = (text: string) =>
-  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 /** signOutTo: where the browser goes once signed out (the identity provider's sign-out, with OpenID Connect). */
 export function homePage(_req: Request, res: Response, userId: string, signOutTo = '/signin'): void {

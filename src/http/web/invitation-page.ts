@@ -8,6 +8,7 @@ import crypto from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type { Deps } from '../../trpc/context.js';
 import { createRequestContext } from '../request-context.js';
+import { escapeHtml } from './html.js';
 
 const SCRIPT = `
   const offer = document.getElementById('offer');
@@ -41,9 +42,6 @@ const CSP = [
   "frame-ancestors 'none'",
   "base-uri 'none'",
 ].join('; ');
-
-const escapeHtml = (text: string) =>
-  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 const TOKEN = /^inv-[0-9A-Za-z]{48}$/;
 

@@ -13,6 +13,7 @@ import { browserRequest, configuredOrigins, cookieValue } from '../browser.js';
 import { factsOf } from '../pipeline.js';
 import { toRestError } from '../rest/legacy-errors.js';
 import { sameOriginPath } from './signin-page.js';
+import { escapeHtml } from './html.js';
 
 const CALLBACK = '/oauth/oidc/callback';
 /** After signing out here: ends the identity provider's session too (RP-initiated logout), then back to sign-in. */
@@ -103,6 +104,3 @@ function page(res: Response, status: number, title: string, body: string, next?:
     .type('html')
     .send(`<!doctype html><html lang="en"><head><meta charset="utf-8">${refresh}<title>${title}</title></head><body>${body}</body></html>`);
 }
-
-const escapeHtml = (text: string) =>
-  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);

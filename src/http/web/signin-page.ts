@@ -4,6 +4,7 @@
 // the Content-Security-Policy allows exactly the page's own script and style.
 import crypto from 'node:crypto';
 import type { Request, Response } from 'express';
+import { escapeHtml } from './html.js';
 
 const STYLE = `
   body { font: 16px/1.5 system-ui, sans-serif; background: #f4f5f7; color: #1d2230; margin: 0; }
@@ -87,9 +88,6 @@ const CSP = [
   "frame-ancestors 'none'",
   "base-uri 'none'",
 ].join('; ');
-
-const escapeHtml = (text: string) =>
-  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 const BASE = 'http://signin.invalid';
 /** Starts with one "/" and not "//" or "/\\" (which browsers read as another host). */
