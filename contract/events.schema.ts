@@ -24,6 +24,15 @@ export const CountEventsInputSchema = z.object({
 });
 export type EventFilters = z.output<typeof CountEventsInputSchema>;
 
+/**
+ * tRPC events.watch: a conversation's events, then each as it is stored. `lastEventId` (what
+ * tRPC's subscription link sends on a reconnect: the last event's position) resumes after it.
+ */
+export const WatchEventsInputSchema = z.object({
+  conversation_id: z.string().min(1).max(64),
+  lastEventId: z.string().regex(/^\d{1,15}$/).nullish(),
+});
+
 export const SearchEventsInputSchema = z.object({
   ...EventFilters,
   sort_order: EventSortOrderSchema.default('TIMESTAMP'),

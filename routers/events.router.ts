@@ -1,4 +1,5 @@
 // V1 events (docs/api.md): the events agent servers sent by webhook, per conversation and owner.
+import { tracked } from '@trpc/server';
 import { z } from 'zod';
 import { authedProcedure } from '../src/trpc/procedures.js';
 import { router } from '../src/trpc/init.js';
@@ -10,6 +11,7 @@ import {
   EventPageSchema,
   EventSchema,
   SearchEventsInputSchema,
+  WatchEventsInputSchema,
 } from '../contract/events.schema.js';
 
 const tags = ['events'];
@@ -17,6 +19,14 @@ const tags = ['events'];
 const v1 = (suffix: string) => `/api/v1/conversation/{conversation_id}/events${suffix}` as const;
 
 export const eventsRouter = router({
+  /** tRPC only (server-sent events): the conversation's events, then each as it is stored, on any replica; resumable. */
+  watch: authedProcedure.input(WatchEventsInputSchema).subscription(async function* ({ ctx, input, signal }) {
+    const after = input.lastEventId ? Number(input.lastEventId) : null;
+    for await (const { seq, event } of ctx.services.events.watch(ctx.user.id, input.conversation_id, after, signal)) {
+      yield tracked(String(seq), event);
+    }
+  }),
+
   search: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/api/v1/events/search', tags, summary: "A page of a conversation's events" } })
     .input(SearchEventsInputSchema)

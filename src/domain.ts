@@ -222,6 +222,7 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     new EventStore(models, config.events.maxPerConversation),
     config.events.retentionMs,
     log.child({ component: 'events' }),
+    async (userId, conversationId) => (await store.conversation(userId, conversationId)) !== null,
   );
   const feedback = new FeedbackService(models, sandboxAccess, events);
   const removeConversationData = async (userId: string, conversationId: string) => {

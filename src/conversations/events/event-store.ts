@@ -15,6 +15,8 @@ export const MAX_EVENT_CHARS = 256 * 1024;
 /** Ids of the latest events kept on the log, to recognise a retried webhook batch. */
 const RECENT_IDS = 256;
 const CLAIM_ATTEMPTS = 8;
+/** Ids per read: the embedded build narrows an $in of at most 1000 ids through the _id index. */
+const IDS_PER_READ = 1000;
 
 export interface StoredEvent {
   seq: number;
@@ -56,6 +58,18 @@ export class EventStore {
 
   async log(conversationId: string): Promise<EventLog | null> {
     return this.models.EventLog.findOne({ _id: conversationId }).lean();
+  }
+
+  /** Several logs at once, by id (event-feed.ts reads every watched conversation's in one query). */
+  async logs(conversationIds: string[]): Promise<Map<string, EventLog>> {
+    const found = new Map<string, EventLog>();
+    for (let i = 0; i < conversationIds.length; i += IDS_PER_READ) {
+      const ids = conversationIds.slice(i, i + IDS_PER_READ);
+      for (const log of await this.models.EventLog.find({ _id: { $in: ids } }, { userId: 1, next: 1, first: 1 }).lean()) {
+        found.set(log._id, log as EventLog);
+      }
+    }
+    return found;
   }
 
   /**

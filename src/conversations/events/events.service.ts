@@ -7,6 +7,8 @@
 // says: counting them would keep its history spinner turning.
 import type { EventFilters, SearchEventsInput } from '../../../contract/events.schema.js';
 import type { Logger } from '../../logger.js';
+import { AppError } from '../../errors.js';
+import { EventFeed } from './event-feed.js';
 import { eventTime, type EventFilter, type EventStore, type StoredEvent } from './event-store.js';
 
 const SWEEP_INTERVAL_MS = 60 * 60_000;
@@ -16,13 +18,31 @@ export const normaliseConversationId = (id: string) => id.replace(/-/g, '').toLo
 
 export class EventsService {
   private lastSweep = 0;
+  private readonly feed: EventFeed;
 
   constructor(
     private readonly store: EventStore,
     /** Events of a conversation not written to for this long are removed; null keeps them. */
     private readonly retentionMs: number | null,
     private readonly log: Logger,
-  ) {}
+    /** Whether the user has the conversation (it may have no events yet). */
+    private readonly owns: (userId: string, conversationId: string) => Promise<boolean> = async () => false,
+  ) {
+    this.feed = new EventFeed(store);
+  }
+
+  /**
+   * The conversation's events after the one at position `after` (null: all it keeps), then each
+   * as it is stored, on whichever replica (event-feed.ts), until `signal` aborts. Each comes
+   * with its position: a subscriber that reconnects with the last one gets what followed it.
+   */
+  async *watch(userId: string, conversationId: string, after: number | null, signal?: AbortSignal) {
+    const id = normaliseConversationId(conversationId);
+    if (!(await this.owns(userId, id))) {
+      throw new AppError('NOT_FOUND', 'Conversation not found', { reason: 'conversation_not_found' });
+    }
+    for await (const event of this.feed.watch(id, after, signal)) yield { seq: event.seq, event: parse(event) };
+  }
 
   async search(userId: string, input: SearchEventsInput) {
     const log = await this.ownLog(userId, input.conversation_id__eq);
@@ -72,7 +92,10 @@ export class EventsService {
   /** Stores a webhook batch; the caller has checked that the conversation is the sandbox owner's. */
   async record(userId: string, conversationId: string, events: Record<string, unknown>[]): Promise<void> {
     const kept = events.filter((e) => !(e.kind === 'ConversationStateUpdateEvent' && e.key === 'full_state'));
-    if (kept.length > 0) await this.store.append(userId, normaliseConversationId(conversationId), kept);
+    if (kept.length > 0) {
+      await this.store.append(userId, normaliseConversationId(conversationId), kept);
+      this.feed.stored(normaliseConversationId(conversationId));
+    }
     this.sweepWhenDue();
   }
 

@@ -1,0 +1,130 @@
+// A conversation's events live over tRPC (events.watch, server-sent events; issue 40): a
+// subscriber on one replica gets, in order and once each, what the agent server's webhooks
+// store on the other replica; reconnecting with the last event id (what tRPC's subscription link
+// sends) resumes exactly after it; another user's conversation is NOT_FOUND.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createTRPCClient, httpSubscriptionLink, TRPCClientError } from '@trpc/client';
+import { EventSource } from 'eventsource';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AppRouter } from '../../routers/index.js';
+import { generateKeyText } from '../../src/crypto.js';
+import { transformer } from '../../src/trpc/transformer.js';
+import { uniqueDbName } from '../helpers/app.js';
+import { startConversationApp, type ConversationApp } from '../helpers/conversation-app.js';
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-event-subscription-'));
+let writer: ConversationApp;
+let reader: ConversationApp;
+let key: string;
+let userId: string;
+let conversationId: string;
+
+beforeAll(async () => {
+  const env = { DATA_DIR: tmp, ENCRYPTION_KEY: generateKeyText() };
+  const dbName = uniqueDbName('event-subscription');
+  writer = await startConversationApp('event-subscription-a', env, { dbName });
+  reader = await startConversationApp('event-subscription-b', env, { dbName });
+  key = await writer.user('watcher');
+  userId = (await writer.server.deps.services.apiKeys.authenticateApiKey(key))!.userId;
+  const task = await writer.startConversation(key);
+  expect(task.status, task.detail ?? '').toBe('READY');
+  conversationId = task.app_conversation_id;
+}, 120_000);
+
+afterAll(async () => {
+  await reader?.close({ keepSandboxes: true });
+  await writer?.close();
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+const client = (on: ConversationApp, as: string) =>
+  createTRPCClient<AppRouter>({
+    links: [
+      httpSubscriptionLink({
+        url: `${on.url}/trpc`,
+        transformer,
+        EventSource,
+        eventSourceOptions: () => ({
+          fetch: (input, init) => fetch(input, { ...init, headers: { ...init?.headers, authorization: `Bearer ${as}` } }),
+        }),
+      }),
+    ],
+  });
+
+/** The test's own events, as the agent server's webhook batches carry them. */
+const message = (n: number) => ({
+  kind: 'MessageEvent',
+  id: `test-event-${n}`,
+  timestamp: new Date().toISOString(),
+  source: 'agent',
+  llm_message: { role: 'assistant', content: [{ type: 'text', text: `message ${n}` }] },
+});
+
+/** Subscribes on `on` (after `lastEventId`), collecting events until `until` says enough. */
+function collect(on: ConversationApp, lastEventId: string | null, until: (ids: string[]) => boolean) {
+  const seen: { id: string; eventId: string }[] = [];
+  return new Promise<typeof seen>((resolve, reject) => {
+    const subscription = client(on, key).events.watch.subscribe(
+      { conversation_id: conversationId, lastEventId },
+      {
+        onData: (tracked) => {
+          seen.push({ id: String((tracked.data as { id?: unknown }).id), eventId: tracked.id });
+          if (until(seen.map((s) => s.id))) {
+            subscription.unsubscribe();
+            resolve(seen);
+          }
+        },
+        onError: reject,
+      },
+    );
+  });
+}
+
+const ours = (seen: { id: string }[]) => seen.map((s) => s.id).filter((id) => id.startsWith('test-event-'));
+
+describe('events.watch', () => {
+  it('delivers what another replica stores, in order, once each, and resumes after the last event id', async () => {
+    const record = (from: number, to: number) =>
+      writer.server.deps.services.events.record(
+        userId,
+        conversationId,
+        Array.from({ length: to - from + 1 }, (_, i) => message(from + i)),
+      );
+    const first = collect(reader, null, (ids) => ids.includes('test-event-3'));
+    // Stored while the subscriber listens on the other replica, in two webhook batches, one sent twice.
+    await record(1, 2);
+    await record(1, 2);
+    await record(3, 3);
+    const seen = await first;
+    expect(ours(seen)).toEqual(['test-event-1', 'test-event-2', 'test-event-3']);
+    const positions = seen.map((s) => Number(s.eventId));
+    expect(positions).toEqual([...positions].sort((a, b) => a - b));
+    expect(new Set(positions).size).toBe(positions.length);
+
+    // Gone for a while: what was stored meanwhile comes after the last event id, nothing before it.
+    await record(4, 6);
+    const resumed = await collect(reader, seen.at(-1)!.eventId, (ids) => ids.includes('test-event-6'));
+    expect(ours(resumed)).toEqual(['test-event-4', 'test-event-5', 'test-event-6']);
+    expect(Math.min(...resumed.map((s) => Number(s.eventId)))).toBe(Number(seen.at(-1)!.eventId) + 1);
+  });
+
+  it("answers NOT_FOUND for another user's conversation", async () => {
+    const stranger = await reader.user('stranger');
+    const failure = await new Promise<unknown>((resolve) => {
+      const subscription = client(reader, stranger).events.watch.subscribe(
+        { conversation_id: conversationId },
+        {
+          onData: () => {},
+          onError: (error) => {
+            subscription.unsubscribe();
+            resolve(error);
+          },
+        },
+      );
+    });
+    expect(failure).toBeInstanceOf(TRPCClientError);
+    expect((failure as TRPCClientError<AppRouter>).data).toMatchObject({ code: 'NOT_FOUND' });
+  });
+});
