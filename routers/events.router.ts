@@ -13,6 +13,7 @@ import {
   SearchEventsInputSchema,
   WatchEventsInputSchema,
 } from '../contract/events.schema.js';
+import type { AgentEvent } from '../contract/agent-events.js';
 
 const tags = ['events'];
 // The 2026 routes name the conversation in the path (the d6 routes above stay).
@@ -23,7 +24,7 @@ export const eventsRouter = router({
   watch: authedProcedure.input(WatchEventsInputSchema).subscription(async function* ({ ctx, input, signal }) {
     const after = input.lastEventId ? Number(input.lastEventId) : null;
     for await (const { seq, event } of ctx.services.events.watch(ctx.user.id, input.conversation_id, after, signal)) {
-      yield tracked(String(seq), event);
+      yield tracked(String(seq), event as AgentEvent);
     }
   }),
 

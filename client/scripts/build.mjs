@@ -33,6 +33,7 @@ if (diagnostics.length > 0) fail(ts.formatDiagnosticsWithColorAndContext(diagnos
 
 // Emit into a fresh folder next to the target, then swap it in: a reader never sees half a build.
 const staging = fs.mkdtempSync(`${outDir}.tmp-`);
+process.on('exit', () => fs.rmSync(staging, { recursive: true, force: true })); // a failed build leaves no half folder
 const emittedFrom = path.join(parsed.options.outDir, 'client', 'src');
 for (const sourceFile of program.getSourceFiles()) {
   if (!sourceFile.fileName.startsWith(srcDir + path.sep)) continue;

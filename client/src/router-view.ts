@@ -14,12 +14,25 @@ interface ProcedureTypes {
   errorShape: unknown;
 }
 
+/**
+ * What a subscription yields, as the client's link hands it over: an event `tracked` with its id
+ * arrives as `{ id, data }` (tRPC's own name for that, TrackedData, lives in its internals,
+ * which the package must not name: the same shape, spelled out).
+ */
+type ClientYield<Y> = Y extends { id: string; data: infer D } ? { id: string; data: Plain<D> } : Plain<Y>;
+type SubscriptionOutput<O> = O extends AsyncIterable<infer Y> ? AsyncIterable<ClientYield<Y>> : O;
+
 type ClientProcedure<P> = P extends { _def: { type: infer Kind; $types: infer D extends ProcedureTypes } }
   ? Kind extends 'query'
     ? TRPCQueryProcedure<{ input: D['input']; output: D['output']; meta: object; errorShape: Plain<D['errorShape']> }>
     : Kind extends 'mutation'
       ? TRPCMutationProcedure<{ input: D['input']; output: D['output']; meta: object; errorShape: Plain<D['errorShape']> }>
-      : TRPCSubscriptionProcedure<{ input: D['input']; output: D['output']; meta: object; errorShape: Plain<D['errorShape']> }>
+      : TRPCSubscriptionProcedure<{
+          input: D['input'];
+          output: SubscriptionOutput<D['output']>;
+          meta: object;
+          errorShape: Plain<D['errorShape']>;
+        }>
   : never;
 
 type ClientRecord<R> = R extends infer O

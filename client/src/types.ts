@@ -35,3 +35,7 @@ export type TokenUsage = NonNullable<MetricsSnapshot['accumulated_token_usage']>
 /** Why a conversation's agent was stopped: its own budget, or its owner's monthly cap. */
 export type BudgetStopReason = NonNullable<AppConversation['execution_status_reason']>;
 export type UserBudget = RouterOutputs['budgets']['get'];
+/** What a subscription yields (its `onData` argument). */
+type Yielded<T> = T extends AsyncIterable<infer Y> ? Y : never;
+/** A conversation's event as events.watch delivers it (docs/frontend.md): the agent SDK's kinds, narrowed on `kind`. */
+export type AgentEvent = Yielded<AppRouter['events']['watch']['_def']['$types']['output']>['data'];

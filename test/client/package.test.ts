@@ -139,6 +139,7 @@ import {
   createClient, fieldErrorsOf, isAppClientError, retryAfterSecondsOf,
   type AppConversationStartTask, type RouterInputs, type RouterOutputs, type SandboxStatus, type SessionInfo, type Settings,
   type StartTaskStatus, type MetricsSnapshot, type BudgetStopReason, type UserBudget, type UpdateAppConversationInput, type WebhookDelivery, type WebhookEvent,
+  type AgentEvent,
 } from '@agent-control-plane/client';
 
 const trpc = createClient({ url: 'http://localhost:3000/trpc', apiKey: 'ohk_x_y' });
@@ -165,6 +166,18 @@ const subscription = browser.appConversations.watchStartTask.subscribe(
   { onData: (snapshot) => { const status: StartTaskStatus = snapshot.status; console.log(status); } },
 );
 subscription.unsubscribe();
+// A conversation's events, live and typed by kind.
+const live = browser.events.watch.subscribe(
+  { conversation_id: task.id },
+  {
+    onData: ({ id: position, data: event }: { id: string; data: AgentEvent }) => {
+      if (event.kind === 'MessageEvent') console.log(position, event.llm_message.role);
+      else if (event.kind === 'ActionEvent') console.log(event.tool_name, event.action?.kind);
+      else if (event.kind === 'ObservationEvent') console.log(event.action_id, event.observation.kind);
+    },
+  },
+);
+live.unsubscribe();
 
 // Budgets: a conversation's cost and why it was stopped; the caller's month; raising a budget.
 const conversation = (await trpc.appConversations.search.query({})).items[0]!;
@@ -239,6 +252,7 @@ await trpc.sandboxes.pause.mutate({ sandboxId: 'abc' });
 await trpc.settings.save.mutate({ confirmation_mode: 'yes' });
 await trpc.webhooks.secrets.query({});
 await trpc.secrets.create.mutate();
+trpc.events.watch.subscribe({ conversationId: 'c' }, {});
 `,
     );
     expect(result.ok).toBe(false);
@@ -249,7 +263,10 @@ await trpc.secrets.create.mutate();
     expect(result.output).toMatch(/bad\.ts\(6,\d+\): error TS\d+: Property 'webhooks' does not exist/);
     // Only inputs whose fields are all optional may be left out.
     expect(result.output).toMatch(/bad\.ts\(7,\d+\): error TS2554: Expected 1-2 arguments, but got 0/);
-    expect(result.output.match(/error TS/g)).toHaveLength(5);
+    // A subscription's wrong input (TypeScript reports it as no overload of subscribe matching).
+    expect(result.output).toMatch(/bad\.ts\(8,\d+\): error TS2769/);
+    expect(result.output).toMatch(/'conversationId' does not exist/);
+    expect(result.output.match(/error TS/g)).toHaveLength(6);
   });
 
   it("runs against the service from the packed package's JavaScript", async () => {
