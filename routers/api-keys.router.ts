@@ -21,7 +21,10 @@ export const apiKeysRouter = router({
     })
     .input(CreateApiKeyInputSchema)
     .output(CreatedApiKeySchema)
-    .mutation(({ ctx, input }) => ctx.services.account.createKey(ctx.user.id, input)),
+    // A key bound to an organisation mints keys bound to it only (never one that acts anywhere).
+    .mutation(({ ctx, input }) =>
+      ctx.services.account.createKey(ctx.user.id, { ...input, org_id: input.org_id ?? ctx.user.boundOrgId ?? null }),
+    ),
 
   delete: authedProcedure
     .meta({

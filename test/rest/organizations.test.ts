@@ -365,6 +365,10 @@ describe('keys bound to an organisation', () => {
       status: 403,
       body: { detail: 'API key is not authorized for this organization' },
     });
+    // It mints keys bound where it is, never one that acts anywhere.
+    const child = await call(app, 'POST', '/api/keys', { ...bound, body: { name: 'from-bound' } });
+    expect(child).toMatchObject({ status: 200, body: { org_id: org } });
+    expect(await call(app, 'POST', '/api/keys', { ...bound, body: { org_id: 'dave' } })).toMatchObject({ status: 403 });
     const elsewhere = { headers: { ...bound.headers, 'x-org-id': 'dave' } };
     expect(await call(app, 'GET', '/api/keys/current', elsewhere)).toMatchObject({ status: 403 });
 
