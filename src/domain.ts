@@ -143,7 +143,7 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
       return email ? email.toLowerCase() : null;
     },
     // Defined further down (it needs the sandboxes and the gateway's routes); called only later.
-    onLeft: (orgId, userId) => orgDeparture.left(orgId, userId),
+    onLeft: (orgId, userId, how) => orgDeparture.left(orgId, userId, how),
     personalLlm: async (userId) => {
       const dto = (await settings.stored(userId))?.dto;
       return { model: dto?.llm_model ?? null, baseUrl: dto?.llm_base_url ?? null, keySet: dto?.llm_api_key_set === true };

@@ -22,7 +22,7 @@ export class MembersService {
     private readonly access: OrgAccess,
     private readonly emailOf: (userId: string) => Promise<string | null>,
     /** What the member held in the organisation ends (src/conversations/org-departure.ts). */
-    private readonly onLeft: (orgId: string, userId: string) => Promise<void> = async () => {},
+    private readonly onLeft: (orgId: string, userId: string, how: 'removed' | 'deleted') => Promise<void> = async () => {},
   ) {}
 
   async list(org: OrgMembership, input: MembersInput) {
@@ -65,7 +65,7 @@ export class MembersService {
     }
     // Whoever acted in it acts in their personal organisation from now on.
     if ((await this.access.currentOrgId(userId)) === actor.orgId) await this.access.setCurrent(userId, userId);
-    await this.onLeft(actor.orgId, userId);
+    await this.onLeft(actor.orgId, userId, 'removed');
     return { message: 'Member removed successfully' };
   }
 

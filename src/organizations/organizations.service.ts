@@ -30,7 +30,7 @@ export interface OrganizationsDeps {
   /** The personal organisation's LLM settings are its user's own. */
   personalLlm(userId: string): Promise<{ model: string | null; baseUrl: string | null; keySet: boolean }>;
   /** What a member held in the organisation ends (src/conversations/org-departure.ts). */
-  onLeft?: (orgId: string, userId: string) => Promise<void>;
+  onLeft?: (orgId: string, userId: string, how: 'removed' | 'deleted') => Promise<void>;
   now?: () => number;
 }
 
@@ -129,7 +129,7 @@ export class OrganizationsService {
     const members = await this.models.OrgMember.find({ orgId: org.orgId }, { userId: 1 }).sort({ orgId: 1, userId: 1 }).lean();
     await this.models.Organization.deleteOne({ _id: org.orgId });
     await this.forget(org.orgId);
-    for (const member of members) await this.deps.onLeft?.(org.orgId, member.userId);
+    for (const member of members) await this.deps.onLeft?.(org.orgId, member.userId, 'deleted');
     const { id, name, contact_name, contact_email } = orgView(record);
     return { message: 'Organization deleted successfully', organization: { id, name, contact_name, contact_email } };
   }
