@@ -225,6 +225,7 @@ export const SearchStartTasksInputSchema = PagingInputSchema.extend({
 });
 export const BatchGetStartTasksInputSchema = z.object({ ids: idListSchema() });
 export const WatchStartTaskInputSchema = z.object({ task_id: z.string().min(1) });
+export const WatchAppConversationInputSchema = z.object({ conversation_id: z.string().min(1).max(64) });
 export const StartTaskPageSchema = z
   .object({ items: z.array(AppConversationStartTaskSchema), next_page_id: z.string().nullable() })
   .meta({ id: 'AppConversationStartTaskPage' });

@@ -14,6 +14,7 @@ import {
   SearchAppConversationsInputSchema,
   SearchStartTasksInputSchema,
   StartTaskPageSchema,
+  WatchAppConversationInputSchema,
   WatchStartTaskInputSchema,
 } from '../contract/app-conversations.schema.js';
 import type { ClientGeneration } from '../contract/sandbox-specs.schema.js';
@@ -114,6 +115,11 @@ export const appConversationsRouter = router({
       }
       return snapshots;
     }),
+
+  /** tRPC only: the conversation (status, title, metrics, sandbox state) each time it changes, on any replica. */
+  watch: authedProcedure.input(WatchAppConversationInputSchema).subscription(async function* ({ ctx, input, signal }) {
+    yield* ctx.services.appConversations.watch(ctx.user.id, input.conversation_id, signal);
+  }),
 
   /** tRPC only: a start task's progress, pushed to the client until READY or ERROR. */
   watchStartTask: authedProcedure.input(WatchStartTaskInputSchema).subscription(async function* ({ ctx, input, signal }) {

@@ -233,6 +233,11 @@ export class AppConversationsService {
     }
   }
 
+  /** The conversation each time it changes (live-status.ts), on any replica. */
+  watch(userId: string, id: string, signal?: AbortSignal): AsyncGenerator<AppConversation> {
+    return this.live.watch(userId, idKey(id), signal);
+  }
+
   async search(
     userId: string,
     filters: ConversationFilters & {

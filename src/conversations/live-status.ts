@@ -2,7 +2,9 @@
 // agent server's execution status, their cost and budget and, when asked, their
 // sub-conversations. What the agent server answers about cost is reported to the budgets, so
 // a conversation whose webhooks went missing is still counted (and stopped) when it is read.
+// watch(): one conversation read again and again, each change pushed once (tRPC appConversations.watch).
 import type { AppConversation } from '../../contract/app-conversations.schema.js';
+import { AppError } from '../errors.js';
 import { AgentServerClient, type AgentConversationInfo } from '../agent-server/client.js';
 import type { SandboxesService } from '../sandbox/index.js';
 import type { AppConversationRecord } from '../../models/index.js';
@@ -18,6 +20,29 @@ export class LiveStatus {
     private readonly sandboxes: SandboxesService,
     private readonly budgets: BudgetsService,
   ) {}
+
+  /**
+   * The conversation as its owner reads it (its status, title, metrics and budget as stored,
+   * the sandbox's state), again every WATCH_MS, whichever replica changed it: each change once.
+   * Ends when the conversation is deleted; NOT_FOUND for one the user does not have.
+   */
+  async *watch(userId: string, id: string, signal?: AbortSignal): AsyncGenerator<AppConversation> {
+    let last: string | null = null;
+    for (;;) {
+      const record = await this.store.conversation(userId, id);
+      if (!record) {
+        if (last === null) throw new AppError('NOT_FOUND', `Conversation not found: ${id}`, { reason: 'conversation_not_found' });
+        return;
+      }
+      const [view] = await this.of(userId, [record], false, true);
+      const text = JSON.stringify(view);
+      if (text !== last) {
+        last = text;
+        yield view!;
+      }
+      if (await abortedWithin(WATCH_MS, signal)) return;
+    }
+  }
 
   /** storedExecution: the execution status the agent server last reported (lifecycle events), with no call to it. */
   async of(
@@ -118,4 +143,22 @@ function fields2026(r: AppConversationRecord) {
     acp_server: null,
     launched_agent_profile: profileId ? { agent_profile_id: profileId, revision: Number(tags[PROFILE_TAGS.revision]) || 0 } : null,
   };
+}
+
+/** How often a watched conversation is read again (a change on another replica shows within this). */
+const WATCH_MS = 1_000;
+
+/** Waits `ms`, or less when `signal` aborts; true when it did. */
+function abortedWithin(ms: number, signal?: AbortSignal): Promise<boolean> {
+  if (signal?.aborted) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const done = (aborted: boolean) => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      resolve(aborted);
+    };
+    const onAbort = () => done(true);
+    const timer = setTimeout(() => done(false), ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
 }

@@ -178,6 +178,11 @@ const live = browser.events.watch.subscribe(
   },
 );
 live.unsubscribe();
+const status = browser.appConversations.watch.subscribe(
+  { conversation_id: task.id },
+  { onData: (conversation) => { const title: string | null = conversation.title; console.log(title, conversation.execution_status); } },
+);
+status.unsubscribe();
 
 // Budgets: a conversation's cost and why it was stopped; the caller's month; raising a budget.
 const conversation = (await trpc.appConversations.search.query({})).items[0]!;

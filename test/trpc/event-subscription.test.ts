@@ -1,7 +1,8 @@
-// A conversation's events live over tRPC (events.watch, server-sent events; issue 40): a
-// subscriber on one replica gets, in order and once each, what the agent server's webhooks
-// store on the other replica; reconnecting with the last event id (what tRPC's subscription link
-// sends) resumes exactly after it; another user's conversation is NOT_FOUND.
+// A conversation live over tRPC (server-sent events; issue 40): events.watch gives a subscriber on
+// one replica, in order and once each, what the agent server's webhooks store on the other
+// replica, and reconnecting with the last event id (what tRPC's subscription link sends) resumes
+// exactly after it; appConversations.watch pushes the conversation each time it changes,
+// whichever replica changed it; another user's conversation is NOT_FOUND.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -126,5 +127,37 @@ describe('events.watch', () => {
     });
     expect(failure).toBeInstanceOf(TRPCClientError);
     expect((failure as TRPCClientError<AppRouter>).data).toMatchObject({ code: 'NOT_FOUND' });
+  });
+
+  it('pushes the conversation each time another replica changes it, once per change', async () => {
+    const titles: string[] = [];
+    const states: string[] = [];
+    const changed = new Promise<void>((resolve, reject) => {
+      const subscription = client(reader, key).appConversations.watch.subscribe(
+        { conversation_id: conversationId },
+        {
+          onData: (conversation) => {
+            titles.push(String(conversation.title));
+            states.push(JSON.stringify(conversation));
+            if (conversation.title === 'Renamed on the other replica') {
+              subscription.unsubscribe();
+              resolve();
+            }
+          },
+          onError: reject,
+        },
+      );
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300)); // subscribed and first pushed
+    const renamed = await fetch(`${writer.url}/api/v1/app-conversations/${conversationId}`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ title: 'Renamed on the other replica' }),
+    });
+    expect(renamed.status).toBe(200);
+    await changed;
+    expect(titles.at(-1)).toBe('Renamed on the other replica');
+    // A push is a change: never the same state twice in a row.
+    expect(states.filter((state, i) => i > 0 && state === states[i - 1])).toEqual([]);
   });
 });
