@@ -49,6 +49,7 @@ export class InvitationsService {
         reason: 'invitation_limit',
       });
     }
+    const inviterEmail = await this.deps.emailOf(actor.userId);
     const successful = [];
     const failed = [];
     for (const email of [...new Set(input.emails.map((e) => e.toLowerCase()))]) {
@@ -71,7 +72,7 @@ export class InvitationsService {
       };
       await this.models.OrgInvitation.create(record);
       const url = baseUrl ? `${baseUrl}${INVITATION_PAGE}?token=${token}` : null;
-      successful.push({ ...(await this.view(record)), invite_url: url });
+      successful.push({ ...this.view(record, inviterEmail), invite_url: url });
     }
     return { successful, failed, email_delivery_configured: false };
   }
@@ -81,7 +82,10 @@ export class InvitationsService {
       .sort({ orgId: 1, status: 1, createdAt: -1 })
       .limit(MAX_PENDING_INVITATIONS)
       .lean();
-    const items = await Promise.all(records.map((r) => this.view(r)));
+    // Each inviter's email read once, however many of the invitations are theirs.
+    const inviters = [...new Set(records.map((r) => r.inviterId))];
+    const emails = new Map(await Promise.all(inviters.map(async (id) => [id, await this.deps.emailOf(id)] as const)));
+    const items = records.map((r) => this.view(r, emails.get(r.inviterId) ?? null));
     return { items, email_delivery_configured: false, auto_add_enabled: false };
   }
 
@@ -168,8 +172,9 @@ export class InvitationsService {
     return org;
   }
 
-  private async view(
-    record: Pick<OrgInvitationRecord, 'email' | 'role' | 'status' | 'createdAt' | 'expiresAt' | 'inviterId'> & { _id: string },
+  private view(
+    record: Pick<OrgInvitationRecord, 'email' | 'role' | 'status' | 'createdAt' | 'expiresAt'> & { _id: string },
+    inviterEmail: string | null,
   ) {
     const expired = record.status === 'pending' && record.expiresAt.getTime() <= this.now();
     return {
@@ -179,7 +184,7 @@ export class InvitationsService {
       status: (expired ? 'expired' : record.status) as 'pending' | 'accepted' | 'revoked' | 'expired',
       created_at: record.createdAt.toISOString(),
       expires_at: record.expiresAt.toISOString(),
-      inviter_email: await this.deps.emailOf(record.inviterId),
+      inviter_email: inviterEmail,
       invite_url: null,
     };
   }

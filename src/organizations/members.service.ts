@@ -5,6 +5,7 @@
 import type { Models, OrgMemberRecord } from '../../models/index.js';
 import type { MembersInput } from '../../contract/organizations.schema.js';
 import { pageOffset } from '../../contract/common.schema.js';
+import { escapeRegex } from '../db/regex.js';
 import { AppError } from '../errors.js';
 import { memberId, type OrgAccess, type OrgMembership } from './org-access.js';
 import { assertMayChangeMember, type OrgRole } from './roles.js';
@@ -83,7 +84,7 @@ export class MembersService {
   }
 
   private filter(orgId: string, email: string | undefined) {
-    return email === undefined ? { orgId } : { orgId, email: { $regex: escapeRegExp(email.toLowerCase()) } };
+    return email === undefined ? { orgId } : { orgId, email: { $regex: escapeRegex(email.toLowerCase()) } };
   }
 
   private async personalMember(userId: string) {
@@ -93,8 +94,6 @@ export class MembersService {
 
 const lastOwner = (what: 'demote' | 'remove') =>
   new AppError('BAD_REQUEST', `Cannot ${what} the last owner of an organization`, { reason: 'org_last_owner' });
-
-const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 function memberView(record: Pick<OrgMemberRecord, 'userId' | 'email' | 'role'>) {
   const role = record.role;

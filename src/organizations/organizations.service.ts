@@ -190,8 +190,8 @@ export class OrganizationsService {
 
   /** What a team organisation's LLM defaults say (never the key), or null when it has none. */
   async llmView(orgId: string): Promise<{ model: string | null; baseUrl: string | null; keySet: boolean } | null> {
-    const llm = (await this.models.Organization.findById(orgId, { llm: 1 }).lean())?.llm;
-    return llm && (llm.model || llm.apiKey) ? llmView(llm) : null;
+    const llm = await this.configuredLlm(orgId);
+    return llm ? llmView(llm) : null;
   }
 
   /** A team organisation's monthly cap (null: none, or no such organisation). */
@@ -206,14 +206,19 @@ export class OrganizationsService {
 
   /** A team organisation's LLM defaults with the key opened, or null (personal, gone, or none set). */
   async llmDefaults(orgId: string): Promise<OrgLlmDefaults | null> {
-    const record = await this.models.Organization.findById(orgId, { llm: 1 }).lean();
-    const llm = record?.llm;
-    if (!llm || (!llm.model && !llm.apiKey)) return null;
+    const llm = await this.configuredLlm(orgId);
+    if (!llm) return null;
     return {
       model: llm.model ?? null,
       baseUrl: llm.baseUrl ?? null,
       apiKey: llm.apiKey ? this.deps.box.decrypt(llm.apiKey, orgLlmKeyContext(orgId)) : null,
     };
+  }
+
+  /** The organisation's stored LLM defaults, when it has any (a model or a key). */
+  private async configuredLlm(orgId: string): Promise<NonNullable<OrganizationRecord['llm']> | null> {
+    const llm = (await this.models.Organization.findById(orgId, { llm: 1 }).lean())?.llm;
+    return llm && (llm.model || llm.apiKey) ? llm : null;
   }
 
   private async record(orgId: string): Promise<OrganizationRecord & { _id: string }> {

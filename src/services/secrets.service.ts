@@ -3,6 +3,7 @@ import type { Models } from '../../models/index.js';
 import { pageFromExtra, pageOffset } from '../../contract/common.schema.js';
 import type { SecretBox } from '../crypto.js';
 import { AppError, isDuplicateKeyError } from '../errors.js';
+import { escapeRegex } from '../db/regex.js';
 
 export interface CustomSecretInfo {
   name: string;
@@ -98,8 +99,6 @@ export class SecretsService {
     }));
   }
 }
-
-const escapeRegex = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 // The context is per user, not per name, so a rename keeps the ciphertext valid.
 export const secretValueContext = (userId: string) => `secret:${userId}`;

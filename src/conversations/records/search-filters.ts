@@ -13,6 +13,7 @@
 import type { ConversationFilters, StartTaskFilters } from '../../../contract/app-conversations.schema.js';
 import type { Entry } from '../../db/record-lists/list-buckets.js';
 import { CONVERSATION_FACTS as F, TASK_FACTS as T } from '../../db/record-lists/record-layouts.js';
+import { escapeRegex } from '../../db/regex.js';
 
 /** Which conversations a search returns: the V1 filters, the V0 filters, and sub-conversations or not. */
 export interface ConversationSearch extends ConversationFilters {
@@ -104,10 +105,6 @@ export const TASK_FILTERS = {
   created: range<StartTaskFilters>('createdAt', T.created, (f) => [f.created_at__gte]),
 };
 export type TaskFilter = keyof typeof TASK_FILTERS;
-
-export function escapeRegex(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
 
 /** A filter's condition as MongoDB's query language says it, for the filter's field. */
 export function queryCondition(condition: Condition): unknown {

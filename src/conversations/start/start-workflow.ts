@@ -15,13 +15,7 @@ import type { Metrics } from '../../metrics.js';
 import type { SandboxesService, SandboxLifecycle } from '../../sandbox/index.js';
 import type { GitProvidersService } from '../../git/git-providers.service.js';
 import type { SecretsService } from '../../services/secrets.service.js';
-import {
-  blankSettings,
-  hasUsableLlmKey,
-  LLM_KEY_MISSING,
-  type ResolvedSettings,
-  type SettingsService,
-} from '../../services/settings/settings.service.js';
+import { hasUsableLlmKey, LLM_KEY_MISSING, type ResolvedSettings, type SettingsService } from '../../services/settings/settings.service.js';
 import type { OrgLlmDefaults } from '../../organizations/index.js';
 import { startConversationRequest } from './agent-request.js';
 import type { ConversationLifecycleEvents } from '../conversation-lifecycle-events.js';
@@ -116,7 +110,8 @@ export class StartWorkflow {
     // Started in a team organisation with LLM defaults: its model, base URL and key replace the
     // member's own (who then needs no settings of their own); an agent profile still applies on top.
     const orgLlm = task.orgId ? await timings.time('organization', this.deps.orgLlm(task.orgId)) : null;
-    const userSettings = (await timings.time('settings', this.deps.settings.resolve(task.userId))) ?? (orgLlm ? blankSettings() : null);
+    const userSettings =
+      (await timings.time('settings', this.deps.settings.resolve(task.userId))) ?? (orgLlm ? this.deps.settings.blank() : null);
     if (!userSettings) throw new AppError('BAD_REQUEST', 'Settings not found: save your LLM settings first');
     // The profile the request resolved to (its id was recorded then); one deleted since fails the start.
     const profile = request.agent_profile_id ? await this.deps.profiles.resolve(task.userId, request.agent_profile_id) : null;

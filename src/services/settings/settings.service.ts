@@ -137,6 +137,11 @@ export class SettingsService {
     return toDto({ userId: '' } as SettingsRecord);
   }
 
+  /** The defaults as a start reads them, for a user who saved none and whose LLM comes from elsewhere (an organisation's). */
+  blank(): ResolvedSettings {
+    return { ...this.defaults(), llm_api_key: null, search_api_key: null, sandbox_api_key: null, mcp_config: null, llm_extra: {} };
+  }
+
   /** A stored secret field opened (for the user's own running sandbox only: users/me?expose_secrets). */
   openField(userId: string, record: SettingsRecord, field: 'llm_api_key' | 'search_api_key' | 'sandbox_api_key'): string | null {
     const value = record[field];
@@ -174,18 +179,6 @@ export class SettingsService {
     else sealed = this.box.encrypt(value, at.context);
     return sealed ?? (at.kind === 'env' ? this.box.encrypt('', at.context) : null);
   }
-}
-
-/** The settings of a user who saved none, for a start whose LLM comes from elsewhere (an organisation's defaults). */
-export function blankSettings(): ResolvedSettings {
-  return {
-    ...toDto({} as SettingsRecord),
-    llm_api_key: null,
-    search_api_key: null,
-    sandbox_api_key: null,
-    mcp_config: null,
-    llm_extra: {},
-  };
 }
 
 function toDto(stored: SettingsRecord): Settings {
