@@ -2,6 +2,7 @@ import type { Connection } from 'mongoose';
 import { apiKeyModel } from './api-key.model.js';
 import { auditEventModel } from './audit-event.model.js';
 import { userRoleModel } from './user-role.model.js';
+import { userLlmPolicyModel } from './user-llm-policy.model.js';
 import { organizationModel } from './organization.model.js';
 import { currentOrgModel, orgMemberModel } from './org-member.model.js';
 import { orgInvitationModel } from './org-invitation.model.js';
@@ -31,6 +32,7 @@ import { writeLockModel } from './write-lock.model.js';
 export * from './api-key.model.js';
 export * from './audit-event.model.js';
 export * from './user-role.model.js';
+export * from './user-llm-policy.model.js';
 export * from './organization.model.js';
 export * from './org-member.model.js';
 export * from './org-invitation.model.js';
@@ -86,6 +88,7 @@ export function createModels(conn: Connection) {
     LlmCall: llmCallModel(conn),
     AuditEvent: auditEventModel(conn),
     UserRole: userRoleModel(conn),
+    UserLlmPolicy: userLlmPolicyModel(conn),
     Organization: organizationModel(conn),
     OrgMember: orgMemberModel(conn),
     CurrentOrg: currentOrgModel(conn),

@@ -60,7 +60,7 @@ export const appConversationActionsRouter = router({
 
   switchProfile: authedProcedure
     .meta({
-      errors: [...REACHES_SANDBOX, 'profile_not_found', 'llm_provider_not_fronted', ...SWITCH_FAILURES],
+      errors: [...REACHES_SANDBOX, 'profile_not_found', 'llm_provider_not_fronted', 'model_not_allowed', ...SWITCH_FAILURES],
       openapi: {
         method: 'POST',
         path: path('/switch_profile'),

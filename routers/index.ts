@@ -29,6 +29,7 @@ import { accountRouter } from './account.router.js';
 import { apiKeysRouter } from './api-keys.router.js';
 import { sharingRouter } from './sharing.router.js';
 import { auditRouter } from './audit.router.js';
+import { llmPoliciesRouter } from './llm-policies.router.js';
 import { agentProfilesRouter } from './agent-profiles.router.js';
 import { organizationsRouter } from './organizations.router.js';
 import { organizationMembersRouter } from './organization-members.router.js';
@@ -66,6 +67,7 @@ export const appRouter = router({
   apiKeys: apiKeysRouter,
   sharing: sharingRouter,
   audit: auditRouter,
+  llmPolicies: llmPoliciesRouter,
   users: usersRouter,
   gitV1: gitV1Router,
   budgets: budgetsRouter,

@@ -33,6 +33,7 @@ import { AgentCallbacksService } from './conversations/events/agent-callbacks.se
 import { ConversationLifecycleEvents } from './conversations/conversation-lifecycle-events.js';
 import { createLifecycleWebhooks } from './lifecycle-webhooks/index.js';
 import { AgentLlms } from './llm-gateway/agent-llm.js';
+import { ModelPolicy } from './llm-gateway/model-policy.js';
 import { LlmGateway } from './llm-gateway/llm-gateway.service.js';
 import { LlmRoutes } from './llm-gateway/llm-routes.js';
 import type { PriceTable } from './llm-gateway/prices.js';
@@ -167,8 +168,15 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
   );
   const pendingMessages = new PendingMessages(models, store, sandboxAccess, log.child({ component: 'pending-messages' }));
   const startLog = log.child({ component: 'start-tasks' });
+  const modelPolicy = new ModelPolicy({
+    serviceGlobs: config.llmGateway.allowedModels,
+    Policy: models.UserLlmPolicy,
+    isAdmin: (userId) => audit.isAdmin(userId),
+    ...(clock ? { now: clock } : {}),
+  });
   const agentLlms = new AgentLlms(llmRoutes, {
     enabled: config.llmGateway.enabled,
+    modelPolicy,
     origin: callbackUrl,
     keyInSandboxChosen: config.llmGateway.keyInSandboxByChoice
       ? async (userId) => (await settings.stored(userId))?.record.llm_key_in_sandbox === true
@@ -181,6 +189,7 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
           routes: llmRoutes,
           prices,
           budgets,
+          modelPolicy,
           sandboxExists: async (sandboxId) => (await sandboxes.credentials(sandboxId)) !== null,
           hosts: llmHostPolicy(config),
           userLimits: config.llmGateway.ratePerUser ? new TokenBuckets(config.llmGateway.ratePerUser, config.rateLimits.windowMs) : null,
@@ -248,6 +257,7 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
     llmRoutes,
     llmGateway,
     agentLlms,
+    modelPolicy,
     apiKeys,
     sessions,
     deviceFlow: new DeviceFlowService(models, apiKeys, config.deviceFlow, clock),

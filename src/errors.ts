@@ -115,8 +115,9 @@ export type ErrorReason =
   // Budgets (docs/budgets.md): a message that would run an agent stopped for a budget.
   | 'budget_reached'
   | 'monthly_budget_reached'
-  // The LLM gateway (docs/llm-gateway.md): a model whose provider it cannot front.
+  // The LLM gateway (docs/llm-gateway.md): a model whose provider it cannot front; one its user may not run.
   | 'llm_provider_not_fronted'
+  | 'model_not_allowed'
   // Lifecycle webhooks (docs/webhooks.md).
   | 'webhook_endpoint_not_found'
   | 'webhook_url_not_allowed'

@@ -156,6 +156,9 @@ export const CONTRACT_ROUTES = [
   'GET /api/shared-conversations',
   'GET /api/shared-events/search',
   'GET /api/audit/events/search',
+  // Ours (docs/llm-gateway.md, Models allowed): administrators only.
+  'GET /api/admin/users/{user_id}/llm-policy',
+  'PUT /api/admin/users/{user_id}/llm-policy',
   'GET /api/automation/health',
   'GET /api/automation/sdk-version',
   'GET /api/v1/web-client/config',

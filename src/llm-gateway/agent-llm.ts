@@ -6,6 +6,7 @@
 import type { McpConfig } from '../../contract/mcp.schema.js';
 import { AppError } from '../errors.js';
 import type { LlmRoutes, LlmUpstream, McpUpstream } from './llm-routes.js';
+import type { ModelPolicy } from './model-policy.js';
 import { frontedModel } from './upstream.js';
 
 export interface AgentLlm {
@@ -24,6 +25,8 @@ export function gatewayBaseUrl(origin: string, model: string): string {
 export interface AgentLlmsOptions {
   /** LLM_GATEWAY=on. */
   enabled: boolean;
+  /** The models the owner may run, whichever way the key goes. */
+  modelPolicy: ModelPolicy;
   /** The service's origin as the conversation's sandbox reaches it. */
   origin: () => string;
   /**
@@ -55,6 +58,7 @@ export class AgentLlms {
     upstream: LlmUpstream,
     mcp: McpConfig | null,
   ): Promise<{ llm: AgentLlm; mcp: McpConfig | null }> {
+    await this.options.modelPolicy.assertAllowed(owner.userId, upstream.model);
     if (!this.options.enabled) return { llm: direct(upstream), mcp };
     if (!frontedModel(upstream.model)) {
       const chosen = this.options.keyInSandboxChosen;

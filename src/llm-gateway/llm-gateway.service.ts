@@ -17,6 +17,7 @@ import type { Metrics } from '../metrics.js';
 import type { Reach } from '../git/providers/provider-hosts.js';
 import type { TokenBuckets } from '../rate-limit.js';
 import type { LlmRoute, LlmRoutes, McpUpstream } from './llm-routes.js';
+import type { ModelPolicy } from './model-policy.js';
 import type { PriceTable } from './prices.js';
 import { familyOf, providerModel, upstreamUrl, type ApiStyle, type Family } from './upstream.js';
 import type { CallUsage, ModelPrice } from './usage.js';
@@ -80,6 +81,8 @@ export interface GatewayDeps {
   routes: LlmRoutes;
   prices: PriceTable;
   budgets: GatewayBudgets;
+  /** The models the route's owner may run (LLM_ALLOWED_MODELS and an administrator's list). */
+  modelPolicy: Pick<ModelPolicy, 'refusal'>;
   /** Whether the sandbox still exists (its deletion ends its conversations' tokens). */
   sandboxExists(sandboxId: string): Promise<boolean>;
   /** How the owner's base URL may be reached (the host rules, as for git providers), or null: not at all. */
@@ -95,7 +98,6 @@ const SANDBOX_SEEN_MS = 2_000;
 const MAX_SEEN = 10_000;
 
 export class LlmGateway {
-  private readonly allowed: RegExp[];
   /** Where ended calls are written (after their answers), and the refusals' stops tracked. */
   private readonly ledger: CallLedger;
   /** Sandboxes found to exist, by when; `forgotten` counts deletions, so that a read made across one is not kept. */
@@ -104,7 +106,6 @@ export class LlmGateway {
 
   constructor(private readonly deps: GatewayDeps) {
     this.ledger = new CallLedger(deps);
-    this.allowed = deps.config.allowedModels.map(globPattern);
   }
 
   /** The connect-time lookup of 'checked' calls. */
@@ -132,8 +133,8 @@ export class LlmGateway {
         'model_not_allowed',
         `This conversation's gateway token is for ${route.model}, not ${asked || 'no model'}`,
       );
-    if (this.allowed.length > 0 && !this.allowed.some((pattern) => pattern.test(route.model)))
-      throw new GatewayRefusal(403, 'model_not_allowed', `${route.model} is not among the models this service allows (LLM_ALLOWED_MODELS)`);
+    const notAllowed = await this.deps.modelPolicy.refusal(route.userId, route.model, true);
+    if (notAllowed) throw new GatewayRefusal(403, 'model_not_allowed', notAllowed);
     const price = this.deps.prices.priceOf(route.model, family);
     if (!price)
       throw new GatewayRefusal(
@@ -272,4 +273,3 @@ export class LlmGateway {
 }
 
 /** "anthropic/*" → /^anthropic\/.*$/ */
-const globPattern = (glob: string) => new RegExp(`^${glob.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`);

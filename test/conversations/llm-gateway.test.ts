@@ -18,7 +18,7 @@ let stub: StubLlm;
 
 beforeAll(async () => {
   stub = await startStubLlm();
-  app = await startConversationApp('llm-gateway');
+  app = await startConversationApp('llm-gateway', { ADMIN_USERS: 'gw-admin' });
 }, 120_000);
 
 afterAll(async () => {
@@ -35,8 +35,8 @@ interface Started {
   request: Record<string, unknown>;
 }
 
-async function startWith(model: string, baseUrl: string): Promise<Started> {
-  const key = await app.user('gw');
+async function startWith(model: string, baseUrl: string, key?: string): Promise<Started> {
+  key ??= await app.user('gw');
   const realKey = `sk-real-${crypto.randomBytes(12).toString('hex')}`;
   await call(app, 'POST', '/api/settings', { key, body: { llm_model: model, llm_api_key: realKey, llm_base_url: baseUrl } });
   const task = await app.startConversation(key);
@@ -179,6 +179,37 @@ describe('the LLM gateway', () => {
     });
     expect(unknown.status).toBe(404);
     expect(stub.requests.length).toBe(before);
+  });
+
+  it('follows the models an administrator allows a user, at the next gateway call and the next start', async () => {
+    const userId = `limited-${crypto.randomBytes(4).toString('hex')}`;
+    const limited = await startWith('openai/gpt-4o', stub.url, await app.keyFor(userId));
+    const admin = await app.keyFor('gw-admin');
+    const policy = `/api/admin/users/${userId}/llm-policy`;
+    expect((await call(app, 'PUT', policy, { key: limited.key, body: { allowed_models: ['*'] } })).status).toBe(403);
+    expect((await call(app, 'GET', policy, { key: limited.key })).status).toBe(403);
+    expect((await call(app, 'PUT', policy, { key: admin, body: { allowed_models: ['openai/gpt-4 o'] } })).status).toBe(422);
+
+    const set = await call(app, 'PUT', policy, { key: admin, body: { allowed_models: ['anthropic/*', 'openai/gpt-4o-mini'] } });
+    expect(set.status).toBe(200);
+    expect(set.body).toMatchObject({ user_id: userId, allowed_models: ['anthropic/*', 'openai/gpt-4o-mini'], updated_by: 'gw-admin' });
+    const before = stub.requests.length;
+    const refused = await gatewayCall(limited, '/v1/chat/completions', chat('gpt-4o'));
+    expect(refused.status).toBe(403);
+    const error = ((await refused.json()) as { error: { type: string; message: string } }).error;
+    expect(error).toMatchObject({ type: 'model_not_allowed', message: expect.stringContaining('an administrator allows you') });
+    expect(stub.requests.length).toBe(before);
+    const next = await app.startConversation(limited.key);
+    expect(next.status).toBe('ERROR');
+    expect(next.detail).toContain('openai/gpt-4o is not among the models an administrator allows you');
+    // Other users are not concerned.
+    expect((await gatewayCall(gpt, '/v1/chat/completions', chat('gpt-4o'))).status).toBe(200);
+
+    const cleared = await call(app, 'PUT', policy, { key: admin, body: { allowed_models: null } });
+    expect(cleared.body).toMatchObject({ allowed_models: null, updated_by: null });
+    expect((await gatewayCall(limited, '/v1/chat/completions', chat('gpt-4o'))).status).toBe(200);
+    const audit = await call(app, 'GET', `/api/audit/events/search?action=llmPolicies.set&user_id=gw-admin`, { key: admin });
+    expect(audit.body.items.map((e: { outcome: string }) => e.outcome)).toEqual(['ok', 'ok', 'BAD_REQUEST']);
   });
 
   it('passes a provider’s error through, Retry-After included, with the key taken out', async () => {

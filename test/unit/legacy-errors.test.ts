@@ -317,6 +317,8 @@ const ROWS = [
   ['appConversationActions.sendMessage', 'CONFLICT', 'Over budget', 'budget_reached', 409, { detail: 'Over budget' }],
   ['appConversationActions.queueMessage', 'CONFLICT', 'Month over', 'monthly_budget_reached', 409, { detail: 'Month over' }],
   ['appConversationActions.switchProfile', 'BAD_REQUEST', 'Not fronted', 'llm_provider_not_fronted', 400, { detail: 'Not fronted' }],
+  ['appConversationActions.switchProfile', 'FORBIDDEN', 'Not yours', 'model_not_allowed', 403, { detail: 'Not yours' }],
+  ['llmPolicies.set', 'FORBIDDEN', 'Admins only', 'not_an_admin', 403, { detail: 'Admins only' }],
   ['appConversationFiles.readFile', 'PAYLOAD_TOO_LARGE', 'Too large', 'too_large_to_serve', 413, { detail: 'Too large' }],
   ['webhookEndpoints.get', 'NOT_FOUND', 'No endpoint', 'webhook_endpoint_not_found', 404, { detail: 'No endpoint' }],
   ['webhookEndpoints.create', 'CONFLICT', 'At most 20', 'webhook_endpoint_limit', 409, { detail: 'At most 20' }],

@@ -4,6 +4,7 @@
 // For the LLM gateway's calls (`cached`) the owner's and the organisation's limits are kept as
 // read for CACHED_MS; a limit set on this replica ends that at once (changed()), one set on
 // another replica within CACHED_MS.
+import { KeptReads } from '../../db/kept-reads.js';
 import type { SettingsService } from '../../services/settings/settings.service.js';
 import type { SpendRecord } from './spend-records.js';
 import type { Limits } from './spend.js';
@@ -16,7 +17,6 @@ export interface UserLimits {
 }
 
 export const CACHED_MS = 1_000;
-const MAX_CACHED = 10_000;
 
 export interface BudgetLimitsOptions {
   settings: SettingsService;
@@ -30,10 +30,13 @@ export interface BudgetLimitsOptions {
 export class BudgetLimits {
   /** Counts the limits set since start: a read made across a change is not kept. */
   generation = 0;
-  private readonly users = new Map<string, { value: UserLimits; at: number }>();
-  private readonly orgs = new Map<string, { value: number | null; at: number }>();
+  private readonly users: KeptReads<UserLimits>;
+  private readonly orgs: KeptReads<number | null>;
 
-  constructor(private readonly options: BudgetLimitsOptions) {}
+  constructor(private readonly options: BudgetLimitsOptions) {
+    this.users = new KeptReads(CACHED_MS, options.now);
+    this.orgs = new KeptReads(CACHED_MS, options.now);
+  }
 
   async user(userId: string): Promise<UserLimits> {
     const own = await this.options.settings.budgets(userId);
@@ -46,12 +49,12 @@ export class BudgetLimits {
   }
 
   async of(record: SpendRecord, cached = false): Promise<Limits> {
-    const user = cached ? await this.kept(this.users, record.userId, () => this.user(record.userId)) : await this.user(record.userId);
+    const user = cached ? await this.users.get(record.userId, () => this.user(record.userId)) : await this.user(record.userId);
     const orgCap = this.options.orgMonthlyCap;
     const perOrgMonth =
       record.orgId && orgCap
         ? cached
-          ? await this.kept(this.orgs, record.orgId, () => orgCap(record.orgId!))
+          ? await this.orgs.get(record.orgId, () => orgCap(record.orgId!))
           : await orgCap(record.orgId)
         : null;
     return { perTask: record.max_budget_per_task ?? user.perTaskDefault, perMonth: user.perMonth, perOrgMonth };
@@ -60,16 +63,7 @@ export class BudgetLimits {
   /** A limit may have been set: every limit is read again (and a read under way is not kept). */
   changed(): void {
     this.generation++;
-    this.users.clear();
-    this.orgs.clear();
-  }
-
-  private async kept<T>(cache: Map<string, { value: T; at: number }>, key: string, read: () => Promise<T>): Promise<T> {
-    const [hit, at, generation] = [cache.get(key), this.options.now(), this.generation];
-    if (hit && at - hit.at < CACHED_MS) return hit.value;
-    const value = await read();
-    if (cache.size >= MAX_CACHED) cache.clear();
-    if (generation === this.generation) cache.set(key, { value, at });
-    return value;
+    this.users.forget();
+    this.orgs.forget();
   }
 }

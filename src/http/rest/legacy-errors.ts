@@ -184,6 +184,7 @@ export const FAILURES: Record<ErrorReason, LegacyAnswer & { routers?: Record<str
   budget_reached: { status: 409, body: detail },
   monthly_budget_reached: { status: 409, body: detail },
   llm_provider_not_fronted: { status: 400, body: detail },
+  model_not_allowed: { status: 403, body: detail },
   too_large_to_serve: { status: 413, body: detail },
   provider_token_not_found: { status: 404, body: detail },
   // The 2026 surface (docs/api.md "2026 /api/v1 surface"): the reference's bodies where it has them.
