@@ -1,6 +1,7 @@
 // Conversations their owners made public, read-only (src/conversations/sharing.service.ts):
-// any user of this service who has the link reads them; not shared, they answer as absent.
-import { authedProcedure } from '../src/trpc/procedures.js';
+// anyone who has the link reads them, signed in or not (docs/decisions/0013-public-links.md: the
+// only reads open without a credential); not shared, they answer as absent.
+import { publicProcedure } from '../src/trpc/procedures.js';
 import { router } from '../src/trpc/init.js';
 import { ConversationEventsSearchInputSchema, EventPageSchema } from '../contract/events.schema.js';
 import { SharedConversationListSchema, SharedConversationsInputSchema } from '../contract/sharing.schema.js';
@@ -8,18 +9,32 @@ import { SharedConversationListSchema, SharedConversationsInputSchema } from '..
 const tags = ['sharing'];
 
 export const sharingRouter = router({
-  conversations: authedProcedure
+  conversations: publicProcedure
     .meta({
-      openapi: { method: 'GET', path: '/api/shared-conversations', tags, summary: 'Shared conversations by id (null: not shared)' },
+      auth: 'none',
+      openapi: {
+        method: 'GET',
+        path: '/api/shared-conversations',
+        tags,
+        summary: 'Shared conversations by id (null: not shared); no credential needed',
+        protect: false,
+      },
     })
     .input(SharedConversationsInputSchema)
     .output(SharedConversationListSchema)
     .query(({ ctx, input }) => ctx.services.sharing.conversations(input.ids)),
 
-  searchEvents: authedProcedure
+  searchEvents: publicProcedure
     .meta({
+      auth: 'none',
       errors: ['conversation_not_found'],
-      openapi: { method: 'GET', path: '/api/shared-events/search', tags, summary: "A page of a shared conversation's events" },
+      openapi: {
+        method: 'GET',
+        path: '/api/shared-events/search',
+        tags,
+        summary: "A page of a shared conversation's events; no credential needed",
+        protect: false,
+      },
     })
     .input(ConversationEventsSearchInputSchema)
     .output(EventPageSchema)

@@ -1,6 +1,7 @@
 // Conversations their owners made public (PATCH … {"public": true}), read-only, by anyone who
-// holds a credential of this service and the conversation's id: OpenHands Cloud's shared view
-// (/api/shared-conversations, /api/shared-events/search; Agent Canvas's shared page). Made
+// has the conversation's id, with or without a credential (docs/decisions/0013-public-links.md):
+// OpenHands Cloud's shared view (/api/shared-conversations, /api/shared-events/search) and the
+// service's page for the link (src/http/web/shared-page.ts). Made
 // private again, it answers as absent at once. Nothing here writes, starts or reaches a sandbox.
 import type { SearchEventsInput } from '../../contract/events.schema.js';
 import type { AppConversationRecord } from '../../models/index.js';

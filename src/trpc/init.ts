@@ -22,7 +22,7 @@ export interface FieldError {
  * successStatus: the REST status of a successful call when the contract says other than 200.
  * auth: how a public procedure authenticates instead of a user key (documents it; tests use it):
  * a sandbox's session key for the sandbox in the path, a sandbox's session key alone, a signed
- * access token, or nothing (the device flow's own steps).
+ * access token, or nothing (the device flow's own steps, a public conversation read by its link).
  * errors: the domain failures the procedure can end in; the REST edge's table turns each into
  * its status and body, for the wire and for the OpenAPI document (src/http/rest/legacy-errors.ts).
  * orgPermission: what the caller's role in the organisation must allow (orgProcedure; src/organizations/roles.ts).

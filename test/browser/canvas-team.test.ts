@@ -147,13 +147,20 @@ describe('a team in Agent Canvas, signed in through its identity provider', () =
       ]);
       expect(String(await bo.page.evaluate('document.body.innerText'))).not.toContain(ORG_KEY);
 
-      // Made public, it is readable through the shared routes by a third person outside the organisation,
-      // signed in (every route needs a credential here), read-only; made private, it is not.
-      // (Agent Canvas 1.20's shared page reads from an agent-server backend, not from this one: with
-      // this service as its backend the page asks nothing of it, so the routes are read directly.)
+      // Made public, it is readable by its link in a third, signed-out browser (the service's shared
+      // page; Agent Canvas 1.20's own shared page reads from an agent-server backend, not from this
+      // one, and asks nothing of it), and through the shared routes by a person outside the
+      // organisation, read-only; made private, neither.
       const share = async (on: boolean) =>
         expect((await bo.api('PATCH', `/api/v1/app-conversations/${id}`, { public: on })).status).toBe(200);
       await share(true);
+      const reader = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+      const sharedLink = `${app.url}/shared/conversations/${id}`;
+      expect((await reader.goto(sharedLink))!.status()).toBe(200);
+      expect(await reader.textContent('#events')).toContain(FINAL);
+      expect(await reader.content()).not.toContain(ORG_KEY);
+      expect((await reader.context().cookies(app.url)).map((c) => c.name)).not.toContain('acp_session');
+      await browser.screenshot(reader, 'shared-signed-out');
       const cy = await signInToCanvas('cy');
       const shared = async () => (await cy.api('GET', `/api/shared-conversations?ids=${id}`)).body;
       expect(await shared()).toEqual([expect.objectContaining({ id, created_by_user_id: 'bo@example.com' })]);
@@ -165,6 +172,9 @@ describe('a team in Agent Canvas, signed in through its identity provider', () =
       ).toMatchObject({ status: 404 });
       await share(false);
       expect(await shared()).toEqual([null]);
+      expect((await reader.reload())!.status()).toBe(404);
+      expect(await reader.textContent('#not-shared')).toContain('not shared');
+      expect(await reader.content()).not.toContain(FINAL);
 
       // The invitation link, opened in a signed-in browser: its page names the organisation and the
       // role, and joins on a click (opening it changes nothing); Canvas then acts in the team.

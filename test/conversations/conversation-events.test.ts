@@ -231,7 +231,7 @@ describe('microagent management', () => {
 });
 
 describe('shared conversations over REST (what Agent Canvas’s shared page calls)', () => {
-  it('serves a public conversation and its events to another user, null and 404 {detail} once private', async () => {
+  it('serves a public conversation, its events and its page to another user and to anyone with the link, null and 404 {detail} once private', async () => {
     const owner = await app.user('sharer');
     const viewer = await app.user('viewer');
     const task = await app.startConversation(owner);
@@ -253,11 +253,30 @@ describe('shared conversations over REST (what Agent Canvas’s shared page call
     expect(events.status).toBe(200);
     expect(events.body.items).toEqual((await search(owner, id, '&limit=2')).items);
     expect(events.body.next_page_id).not.toBeNull();
-    // Every endpoint needs a credential, these too.
-    expect((await call(app, 'GET', `/api/shared-conversations?ids=${id}`, {})).status).toBe(401);
+    // The link is enough (docs/decisions/0013-public-links.md): no credential, the same answers.
+    expect((await call(app, 'GET', `/api/shared-conversations?ids=${id}`, {})).body).toEqual([shared]);
+    expect((await call(app, 'GET', `/api/shared-events/search?conversation_id=${id}&limit=2`, {})).body).toEqual(events.body);
+    // Its page, in any browser: the messages the events hold, escaped.
+    const page = await fetch(`${app.url}/shared/conversations/${id}`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
+    const html = await page.text();
+    const texts = (await search(owner, id, '&kind__eq=MessageEvent')).items.flatMap(
+      (e: { llm_message: { content: { text?: string }[] } }) => e.llm_message.content.map((c) => c.text ?? ''),
+    );
+    expect(texts.length).toBeGreaterThan(0);
+    for (const text of texts) expect(html).toContain(text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;'));
 
     expect((await call(app, 'PATCH', `/api/v1/app-conversations/${id}`, { key: owner, body: { public: false } })).status).toBe(200);
     expect((await call(app, 'GET', `/api/shared-conversations?ids=${id}`, { key: viewer })).body).toEqual([null]);
+    expect((await call(app, 'GET', `/api/shared-conversations?ids=${id}`, {})).body).toEqual([null]);
     expect((await call(app, 'GET', `/api/shared-events/search?conversation_id=${id}`, { key: viewer })).status).toBe(404);
+    expect((await call(app, 'GET', `/api/shared-events/search?conversation_id=${id}`, {})).status).toBe(404);
+    const gone = await fetch(`${app.url}/shared/conversations/${id}`);
+    expect(gone.status).toBe(404);
+    expect(await gone.text()).toContain('does not exist or is not shared');
+    // Nothing else opens without a credential.
+    expect((await call(app, 'GET', `/api/v1/app-conversations?ids=${id}`, {})).status).toBe(401);
+    expect((await call(app, 'GET', `/api/v1/conversation/${id}/events/search`, {})).status).toBe(401);
   });
 });

@@ -83,6 +83,9 @@ describe('per-IP rate limit (RATE_LIMIT_PER_IP)', () => {
     expectTrpcLimited(await trpcGet(app, 'settings.get'));
     // A forwarded address is ignored unless TRUST_PROXY says which proxies to believe.
     expectRestLimited(await call(app, 'GET', '/api/settings', { headers: { 'x-forwarded-for': '203.0.113.9' } }));
+    // The reads open to anyone with a public conversation's link, its page included.
+    expectRestLimited(await call(app, 'GET', `/api/shared-conversations?ids=${'a'.repeat(32)}`));
+    expectRestLimited(await call(app, 'GET', `/shared/conversations/${'a'.repeat(32)}`));
     for (let i = 0; i < 10; i++) {
       for (const path of ['/alive', '/health', '/ready', '/metrics']) expect((await call(app, 'GET', path)).status, path).toBe(200);
     }

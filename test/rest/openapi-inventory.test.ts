@@ -6,7 +6,7 @@ import { CONTRACT_ROUTES } from '../contract-routes.js';
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
-/** Operations that take no credential (the device flow's own steps: the device has none yet). */
+/** Operations that take no credential (the device flow's own steps: the device has none yet; public conversations, by link). */
 const OPEN = new Set(
   [...PROCEDURES.values()].flatMap((p) =>
     p.meta?.openapi && p.meta.auth === 'none' ? [`${p.meta.openapi.method} ${p.meta.openapi.path}`] : [],
@@ -81,7 +81,12 @@ describe('OpenAPI responses describe the wire', () => {
   };
 
   it('lists the transport failures on every operation and the body failures on body operations', () => {
-    expect([...OPEN].sort()).toEqual(['POST /oauth/device/authorize', 'POST /oauth/device/token']);
+    expect([...OPEN].sort()).toEqual([
+      'GET /api/shared-conversations',
+      'GET /api/shared-events/search',
+      'POST /oauth/device/authorize',
+      'POST /oauth/device/token',
+    ]);
     for (const op of operations) {
       expect(Object.keys(op.responses), op.route).toEqual(
         expect.arrayContaining([...(OPEN.has(op.route) ? [] : ['401']), '422', '429', '503']),
