@@ -2,7 +2,7 @@
 // conversation its owner made public, and of its events.
 import { z } from 'zod';
 import { AppConversationSchema } from './app-conversations.schema.js';
-import { idListSchema } from './common.schema.js';
+import { idListSchema, uuidString } from './common.schema.js';
 
 export const SharedConversationSchema = z
   .object({
@@ -24,4 +24,5 @@ export const SharedConversationSchema = z
   .meta({ id: 'SharedConversation' });
 
 export const SharedConversationsInputSchema = z.object({ ids: idListSchema() });
+export const SharedConversationInputSchema = z.object({ conversation_id: uuidString() });
 export const SharedConversationListSchema = z.array(SharedConversationSchema.nullable());

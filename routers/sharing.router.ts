@@ -4,7 +4,12 @@
 import { publicProcedure } from '../src/trpc/procedures.js';
 import { router } from '../src/trpc/init.js';
 import { ConversationEventsSearchInputSchema, EventPageSchema } from '../contract/events.schema.js';
-import { SharedConversationListSchema, SharedConversationsInputSchema } from '../contract/sharing.schema.js';
+import {
+  SharedConversationInputSchema,
+  SharedConversationListSchema,
+  SharedConversationSchema,
+  SharedConversationsInputSchema,
+} from '../contract/sharing.schema.js';
 
 const tags = ['sharing'];
 
@@ -23,6 +28,22 @@ export const sharingRouter = router({
     .input(SharedConversationsInputSchema)
     .output(SharedConversationListSchema)
     .query(({ ctx, input }) => ctx.services.sharing.conversations(input.ids)),
+
+  conversation: publicProcedure
+    .meta({
+      auth: 'none',
+      errors: ['conversation_not_found'],
+      openapi: {
+        method: 'GET',
+        path: '/api/shared-conversations/{conversation_id}',
+        tags,
+        summary: 'One shared conversation (404: not shared); no credential needed',
+        protect: false,
+      },
+    })
+    .input(SharedConversationInputSchema)
+    .output(SharedConversationSchema)
+    .query(({ ctx, input }) => ctx.services.sharing.conversation(input.conversation_id)),
 
   searchEvents: publicProcedure
     .meta({

@@ -154,6 +154,7 @@ export const CONTRACT_ROUTES = [
   'POST /api/keys',
   'DELETE /api/keys/{key_id}',
   'GET /api/shared-conversations',
+  'GET /api/shared-conversations/{conversation_id}',
   'GET /api/shared-events/search',
   'GET /api/audit/events/search',
   // Ours (docs/llm-gateway.md, Models allowed): administrators only.

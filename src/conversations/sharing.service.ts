@@ -26,12 +26,18 @@ export class SharingService {
     return Promise.all(keys.map(async (id) => (records.has(id) ? this.shared(records.get(id)!) : null)));
   }
 
+  /** One shared conversation; one missing or not public answers as not found. */
+  async conversation(conversationId: string) {
+    const [shared] = await this.conversations([conversationId]);
+    if (!shared) throw notShared(conversationId);
+    return shared;
+  }
+
   /** A page of a shared conversation's events; one missing or not public answers as not found. */
   async searchEvents(conversationId: string, input: Omit<SearchEventsInput, 'conversation_id__eq'>) {
     const id = conversationIdOf(conversationId);
     const [record] = await this.store.publicConversations([id]);
-    if (!record)
-      throw new AppError('NOT_FOUND', 'Conversation not found', { reason: 'conversation_not_found', fields: { conversationId } });
+    if (!record) throw notShared(conversationId);
     return this.events.search(record.userId, { ...input, conversation_id__eq: id });
   }
 
@@ -51,3 +57,6 @@ export class SharingService {
     };
   }
 }
+
+const notShared = (conversationId: string) =>
+  new AppError('NOT_FOUND', 'Conversation not found', { reason: 'conversation_not_found', fields: { conversationId } });

@@ -255,6 +255,7 @@ describe('shared conversations over REST (what Agent Canvas’s shared page call
     expect(events.body.next_page_id).not.toBeNull();
     // The link is enough (docs/decisions/0013-public-links.md): no credential, the same answers.
     expect((await call(app, 'GET', `/api/shared-conversations?ids=${id}`, {})).body).toEqual([shared]);
+    expect((await call(app, 'GET', `/api/shared-conversations/${id}`, {})).body).toEqual(shared);
     expect((await call(app, 'GET', `/api/shared-events/search?conversation_id=${id}&limit=2`, {})).body).toEqual(events.body);
     // Its page, in any browser: the messages the events hold, escaped.
     const page = await fetch(`${app.url}/shared/conversations/${id}`);
@@ -270,6 +271,8 @@ describe('shared conversations over REST (what Agent Canvas’s shared page call
     expect((await call(app, 'PATCH', `/api/v1/app-conversations/${id}`, { key: owner, body: { public: false } })).status).toBe(200);
     expect((await call(app, 'GET', `/api/shared-conversations?ids=${id}`, { key: viewer })).body).toEqual([null]);
     expect((await call(app, 'GET', `/api/shared-conversations?ids=${id}`, {})).body).toEqual([null]);
+    const single = await call(app, 'GET', `/api/shared-conversations/${id}`, {});
+    expect([single.status, single.body]).toEqual([404, { detail: 'Conversation not found' }]);
     expect((await call(app, 'GET', `/api/shared-events/search?conversation_id=${id}`, { key: viewer })).status).toBe(404);
     expect((await call(app, 'GET', `/api/shared-events/search?conversation_id=${id}`, {})).status).toBe(404);
     const gone = await fetch(`${app.url}/shared/conversations/${id}`);

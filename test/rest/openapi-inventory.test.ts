@@ -83,6 +83,7 @@ describe('OpenAPI responses describe the wire', () => {
   it('lists the transport failures on every operation and the body failures on body operations', () => {
     expect([...OPEN].sort()).toEqual([
       'GET /api/shared-conversations',
+      'GET /api/shared-conversations/{conversation_id}',
       'GET /api/shared-events/search',
       'POST /oauth/device/authorize',
       'POST /oauth/device/token',
