@@ -38,6 +38,12 @@ export const AppSendMessageResponseSchema = z
   .object({ success: z.boolean(), sandbox_status: SandboxStatusSchema, message: z.string().nullable() })
   .meta({ id: 'AppSendMessageResponse' });
 
+/** Confirmation mode's answer: accept runs the action the agent waits on, reject gives it the reason instead. */
+export const ConfirmationAnswerInputSchema = V1ConversationPathSchema.extend({
+  accept: z.boolean(),
+  reason: z.string().max(2000).optional(),
+});
+
 export const SwitchProfileInputSchema = V1ConversationPathSchema.extend({ profile_name: z.string().min(1).max(256) });
 export const SwitchAcpModelInputSchema = V1ConversationPathSchema.extend({ model: z.string().min(1).max(256) });
 

@@ -1,5 +1,6 @@
 // The 2026 actions on one V1 conversation (docs/conversations.md): delete, update, send a
-// message, switch its LLM profile or ACP model, and queue a message for it while it starts.
+// message, pause and resume its agent, answer a confirmation, switch its LLM profile or ACP
+// model, and queue a message for it while it starts.
 import { authedProcedure } from '../src/trpc/procedures.js';
 import { router } from '../src/trpc/init.js';
 import { REACHES_SANDBOX } from './conversation-runtime.router.js';
@@ -8,6 +9,7 @@ import { SuccessSchema } from '../contract/common.schema.js';
 import {
   AppSendMessageInputSchema,
   AppSendMessageResponseSchema,
+  ConfirmationAnswerInputSchema,
   PendingMessageInputSchema,
   PendingMessageResponseSchema,
   SwitchAcpModelInputSchema,
@@ -56,6 +58,46 @@ export const appConversationActionsRouter = router({
     .mutation(({ ctx, input }) => {
       const { conversation_id, ...message } = input;
       return ctx.services.appConversationActions.sendMessage(ctx.user.id, conversation_id, message);
+    }),
+
+  pause: authedProcedure
+    .meta({
+      errors: [...REACHES_SANDBOX],
+      openapi: {
+        method: 'POST',
+        path: path('/pause'),
+        tags,
+        summary: 'Pause the agent after its current step (ours; the sandbox stays up)',
+      },
+    })
+    .input(V1ConversationPathSchema)
+    .output(SuccessSchema)
+    .mutation(({ ctx, input }) => ctx.services.appConversationActions.pause(ctx.user.id, input.conversation_id)),
+
+  resume: authedProcedure
+    .meta({
+      errors: [...REACHES_SANDBOX, ...BUDGET_FAILURES],
+      openapi: { method: 'POST', path: path('/resume'), tags, summary: 'Run a paused agent again (ours; resumes a paused sandbox)' },
+    })
+    .input(V1ConversationPathSchema)
+    .output(SuccessSchema)
+    .mutation(({ ctx, input }) => ctx.services.appConversationActions.resume(ctx.user.id, input.conversation_id)),
+
+  respondToConfirmation: authedProcedure
+    .meta({
+      errors: [...REACHES_SANDBOX, ...BUDGET_FAILURES],
+      openapi: {
+        method: 'POST',
+        path: path('/respond-to-confirmation'),
+        tags,
+        summary: 'Accept or reject the action the agent waits on in confirmation mode (ours)',
+      },
+    })
+    .input(ConfirmationAnswerInputSchema)
+    .output(SuccessSchema)
+    .mutation(({ ctx, input }) => {
+      const { conversation_id, ...answer } = input;
+      return ctx.services.appConversationActions.respondToConfirmation(ctx.user.id, conversation_id, answer);
     }),
 
   switchProfile: authedProcedure

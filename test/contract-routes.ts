@@ -60,6 +60,10 @@ export const CONTRACT_ROUTES = [
   'DELETE /api/v1/app-conversations/{conversation_id}',
   'PATCH /api/v1/app-conversations/{conversation_id}',
   'POST /api/v1/app-conversations/{conversation_id}/send-message',
+  // Ours (docs/conversations.md): the agent's controls, for agent UIs that talk to this service only.
+  'POST /api/v1/app-conversations/{conversation_id}/pause',
+  'POST /api/v1/app-conversations/{conversation_id}/resume',
+  'POST /api/v1/app-conversations/{conversation_id}/respond-to-confirmation',
   'POST /api/v1/app-conversations/{conversation_id}/switch_profile',
   'POST /api/v1/app-conversations/{conversation_id}/switch_acp_model',
   'POST /api/v1/conversations/{conversation_id}/pending-messages',

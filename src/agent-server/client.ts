@@ -192,6 +192,14 @@ export class AgentServerClient {
     }
   }
 
+  /** Accepts or rejects the action the agent waits on in confirmation mode (the agent server's words when there is none). */
+  async respondToConfirmation(id: string, answer: { accept: boolean; reason?: string }): Promise<void> {
+    this.accepted(
+      await this.request('POST', `/api/conversations/${id}/events/respond_to_confirmation`, SHAPE.success, answer),
+      'the answer',
+    );
+  }
+
   /** Replaces the conversation's LLM (an LLM the caller resolved; its key in clear). */
   async switchLlm(id: string, llm: Record<string, unknown>): Promise<void> {
     this.accepted(await this.request('POST', `/api/conversations/${id}/switch_llm`, SHAPE.success, { llm }), 'the LLM switch');

@@ -1,5 +1,6 @@
 // The 2026 actions on one V1 conversation (docs/conversations.md): delete, update, send a
-// message, switch its LLM profile or ACP model, queue a message for it. They run over the same
+// message, pause and resume its agent, answer a confirmation, switch its LLM profile or ACP
+// model, queue a message for it. They run over the same
 // store, start machinery and sandbox access as the V0 and d6 routes; those that need the agent
 // server resume a paused sandbox first (sandbox-access.ts decides what to answer when there is
 // none), and an agent server that misbehaves is a 502 naming it.
@@ -74,6 +75,34 @@ export class AppConversationActionsService {
       sandbox_status: 'RUNNING' as const,
       message: resumed ? `The sandbox was ${before} and has been resumed` : null,
     };
+  }
+
+  /** Pauses the agent after its current step; the sandbox stays up (a sandbox not running has no agent running to pause). */
+  async pause(userId: string, rawId: string): Promise<{ success: true }> {
+    const id = conversationIdOf(rawId);
+    const { connection } = await this.access.sandboxOf(userId, id);
+    if (connection && connection.state.status !== 'RUNNING') return { success: true };
+    const { agent } = await this.access.running(userId, id, { resume: false });
+    await agent.pauseConversation(id);
+    return { success: true };
+  }
+
+  /** Runs a paused or idle agent again (resuming a paused sandbox first), within budget; one already running is left as it is. */
+  async resume(userId: string, rawId: string): Promise<{ success: true }> {
+    const id = conversationIdOf(rawId);
+    await this.budgets.assertMayRun(userId, id);
+    const { agent } = await this.access.running(userId, id);
+    await agent.runConversation(id);
+    return { success: true };
+  }
+
+  /** Accepts (within budget: the agent then runs) or rejects the action the agent waits on in confirmation mode. */
+  async respondToConfirmation(userId: string, rawId: string, answer: { accept: boolean; reason?: string | undefined }) {
+    const id = conversationIdOf(rawId);
+    if (answer.accept) await this.budgets.assertMayRun(userId, id);
+    const { agent } = await this.access.running(userId, id);
+    await agent.respondToConfirmation(id, { accept: answer.accept, ...(answer.reason ? { reason: answer.reason } : {}) });
+    return { success: true as const };
   }
 
   /** Switches the conversation's LLM to the user's LLM profile of that name (handed to the agent server in full). */

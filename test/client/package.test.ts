@@ -183,6 +183,19 @@ const status = browser.appConversations.watch.subscribe(
   { onData: (conversation) => { const title: string | null = conversation.title; console.log(title, conversation.execution_status); } },
 );
 status.unsubscribe();
+// What an agent UI does with a conversation: steer it, answer it, rename it, its files and changes.
+const cid = task.app_conversation_id ?? task.id;
+await browser.appConversationActions.sendMessage.mutate({ conversation_id: cid, content: [{ type: 'text', text: 'Go on' }] });
+await browser.appConversationActions.pause.mutate({ conversation_id: cid });
+await browser.appConversationActions.resume.mutate({ conversation_id: cid });
+await browser.appConversationActions.respondToConfirmation.mutate({ conversation_id: cid, accept: false, reason: 'Not that file' });
+const renamed: string | null = (await browser.appConversationActions.update.mutate({ conversation_id: cid, title: 'Tests' })).title;
+await browser.conversationWorkspace.uploadFiles.mutate({ conversation_id: cid, files: [{ name: 'notes.txt', content_base64: 'aGk=' }] });
+const exported: string = (await browser.appConversationFiles.download.query({ conversation_id: cid })).file_name;
+const changed = await browser.appConversationFiles.gitChanges.query({ conversation_id: cid, path: '/workspace/project' });
+const diff: string | null = (await browser.appConversationFiles.gitDiff.query({ conversation_id: cid, path: 'notes.txt' })).modified;
+await browser.appConversationActions.delete.mutate({ conversation_id: cid });
+console.log(renamed, exported, changed.length, diff);
 
 // Budgets: a conversation's cost and why it was stopped; the caller's month; raising a budget.
 const conversation = (await trpc.appConversations.search.query({})).items[0]!;
@@ -258,6 +271,7 @@ await trpc.settings.save.mutate({ confirmation_mode: 'yes' });
 await trpc.webhooks.secrets.query({});
 await trpc.secrets.create.mutate();
 trpc.events.watch.subscribe({ conversationId: 'c' }, {});
+await trpc.appConversationActions.respondToConfirmation.mutate({ conversation_id: 'c', accept: 'yes' });
 `,
     );
     expect(result.ok).toBe(false);
@@ -271,7 +285,9 @@ trpc.events.watch.subscribe({ conversationId: 'c' }, {});
     // A subscription's wrong input (TypeScript reports it as no overload of subscribe matching).
     expect(result.output).toMatch(/bad\.ts\(8,\d+\): error TS2769/);
     expect(result.output).toMatch(/'conversationId' does not exist/);
-    expect(result.output.match(/error TS/g)).toHaveLength(6);
+    // An agent UI's answer to a confirmation is a boolean.
+    expect(result.output).toMatch(/bad\.ts\(9,\d+\): error TS\d+: Type 'string' is not assignable to type 'boolean'/);
+    expect(result.output.match(/error TS/g)).toHaveLength(7);
   });
 
   it("runs against the service from the packed package's JavaScript", async () => {
