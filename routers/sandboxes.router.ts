@@ -92,4 +92,9 @@ export const sandboxesRouter = router({
       await ctx.services.sandboxes.delete(ctx.user.id, input.sandbox_id ?? input.id);
       return { success: true };
     }),
+
+  /** tRPC only: the sandbox (status, URLs, reason) each time it changes, on any replica; ends when it is deleted. */
+  watch: authedProcedure.input(SandboxIdInputSchema).subscription(async function* ({ ctx, input, signal }) {
+    yield* ctx.services.sandboxes.watch(ctx.user.id, input.sandbox_id, signal);
+  }),
 });

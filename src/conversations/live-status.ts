@@ -4,6 +4,7 @@
 // a conversation whose webhooks went missing is still counted (and stopped) when it is read.
 // watch(): one conversation read again and again, each change pushed once (tRPC appConversations.watch).
 import type { AppConversation } from '../../contract/app-conversations.schema.js';
+import { polledChanges } from '../db/polled-changes.js';
 import { AppError } from '../errors.js';
 import { AgentServerClient, type AgentConversationInfo } from '../agent-server/client.js';
 import type { SandboxesService } from '../sandbox/index.js';
@@ -26,22 +27,18 @@ export class LiveStatus {
    * the sandbox's state), again every WATCH_MS, whichever replica changed it: each change once.
    * Ends when the conversation is deleted; NOT_FOUND for one the user does not have.
    */
-  async *watch(userId: string, id: string, signal?: AbortSignal): AsyncGenerator<AppConversation> {
-    let last: string | null = null;
-    for (;;) {
-      const record = await this.store.conversation(userId, id);
-      if (!record) {
-        if (last === null) throw new AppError('NOT_FOUND', `Conversation not found: ${id}`, { reason: 'conversation_not_found' });
-        return;
-      }
-      const [view] = await this.of(userId, [record], false, true);
-      const text = JSON.stringify(view);
-      if (text !== last) {
-        last = text;
-        yield view!;
-      }
-      if (await abortedWithin(WATCH_MS, signal)) return;
-    }
+  watch(userId: string, id: string, signal?: AbortSignal): AsyncGenerator<AppConversation> {
+    return polledChanges(
+      async () => {
+        const record = await this.store.conversation(userId, id);
+        return record ? (await this.of(userId, [record], false, true))[0]! : null;
+      },
+      {
+        everyMs: WATCH_MS,
+        signal,
+        missing: () => new AppError('NOT_FOUND', `Conversation not found: ${id}`, { reason: 'conversation_not_found' }),
+      },
+    );
   }
 
   /** storedExecution: the execution status the agent server last reported (lifecycle events), with no call to it. */
@@ -147,18 +144,3 @@ function fields2026(r: AppConversationRecord) {
 
 /** How often a watched conversation is read again (a change on another replica shows within this). */
 const WATCH_MS = 1_000;
-
-/** Waits `ms`, or less when `signal` aborts; true when it did. */
-function abortedWithin(ms: number, signal?: AbortSignal): Promise<boolean> {
-  if (signal?.aborted) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const done = (aborted: boolean) => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-      resolve(aborted);
-    };
-    const onAbort = () => done(true);
-    const timer = setTimeout(() => done(false), ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}

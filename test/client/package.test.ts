@@ -183,6 +183,11 @@ const status = browser.appConversations.watch.subscribe(
   { onData: (conversation) => { const title: string | null = conversation.title; console.log(title, conversation.execution_status); } },
 );
 status.unsubscribe();
+const box = browser.sandboxes.watch.subscribe(
+  { sandbox_id: 'sandbox-id' },
+  { onData: (sandbox) => { const now: SandboxStatus = sandbox.status; console.log(now); } },
+);
+box.unsubscribe();
 // What an agent UI does with a conversation: steer it, answer it, rename it, its files and changes.
 const cid = task.app_conversation_id ?? task.id;
 await browser.appConversationActions.sendMessage.mutate({ conversation_id: cid, content: [{ type: 'text', text: 'Go on' }] });

@@ -1,8 +1,8 @@
 // A conversation live over tRPC (server-sent events; issue 40): events.watch gives a subscriber on
 // one replica, in order and once each, what the agent server's webhooks store on the other
 // replica, and reconnecting with the last event id (what tRPC's subscription link sends) resumes
-// exactly after it; appConversations.watch pushes the conversation each time it changes,
-// whichever replica changed it; another user's conversation is NOT_FOUND.
+// exactly after it; appConversations.watch and sandboxes.watch push the conversation and the
+// sandbox each time they change, whichever replica changed them; another user's is NOT_FOUND.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -159,5 +159,53 @@ describe('events.watch', () => {
     expect(titles.at(-1)).toBe('Renamed on the other replica');
     // A push is a change: never the same state twice in a row.
     expect(states.filter((state, i) => i > 0 && state === states[i - 1])).toEqual([]);
+  });
+
+  it("pushes the sandbox's status as another replica pauses and resumes it; NOT_FOUND for another user's", async () => {
+    const sandboxId = (await writer.server.deps.services.appConversations.get(userId, conversationId))!.sandbox_id!;
+    const statuses: string[] = [];
+    const resumedAgain = new Promise<void>((resolve, reject) => {
+      const subscription = client(reader, key).sandboxes.watch.subscribe(
+        { sandbox_id: sandboxId },
+        {
+          onData: (sandbox) => {
+            statuses.push(sandbox.status);
+            if (statuses.includes('PAUSED') && sandbox.status === 'RUNNING') {
+              subscription.unsubscribe();
+              resolve();
+            }
+          },
+          onError: reject,
+        },
+      );
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300)); // subscribed and first pushed
+    const act = (what: string) =>
+      fetch(`${writer.url}/api/v1/sandboxes/${sandboxId}/${what}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: '{}',
+      });
+    expect((await act('pause')).status).toBe(200);
+    // Seen paused before it is resumed (read every second).
+    for (let i = 0; i < 50 && !statuses.includes('PAUSED'); i++) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect((await act('resume')).status).toBe(200);
+    await resumedAgain;
+    expect(statuses[0]).toBe('RUNNING');
+    expect(statuses).toContain('PAUSED');
+
+    const stranger = await reader.user('sandbox-stranger');
+    const failure = await new Promise<unknown>((resolve) => {
+      const subscription = client(reader, stranger).sandboxes.watch.subscribe(
+        { sandbox_id: sandboxId },
+        {
+          onError: (error) => {
+            subscription.unsubscribe();
+            resolve(error);
+          },
+        },
+      );
+    });
+    expect((failure as TRPCClientError<AppRouter>).data).toMatchObject({ code: 'NOT_FOUND' });
   });
 });

@@ -6,6 +6,7 @@ import { pageFromExtra, pageOffset } from '../../../contract/common.schema.js';
 import type { SandboxInfo } from '../../../contract/sandboxes.schema.js';
 import type { Config } from '../../config/config.js';
 import type { SecretBox } from '../../crypto.js';
+import { polledChanges } from '../../db/polled-changes.js';
 import { AppError } from '../../errors.js';
 import { ConcurrencyGate } from '../../rate-limit.js';
 import type { Metrics } from '../../metrics.js';
@@ -33,6 +34,8 @@ export interface WarmSandboxes {
 }
 
 const BEING_DELETED = 'The sandbox is being deleted';
+/** How often a watched sandbox is read again (a change on another replica shows within this). */
+const WATCH_MS = 1_000;
 
 export class SandboxesService {
   /** `db`: the opened database's models and record tables (database.ts). */
@@ -168,6 +171,18 @@ export class SandboxesService {
 
   async get(userId: string, sandboxId: string): Promise<SandboxInfo> {
     return this.withState(await this.record(userId, sandboxId));
+  }
+
+  /**
+   * The sandbox (its status, URLs, reason) each time it changes, read again every WATCH_MS on
+   * whichever replica changed it; ends when it is deleted; NOT_FOUND for one the user does not have.
+   */
+  watch(userId: string, sandboxId: string, signal?: AbortSignal): AsyncGenerator<SandboxInfo> {
+    return polledChanges(async () => (await this.batchGet(userId, [sandboxId]))[0] ?? null, {
+      everyMs: WATCH_MS,
+      signal,
+      missing: () => new AppError('NOT_FOUND', 'Sandbox not found', { reason: 'sandbox_not_found' }),
+    });
   }
 
   /** Pausing a paused sandbox succeeds (reference). */
