@@ -223,12 +223,12 @@ describe('isolation', () => {
   const routes = CONTRACT_ROUTES.filter((r) => /\/api\/v1\/(app-conversations|conversations)\/\{conversation_id\}/.test(r));
 
   it('covers every per-conversation route of the 2026 surface', () => {
-    expect(routes.length).toBe(13);
+    expect(routes.length).toBe(16);
   });
 
   it.each(routes)("%s answers 404 to another user's key and touches nothing", async (route) => {
     const [method, template] = route.split(' ') as [string, string];
-    const body = method === 'GET' || method === 'DELETE' ? undefined : { ...text('x'), profile_name: 'p', model: 'm', title: 't' };
+    const body = method === 'GET' || method === 'DELETE' ? undefined : { ...text('x'), profile_name: 'p', model: 'm', title: 't', accept: true };
     const query = method === 'GET' ? '?path=/workspace/project&file_path=README.md' : '';
     const res = await as(bob, method, template.replace('{conversation_id}', id) + query, body);
     expect(res.status, res.text).toBe(404);
