@@ -6,6 +6,7 @@
 //   npm run bench [-- --seconds 5 --rounds 3 --history 1000,10000,100000 --starts real,fake --no-reference --only settings --profile]
 //   npm run bench [-- --sandbox-starts real,fake --sandbox-start-runs 7]   (a sandbox's start with and without its own network)
 //   npm run bench [-- --llm-gateway direct,gateway,litellm | none]   (the LLM gateway beside the provider and LiteLLM's proxy)
+//   npm run bench [-- --events floor,one,two | none]   (event delivery to 1,000 tRPC subscribers beside a bare fan-out)
 //
 // Bounded: every load runs for a fixed time against 127.0.0.1 only; everything it starts is
 // stopped at the end, and its data lives in a temporary folder that is removed.
@@ -22,6 +23,7 @@ import { rebuildLists, type ListedCollection } from '../src/db/record-lists/list
 import { createLogger } from '../src/logger.js';
 import { freePort, stopChild } from '../src/processes.js';
 import { ApiKeysService } from '../src/services/identity/api-keys.service.js';
+import { eventDeliveryBench, type EventTarget } from './event-delivery.js';
 import { llmGatewayBench, stopLlmBench, type LlmTarget } from './llm-gateway.js';
 import { runLoad } from './load.js';
 import { warmPoolStarts } from './run-starts.js';
@@ -58,6 +60,8 @@ const { values } = parseArgs({
     'sandbox-start-runs': { type: 'string', default: '7' },
     /** The LLM gateway beside a direct call and LiteLLM's proxy (bench/llm-gateway.ts), by target ('none' for none). */
     'llm-gateway': { type: 'string', default: 'direct,gateway,litellm' },
+    /** Event delivery to tRPC subscribers beside a bare fan-out (bench/event-delivery.ts), by target ('none' for none). */
+    events: { type: 'string', default: 'floor,one,two' },
     'no-reference': { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
   },
@@ -207,6 +211,21 @@ async function main() {
         results.rows.push(...llm.rows);
         results.notes.push('', '### LLM gateway (bench/llm-gateway.ts)', '', llm.markdown);
       }
+    }
+
+    if (values.events !== 'none') {
+      const events = await eventDeliveryBench({
+        mongoUri: ferret.uri,
+        ferretPid: ferret.child.pid!,
+        dir: path.join(tmp, 'events'),
+        targets: values.events.split(',') as EventTarget[],
+        subscribers: 1000,
+        conversations: 10,
+        rate: 20,
+        seconds: 10,
+      });
+      results.rows.push(...events.rows);
+      results.notes.push('', '### Event delivery (bench/event-delivery.ts)', '', events.markdown);
     }
 
     if (values.starts !== 'none') {

@@ -31,7 +31,7 @@ export const WRITTEN_AGAINST = { '@trpc/server': '11.25.2', zod: '4.6.7', mongoo
 export type ProcedureCall = (opts: {
   path: string;
   ctx: unknown;
-  type: 'query' | 'mutation';
+  type: 'query' | 'mutation' | 'subscription';
   getRawInput: () => Promise<unknown>;
   signal: AbortSignal | undefined;
   batchIndex: number;

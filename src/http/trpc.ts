@@ -8,7 +8,8 @@
 //   3. subscriptions: no valid key → 401 before any event stream starts (tRPC itself would
 //      answer 200 and send the error inside the stream).
 // Then queries and mutations sent as JSON take the lean path (trpc-calls.ts: tRPC's rules
-// without its Fetch Request and Response); the rest (subscriptions, streamed batches, form and
+// without its Fetch Request and Response), and so do subscriptions by GET (trpc-subscriptions.ts:
+// tRPC's event-stream wire without its web streams); the rest (streamed batches, form and
 // binary bodies, other methods) tRPC's node:http adapter. Batches larger than TRPC_MAX_BATCH
 // are refused (400). Errors that carry retryAfterSeconds get a Retry-After header. Both paths
 // keep the pipeline's Vary (CORS: Origin) beside tRPC's own.
@@ -26,6 +27,7 @@ import { createRequestContext } from './request-context.js';
 import { carriesCredential } from './request-credentials.js';
 import { chargeClient, chargeLeftCall, factsOf } from './pipeline.js';
 import { leanCalls, leanServes, withVary } from './trpc-calls.js';
+import { leanSubscribes, leanSubscriptions } from './trpc-subscriptions.js';
 
 /** tRPC reads a string `body` as the request's text instead of reading the stream again. */
 type TrpcRequest = IncomingMessage & { body?: unknown };
@@ -40,6 +42,7 @@ export function trpcMount(deps: Deps) {
     return retryAfter > 0 ? { 'retry-after': String(retryAfter) } : {};
   };
   const lean = leanCalls({ router: appRouter, procedures: PROCEDURES, createContext: requestContext, maxBatchSize, errorHeaders });
+  const subscriptions = leanSubscriptions({ router: appRouter, procedures: PROCEDURES, createContext: requestContext });
   const procedureOf = (urlPath: string) => PROCEDURES.get(safeDecode(urlPath));
   const adapterOptions = {
     router: appRouter,
@@ -57,7 +60,9 @@ export function trpcMount(deps: Deps) {
       .then((body) =>
         leanServes(req, query, procedureOf, urlPath)
           ? lean({ req, res, urlPath, query, body })
-          : nodeHTTPRequestHandler({ ...adapterOptions, req, res: keepingVary(res), path: urlPath }),
+          : leanSubscribes(req, query, procedureOf(urlPath))
+            ? subscriptions(req, res, safeDecode(urlPath), query)
+            : nodeHTTPRequestHandler({ ...adapterOptions, req, res: keepingVary(res), path: urlPath }),
       )
       .catch((error: unknown) => writeTrpcError(res, error));
   };

@@ -201,3 +201,38 @@ describe('the lean /trpc path', () => {
     expect((lean.body as { result: { data: { json: { llm_model: string } } } }).result.data.json.llm_model).toBe('openai/gpt-4o');
   });
 });
+
+// Subscriptions by GET take the lean path too (src/http/trpc-subscriptions.ts): the same event
+// stream as tRPC's adapter writes, byte for byte, for the ends a stream can have here.
+describe('the lean subscription path', () => {
+  const subscribe = async (base: string, path: string, headers: Record<string, string> = {}) => {
+    const res = await fetch(`${base}/trpc/${path}`, { headers: { 'x-session-api-key': key, ...headers } });
+    return { status: res.status, type: res.headers.get('content-type'), cache: res.headers.get('cache-control'), body: await res.text() };
+  };
+  const CASES: [string, string, Record<string, string>?][] = [
+    [
+      'an unknown start task (NOT_FOUND from the procedure)',
+      `appConversations.watchStartTask?input=${input({ json: { task_id: 'f'.repeat(32) } })}`,
+    ],
+    ['an input the schema refuses', `appConversations.watchStartTask?input=${input({ json: { task: 1 } })}`],
+    ['an input that is no JSON', 'events.watch?input=%7Bnot-json'],
+    [
+      'a resume (Last-Event-Id into the input)',
+      `events.watch?input=${input({ json: { conversation_id: 'a'.repeat(32) } })}`,
+      { 'last-event-id': '7' },
+    ],
+    ['a resume named in the query', `events.watch?input=${input({ json: { conversation_id: 'a'.repeat(32) } })}&lastEventId=oops`],
+  ];
+  it.each(CASES)('streams %s as tRPC itself does', async (_name, path, headers) => {
+    const lean = await subscribe(app.url, path, headers);
+    const trpc = await subscribe(oracleUrl, path, headers);
+    expect(lean).toEqual(trpc);
+    expect(lean.body).toMatch(/^event: connected\ndata: \{\}\n\n\n/);
+    expect(lean.body).toContain('event: serialized-error');
+  });
+
+  it('gives the schema the resume id sent as Last-Event-Id', async () => {
+    const path = `events.watch?input=${input({ json: { conversation_id: 'a'.repeat(32) } })}`;
+    expect((await subscribe(app.url, path, { 'last-event-id': 'not-a-position' })).body).toContain('lastEventId');
+  });
+});
