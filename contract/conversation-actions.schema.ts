@@ -40,7 +40,7 @@ export const AppSendMessageResponseSchema = z
 
 /** Confirmation mode's answer: accept runs the action the agent waits on, reject gives it the reason instead. */
 export const ConfirmationAnswerInputSchema = V1ConversationPathSchema.extend({
-  accept: z.boolean(),
+  accept: jsonBool(),
   reason: z.string().max(2000).optional(),
 });
 

@@ -157,7 +157,8 @@ async function stoppedFor(key: string, ids: string[], reason: string, llm: StubL
       const shown = await Promise.all(ids.map((id) => conversation(key, id)));
       const agents = await Promise.all(ids.map((id) => agentSide(key, id)));
       const written = await ledger(ids);
-      const total = shown.reduce((sum, c) => sum + c.metrics.accumulated_cost, 0);
+      // A conversation whose first call is not yet counted shows no metrics: not stopped yet, read again.
+      const total = shown.reduce((sum, c) => sum + (c.metrics?.accumulated_cost ?? 0), 0);
       last = {
         shown: shown.map((c) => [c.execution_status, c.execution_status_reason, c.metrics?.accumulated_cost]),
         agents: agents.map((a) => a.info.execution_status),

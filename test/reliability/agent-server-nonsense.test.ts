@@ -60,6 +60,7 @@ const EXTRA: Record<string, Record<string, unknown>> = {
   'appConversationActions.queueMessage': { content: [{ type: 'text', text: 'hi' }] },
   'appConversationActions.switchProfile': { profile_name: 'fast' },
   'appConversationActions.switchAcpModel': { model: 'claude-sonnet' },
+  'appConversationActions.respondToConfirmation': { accept: true },
   'appConversationFiles.readFile': { file_path: 'README.md' },
   'appConversationFiles.gitChanges': { path: '/workspace/project' },
   'appConversationFiles.gitDiff': { path: '/workspace/project/README.md' },
@@ -69,6 +70,9 @@ const SUCCESS_IS_AN_ANSWER = new Set([
   'appConversationActions.sendMessage',
   'appConversationActions.queueMessage',
   'appConversationActions.switchAcpModel',
+  'appConversationActions.pause',
+  'appConversationActions.resume',
+  'appConversationActions.respondToConfirmation',
 ]);
 /** A file's bytes have no shape: only answers that are no file (an error, a redirect) are the agent server's failure. */
 const ANY_BYTES = new Set(['appConversationFiles.readFile']);
