@@ -16,7 +16,7 @@
 //
 // npm run bench runs it too (bench/run.ts, --events). Everything runs on 127.0.0.1; everything
 // started is stopped (the sandbox deleted) and its temporary folder removed.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -31,7 +31,7 @@ import { createLogger } from '../src/logger.js';
 import { stopChild } from '../src/processes.js';
 import { ApiKeysService } from '../src/services/identity/api-keys.service.js';
 import { FAKE_SPEC } from './starts.js';
-import { cpuSeconds, PACKAGE_ROOT, startService } from './targets.js';
+import { cpuSeconds, PACKAGE_ROOT, startReadyScript, startService } from './targets.js';
 
 export type EventTarget = 'floor' | 'one' | 'two';
 const TARGET_NAMES: Record<EventTarget, string> = { floor: 'floor (bare fan-out)', one: 'one replica', two: 'two replicas' };
@@ -81,7 +81,7 @@ export async function eventDeliveryBench(opts: EventBenchOptions): Promise<{ mar
       let endpoints: Endpoints;
       let conversations: string[];
       if (target === 'floor') {
-        const floor = await startFloor();
+        const floor = await startReadyScript('bench/event-floor.mjs', 'event-floor');
         stops.push(floor.stop);
         conversations = Array.from({ length: opts.conversations }, (_, i) => `channel-${i}`);
         endpoints = {
@@ -227,20 +227,6 @@ function report(results: Delivery[], opts: EventBenchOptions) {
 }
 
 // ---- the targets ----
-
-async function startFloor() {
-  const child = spawn(process.execPath, [path.join(PACKAGE_ROOT, 'bench/event-floor.mjs')], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const url = await new Promise<string>((resolve, reject) => {
-    let seen = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      seen += chunk.toString();
-      const ready = /event-floor: ready (\S+)/.exec(seen);
-      if (ready) resolve(ready[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`the event floor exited (${code}): ${seen}`)));
-  });
-  return { url, pid: child.pid!, stop: () => stopChild(child) };
-}
 
 /** Two replicas on one database, a user, and the conversations (in one sandbox of the fake agent server). */
 async function startReplicas(opts: EventBenchOptions, stops: (() => Promise<unknown>)[]) {

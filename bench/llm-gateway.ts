@@ -32,7 +32,7 @@ import { freePort, stopChild } from '../src/processes.js';
 import { ApiKeysService } from '../src/services/identity/api-keys.service.js';
 import { runLlmLoad, type LlmLoadResult } from './llm-load.js';
 import { FAKE_SPEC } from './starts.js';
-import { cpuMeter, cpuSeconds, memoryMiB, PACKAGE_ROOT, startService } from './targets.js';
+import { cpuMeter, cpuSeconds, memoryMiB, PACKAGE_ROOT, startReadyScript, startService } from './targets.js';
 
 export type LlmTarget = 'direct' | 'gateway' | 'litellm';
 const TARGETS: LlmTarget[] = ['direct', 'gateway', 'litellm'];
@@ -144,7 +144,7 @@ export async function llmGatewayBench(opts: LlmBenchOptions): Promise<LlmBenchRe
   const stops = running; // what this run started
   const notes: string[] = [];
   try {
-    const provider = await startProvider();
+    const provider = await startReadyScript('bench/fake-llm.mjs', 'fake-llm');
     stops.unshift(provider.stop);
     const endpoints = new Map<LlmTarget, Endpoint>();
     if (opts.targets.includes('direct'))
@@ -347,20 +347,6 @@ function report(
 }
 
 // ---- the targets ----
-
-async function startProvider() {
-  const child = spawn(process.execPath, [path.join(PACKAGE_ROOT, 'bench/fake-llm.mjs')], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const url = await new Promise<string>((resolve, reject) => {
-    let seen = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      seen += chunk.toString();
-      const ready = /fake-llm: ready (\S+)/.exec(seen);
-      if (ready) resolve(ready[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`the fake provider exited (${code}): ${seen}`)));
-  });
-  return { url, pid: child.pid!, stop: () => stopChild(child) };
-}
 
 async function startLitellm(providerUrl: string, dir: string) {
   const setup = spawnSync('bash', [path.join(PACKAGE_ROOT, 'scripts/setup-litellm-proxy.sh')], { encoding: 'utf8', maxBuffer: 1 << 26 });

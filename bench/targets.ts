@@ -144,4 +144,19 @@ export function cpuMeter(pids: number[]) {
   };
 }
 
+/** A bench script of its own (node, no loader) that prints "<name>: ready <url>" once it listens. */
+export async function startReadyScript(script: string, name: string) {
+  const child = spawn(process.execPath, [path.join(PACKAGE_ROOT, script)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let seen = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      seen += chunk.toString();
+      const ready = new RegExp(`${name}: ready (\\S+)`).exec(seen);
+      if (ready) resolve(ready[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`${script} exited (${code}): ${seen}`)));
+  });
+  return { url, pid: child.pid!, stop: () => stopChild(child) };
+}
+
 export { PACKAGE_ROOT };

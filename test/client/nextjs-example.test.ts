@@ -24,6 +24,7 @@ let example: RunningExample;
 let browser: TestBrowser;
 let page: Page;
 let key: string;
+let conversationId: string;
 
 const LLM_KEY = 'sk-browser-test-llm-key';
 const MCP_KEY = 'mcp-browser-test-key';
@@ -36,7 +37,8 @@ beforeAll(async () => {
   console.log(`example app: ${JSON.stringify(built)}`);
   const examplePort = await freePort();
   service = await startTestApp('nextjs-example', {
-    SANDBOX_SPECS_FILE: writeSpecsFile(tmp, [FAKE_AGENT_SPEC]),
+    // The fake agent server reports its run by webhook, as the real one does, for the live page.
+    SANDBOX_SPECS_FILE: writeSpecsFile(tmp, [{ ...FAKE_AGENT_SPEC, initial_env: { FAKE_WEBHOOKS: '1' } }]),
     SANDBOX_MAX_RUNNING_PER_USER: '1',
     START_TASK_POLL_MS: '100',
     GITHUB_API_URL: provider.url,
@@ -202,12 +204,48 @@ describe('example Next.js app in a real browser', () => {
     expect(subscriptionUrls.length).toBeGreaterThan(0);
     expect(subscriptionUrls.every((url) => url.startsWith(`${example.url}/trpc/appConversations.watchStartTask`))).toBe(true);
 
-    const conversationId = (await page.textContent('#start-task .notice.ok'))!.match(/Conversation (\S+) is ready/)![1]!;
+    conversationId = (await page.textContent('#start-task .notice.ok'))!.match(/Conversation (\S+) is ready/)![1]!;
     await page.waitForSelector(`tr[data-conversation="${conversationId}"]`);
     await browser.screenshot(page, '5-conversation-ready');
     const [conversation] = (await call(service, 'GET', `/api/v1/app-conversations?ids=${conversationId}`, { key })).body;
     expect(conversation).toMatchObject({ id: conversationId, sandbox_status: 'RUNNING', llm_model: 'openai/stub' });
     sandboxId = conversation.sandbox_id;
+  });
+
+  it('follows the conversation live on its page: its events, a follow-up, pause and resume, its changes', async () => {
+    await open('/conversations');
+    await Promise.all([
+      page.waitForURL(`${example.url}/conversations/${conversationId}`),
+      page.click(`tr[data-conversation="${conversationId}"] a`),
+    ]);
+    // The run's events arrive by the subscription (the agent's answer came by webhook after the start).
+    await page.waitForSelector('#events li[data-kind="message"]:has-text("Hello from the fake agent.")');
+    await page.fill('#message', 'And add a test');
+    await page.click('button:has-text("Send")');
+    await page.waitForSelector('#events li[data-kind="message"]:has-text("And add a test")');
+    const messages = await page.$$eval('#events li[data-kind="message"]', (items) => items.map((li) => li.textContent));
+    expect(messages.filter((text) => text?.includes('And add a test'))).toHaveLength(1);
+    expect(messages.filter((text) => text?.includes('Hello from the fake agent.'))).toHaveLength(1);
+    await browser.screenshot(page, '5b-conversation-live');
+
+    // Pause and resume reach the agent server (the fake records them).
+    const agentControls = async () => {
+      const [conversation] = (await call(service, 'GET', `/api/v1/app-conversations?ids=${conversationId}`, { key })).body;
+      const agentUrl = conversation.conversation_url.replace(/\/api\/conversations\/.*$/, '');
+      const [info] = (await (
+        await fetch(`${agentUrl}/api/conversations?ids=${conversationId}`, {
+          headers: { 'x-session-api-key': conversation.session_api_key },
+        })
+      ).json()) as { controls?: { control: string }[] }[];
+      return (info?.controls ?? []).map((c) => c.control);
+    };
+    await page.click('#pause');
+    await expect.poll(agentControls).toEqual(['pause']);
+    await page.click('#resume');
+    await expect.poll(agentControls).toEqual(['pause', 'run']);
+    // A workspace without a repository has no changes to show.
+    await page.click('#show-changes');
+    await page.waitForSelector('#changes:has-text("No changes.")');
   });
 
   it("pauses and resumes the conversation's sandbox, and shows the rate limit's retry hint", async () => {

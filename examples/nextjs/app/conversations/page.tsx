@@ -1,3 +1,4 @@
+import Link from 'next/link';
 import { AutoRefresh } from '@/components/auto-refresh';
 import { read } from '@/lib/service';
 import { StartConversation } from './start-conversation';
@@ -31,7 +32,9 @@ export default async function ConversationsPage() {
             )}
             {conversations.map((conversation) => (
               <tr key={conversation.id} data-conversation={conversation.id}>
-                <td>{conversation.title ?? conversation.id}</td>
+                <td>
+                  <Link href={`/conversations/${conversation.id}`}>{conversation.title ?? conversation.id}</Link>
+                </td>
                 <td>{conversation.selected_repository ?? '—'}</td>
                 <td className="status">{conversation.sandbox_status}</td>
                 <td className="status">{conversation.execution_status ?? '—'}</td>

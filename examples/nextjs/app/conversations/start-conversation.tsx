@@ -3,6 +3,7 @@
 // answers at once with a WORKING task, then the watchStartTask subscription (server-sent
 // events) pushes each step until READY or ERROR.
 import { START_TASK_STEPS, type AppConversationStartTask, type ProviderType, type StartTaskStatus } from '@agent-control-plane/client';
+import Link from 'next/link';
 import { useRouter } from 'next/navigation';
 import { useEffect, useState, type FormEvent } from 'react';
 import { FieldErrors, Outcome } from '@/components/form-feedback';
@@ -89,7 +90,11 @@ export function StartConversation() {
               </li>
             ))}
           </ol>
-          {task.status === 'READY' && <p className="notice ok">Conversation {task.app_conversation_id} is ready.</p>}
+          {task.status === 'READY' && (
+            <p className="notice ok">
+              Conversation <Link href={`/conversations/${task.app_conversation_id}`}>{task.app_conversation_id}</Link> is ready.
+            </p>
+          )}
           {task.status === 'ERROR' && <p className="notice error">The start failed: {task.detail}</p>}
         </div>
       )}
