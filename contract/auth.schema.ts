@@ -17,3 +17,7 @@ export const SessionInfoSchema = z
   })
   .meta({ id: 'SessionInfo' });
 export type SessionInfo = z.infer<typeof SessionInfoSchema>;
+
+export const SignedOutEverywhereSchema = z
+  .object({ success: z.literal(true), ended_sessions: z.number().int() })
+  .meta({ id: 'SignedOutEverywhere' });

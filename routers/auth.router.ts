@@ -3,7 +3,7 @@
 import { authedProcedure, signInProcedure } from '../src/trpc/procedures.js';
 import { router } from '../src/trpc/init.js';
 import { NoInputSchema, SuccessSchema } from '../contract/common.schema.js';
-import { SessionInfoSchema, SignInInputSchema } from '../contract/auth.schema.js';
+import { SessionInfoSchema, SignedOutEverywhereSchema, SignInInputSchema } from '../contract/auth.schema.js';
 
 export const authRouter = router({
   signIn: signInProcedure
@@ -40,5 +40,22 @@ export const authRouter = router({
       if (ctx.session) await ctx.services.sessions.close(ctx.session.id);
       ctx.browser?.clearSessionCookie();
       return { success: true };
+    }),
+
+  signOutEverywhere: authedProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/auth/sessions/end-all',
+        tags: ['auth'],
+        summary: 'Sign out everywhere: ends every browser session of the user, this one included (ours)',
+      },
+    })
+    .input(NoInputSchema)
+    .output(SignedOutEverywhereSchema)
+    .mutation(async ({ ctx }) => {
+      const ended = await ctx.services.sessions.closeAllOf(ctx.user.id);
+      ctx.browser?.clearSessionCookie();
+      return { success: true, ended_sessions: ended };
     }),
 });

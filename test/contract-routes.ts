@@ -4,6 +4,7 @@ export const CONTRACT_ROUTES = [
   'POST /api/auth/session',
   'GET /api/auth/session',
   'DELETE /api/auth/session',
+  'POST /api/auth/sessions/end-all',
   'POST /oauth/device/authorize',
   'POST /oauth/device/token',
   'POST /oauth/device/verify-authenticated',

@@ -92,6 +92,17 @@ const EnvSchema = z
       .min(60)
       .max(30 * 24 * 3600)
       .default(12 * 3600),
+    // Idle timeout of a browser session (a minute's precision); "off": none, only SESSION_TTL_SECONDS.
+    SESSION_IDLE_SECONDS: z
+      .union([
+        z.literal('off'),
+        z.coerce
+          .number()
+          .int()
+          .min(300)
+          .max(30 * 24 * 3600),
+      ])
+      .default(2 * 3600),
     SESSION_COOKIE_SECURE: z.stringbool().default(false),
     DEVICE_CODE_TTL_SECONDS: z.coerce.number().int().min(60).max(3600).default(600),
     DEVICE_CODE_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(60).default(5),
@@ -197,6 +208,7 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
     },
     session: {
       ttlSeconds: e.SESSION_TTL_SECONDS,
+      idleSeconds: e.SESSION_IDLE_SECONDS === 'off' ? null : e.SESSION_IDLE_SECONDS,
       cookieSecure: e.SESSION_COOKIE_SECURE,
       trustedOrigins: e.TRUSTED_ORIGINS,
     },

@@ -60,6 +60,8 @@ describe('every query of a representative run is served by a declared index', ()
     const admin = await app.keyFor('default');
     expect((await call(app, 'GET', '/api/audit/events/search?user_id=query-user&action=secrets.create', { key: admin })).status).toBe(200);
     expect((await call(app, 'GET', '/api/audit/events/export', { key: admin })).status).toBe(200);
+    // Sign out everywhere: every browser session of the user, by user.
+    await ok('POST', '/api/auth/sessions/end-all', {});
     // The models this user may run (every start and gateway call reads them).
     const policy = { allowed_models: ['openai/*'] };
     expect((await call(app, 'PUT', '/api/admin/users/query-user/llm-policy', { key: admin, body: policy })).status).toBe(200);

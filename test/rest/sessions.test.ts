@@ -265,6 +265,48 @@ describe('ending a session', () => {
     expect((await call(app, 'GET', '/api/auth/session', { headers: withCookie(cookie) })).status).toBe(401);
   });
 
+  it('ends after SESSION_IDLE_SECONDS without use, and each use starts its idle time again', async () => {
+    const idle = await signIn(app, aliceKey);
+    const used = await signIn(app, aliceKey);
+    const hashOf = (id: string) => crypto.createHash('sha256').update(id).digest('hex');
+    const lastSeen = (id: string, at: Date) =>
+      app.rawCollection('sessions').updateOne({ _id: hashOf(id) as never }, { $set: { lastSeenAt: at } });
+    await lastSeen(idle.sessionId, new Date(Date.now() - 2 * 3600_000 - 1000)); // the default: 2 h
+    await lastSeen(used.sessionId, new Date(Date.now() - 2 * 3600_000 + 60_000));
+    expect((await call(app, 'GET', '/api/auth/session', { headers: withCookie(idle.cookie) })).status).toBe(401);
+    expect(await app.rawCollection('sessions').findOne({ _id: hashOf(idle.sessionId) as never })).toBeNull();
+    expect((await call(app, 'GET', '/api/auth/session', { headers: withCookie(used.cookie) })).status).toBe(200);
+    const seen = (await app.rawCollection('sessions').findOne({ _id: hashOf(used.sessionId) as never }))!.lastSeenAt as Date;
+    expect(Date.now() - seen.getTime()).toBeLessThan(60_000);
+  });
+
+  it('signs out everywhere: every browser session of the user ends, other users and the key stay', async () => {
+    const here = await signIn(app, aliceKey);
+    const elsewhere = await signIn(app, aliceKey);
+    const bob = await signIn(app, bobKey);
+    const out = await call(app, 'POST', '/api/auth/sessions/end-all', {
+      headers: withCookie(here.cookie, { origin: ownOrigin }),
+      body: {},
+    });
+    expect(out.status).toBe(200);
+    expect(out.body).toMatchObject({ success: true, ended_sessions: expect.any(Number) });
+    expect(out.body.ended_sessions).toBeGreaterThanOrEqual(2);
+    expect(out.headers.getSetCookie()).toEqual(['acp_session=; Max-Age=0; Path=/; HttpOnly; SameSite=Strict']);
+    for (const { cookie } of [here, elsewhere])
+      expect((await call(app, 'GET', '/api/auth/session', { headers: withCookie(cookie) })).status).toBe(401);
+    expect((await call(app, 'GET', '/api/auth/session', { headers: withCookie(bob.cookie) })).status).toBe(200);
+    expect((await call(app, 'GET', '/api/auth/session', { key: aliceKey })).status).toBe(200);
+    expect(await app.rawCollection('sessions').countDocuments({ userId: 'alice' })).toBe(0);
+    // From another site it changes nothing.
+    const again = await signIn(app, aliceKey);
+    const foreign = await call(app, 'POST', '/api/auth/sessions/end-all', {
+      headers: withCookie(again.cookie, { origin: 'https://evil.example' }),
+      body: {},
+    });
+    expect(foreign.status).toBe(403);
+    expect((await call(app, 'GET', '/api/auth/session', { headers: withCookie(again.cookie) })).status).toBe(200);
+  });
+
   it('ends when its key is revoked, and leaves sessions of other keys alone', async () => {
     const extra = await app.server.deps.services.apiKeys.create('alice');
     const doomed = await signIn(app, extra.key);

@@ -20,6 +20,6 @@ export function createCredentialServices(
     (keyId) => sessions.endForKey(keyId),
     verified,
   );
-  const sessions = new SessionsService(models.Session, apiKeys, config.session.ttlSeconds, verified);
+  const sessions = new SessionsService(models.Session, apiKeys, config.session.ttlSeconds, verified, config.session.idleSeconds);
   return { apiKeys, sessions };
 }

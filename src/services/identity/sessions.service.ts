@@ -1,7 +1,8 @@
 // Browser sessions: a person signs in once with an API key; from then on a random session id
 // in an HttpOnly cookie authenticates the browser. The database holds only the id's SHA-256,
 // the user, the key the session was opened with (revoking the key ends its sessions) and the
-// times. Sessions end at their expiry (SESSION_TTL_SECONDS), at sign-out, or with their key.
+// times. Sessions end at their expiry (SESSION_TTL_SECONDS, absolute), after SESSION_IDLE_SECONDS
+// without use, at sign-out (of that browser, or of every browser of the user), or with their key.
 import crypto from 'node:crypto';
 import type { SessionModel } from '../../../models/index.js';
 import { IDENTITY_KEY_PREFIX } from './api-keys.service.js';
@@ -34,6 +35,9 @@ interface VerifiedSession extends ActiveSession {
   apiKeyId: string;
 }
 
+/** A session's last use is written at most this often (the idle timeout's granularity). */
+const SEEN_WRITE_MS = 60_000;
+
 export class SessionsService {
   /** Sessions verified in the last AUTH_CACHE_TTL_MS (the bound for sign-out and revocation on other processes). */
   private readonly verified: VerifiedCache<VerifiedSession>;
@@ -43,6 +47,8 @@ export class SessionsService {
     private readonly apiKeys: ApiKeysService,
     private readonly ttlSeconds: number,
     cache: VerifiedCacheOptions = { ttlMs: 0 },
+    /** SESSION_IDLE_SECONDS: a session not used for this long has ended (null: no idle timeout). */
+    private readonly idleSeconds: number | null = null,
   ) {
     this.verified = new VerifiedCache(cache);
     this.now = cache.now ?? Date.now;
@@ -103,8 +109,16 @@ export class SessionsService {
   }
 
   private async verify(sessionId: string): Promise<VerifiedSession | null> {
-    const doc = await this.Session.findOne({ _id: storedId(sessionId), expiresAt: { $gt: new Date(this.now()) } }).lean();
+    const now = this.now();
+    const doc = await this.Session.findOne({ _id: storedId(sessionId), expiresAt: { $gt: new Date(now) } }).lean();
     if (!doc) return null;
+    const seen = (doc.lastSeenAt ?? doc.createdAt).getTime();
+    if (this.idleSeconds !== null && now - seen > this.idleSeconds * 1000) {
+      await this.Session.deleteOne({ _id: doc._id });
+      return null;
+    }
+    // Used now: its idle time starts again (written once a minute at most, not on every request).
+    if (now - seen >= SEEN_WRITE_MS) await this.Session.updateOne({ _id: doc._id }, { $set: { lastSeenAt: new Date(now) } });
     // A session lives only as long as its key. Revoking deletes the key's sessions; this check
     // also covers a revocation whose deletion never ran (a CLI killed in between, an older
     // CLI) and SESSION_API_KEY, which has no record: its sessions end when the key changes.
@@ -117,6 +131,13 @@ export class SessionsService {
     if (!SESSION_ID_PATTERN.test(sessionId)) return;
     await this.Session.deleteOne({ _id: storedId(sessionId) });
     this.verified.forgetCredential(sessionId);
+  }
+
+  /** Signs the user out everywhere: every browser session of theirs ends (other replicas: within the cache's bound). */
+  async closeAllOf(userId: string): Promise<number> {
+    const { deletedCount } = await this.Session.deleteMany({ userId });
+    this.verified.forget((session) => session.userId === userId);
+    return deletedCount;
   }
 
   /** Ends every session opened with the key (called when the key is revoked). */
