@@ -13,6 +13,12 @@ import type { EventLog, EventStore, StoredEvent } from './event-store.js';
 const POLL_MS = 20;
 /** Events read per conversation and round (a subscriber far behind catches up over several rounds). */
 const READ_LIMIT = 200;
+/**
+ * Events held for one subscriber that reads slowly (its socket full): past this, the rest is read
+ * again from the store once it has taken some, so a slow reader costs bounded memory, not a copy
+ * of the conversation.
+ */
+export const MAX_QUEUED = 500;
 
 interface Watcher {
   /** The next position to deliver; null until the first round places it at the oldest kept. */
@@ -31,6 +37,13 @@ export class EventFeed {
     private readonly store: Pick<EventStore, 'logs' | 'page'>,
     private readonly pollMs = POLL_MS,
   ) {}
+
+  /** Events held for subscribers that have not taken them yet, over all watched conversations (at most MAX_QUEUED each). */
+  held(): number {
+    let held = 0;
+    for (const watchers of this.watched.values()) for (const w of watchers) held += w.queue.length;
+    return held;
+  }
 
   /** This replica stored events of the conversation: a round now rather than at the next tick. */
   stored(conversationId: string): void {
@@ -96,20 +109,24 @@ export class EventFeed {
     const from = Math.min(...watchers.map((w) => w.next!));
     if (from >= log.next) return;
     const { events } = await this.store.page(log, from, false, {}, READ_LIMIT);
+    let tookAll = false;
     for (const w of watchers) {
       let expected = w.next!;
       for (const event of events) {
         if (event.seq < expected) continue;
         if (event.seq !== expected) break; // claimed, not yet written: wait for it
+        if (w.queue.length >= MAX_QUEUED) break; // a slow reader: read again once it has taken some
         w.queue.push(event);
         expected++;
       }
+      if (expected === (events.at(-1)?.seq ?? -1) + 1) tookAll = true;
       if (expected !== w.next) {
         w.next = expected;
         w.wake?.();
       }
     }
-    // More than one read's worth waiting: go on at once.
-    if (events.length === READ_LIMIT) this.again = true;
+    // More than one read's worth waiting for a reader that took it all: go on at once (the slow
+    // ones are read for again at the next tick, not in a loop).
+    if (events.length === READ_LIMIT && tookAll) this.again = true;
   }
 }
