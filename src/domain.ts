@@ -20,6 +20,7 @@ import { startsPerUser } from './conversations/records/task-queue.js';
 import { ConversationStore, type StartTask } from './conversations/records/store.js';
 import {
   browserOrigins,
+  PauseHandoffRuntime,
   SandboxAccess,
   SandboxesService,
   SandboxKeys,
@@ -79,8 +80,14 @@ export interface ServiceOptions {
   profiles?: { agent?: AgentProfiles; llm?: LlmProfiles };
 }
 
-export function createServices({ db, box, config, runtime, webUrl, metrics, log, clock, profiles, prices }: ServiceOptions) {
+export function createServices({ db, box, config, runtime: bareRuntime, webUrl, metrics, log, clock, profiles, prices }: ServiceOptions) {
   const models = db.models;
+  // Every pause, wherever it comes from, lets the sandbox's agent server hand its conversations over first.
+  const runtime: SandboxRuntime = new PauseHandoffRuntime(
+    bareRuntime,
+    (sandboxId: string) => sandboxes.agentOf(sandboxId),
+    log.child({ component: 'sandboxes' }),
+  );
   const providerHttp = new ProviderHttp({
     timeoutMs: config.providers.timeoutMs,
     maxConcurrent: config.providers.maxConcurrency,
@@ -94,7 +101,16 @@ export function createServices({ db, box, config, runtime, webUrl, metrics, log,
   const corsOrigins = () => browserOrigins(config.publicUrl ?? webUrl(), config.session.trustedOrigins);
   // Where agent servers call back: an isolated process sandbox only through its network's one path.
   const callbackUrl = () => runtime.callbackOrigin?.() ?? webUrl();
-  const sandboxes = new SandboxesService(db, box, sandboxSpecs, runtime, config.sandbox, callbackUrl, metrics, corsOrigins);
+  const sandboxes: SandboxesService = new SandboxesService(
+    db,
+    box,
+    sandboxSpecs,
+    runtime,
+    config.sandbox,
+    callbackUrl,
+    metrics,
+    corsOrigins,
+  );
   const accessTokens = new AccessTokens(box.deriveKey('git-token-lookup'), config.conversations.gitTokenTtlSeconds);
   const claims = new DecisionClaims(models);
   const store = new ConversationStore(db, box, claims);

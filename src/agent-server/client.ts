@@ -192,6 +192,11 @@ export class AgentServerClient {
     }
   }
 
+  /** Saves the loaded conversations, pauses their runs and releases their leases before the sandbox stops (1.58: 204). */
+  async prepareForSandboxPause(): Promise<void> {
+    await this.request('POST', '/api/conversations/prepare-for-sandbox-pause', null);
+  }
+
   /** Accepts or rejects the action the agent waits on in confirmation mode (the agent server's words when there is none). */
   async respondToConfirmation(id: string, answer: { accept: boolean; reason?: string }): Promise<void> {
     this.accepted(

@@ -9,6 +9,7 @@
 export type { SandboxRuntime, SandboxSpec, SandboxState, SandboxStatus, ExposedUrl } from './runtime.js';
 export { createSandboxRuntime, resolveSandboxMachine, type SandboxMachine } from './machine.js';
 export { SandboxesService, type WarmSandboxes } from './service/sandboxes.service.js';
+export { PauseHandoffRuntime } from './pause-handoff.js';
 export { SandboxKeys } from './service/sandbox-keys.js';
 export { keyContext } from './service/sandbox-records.js';
 export { SandboxSecretsService } from './service/sandbox-secrets.service.js';

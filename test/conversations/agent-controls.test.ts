@@ -1,7 +1,8 @@
 // The agent's controls for agent UIs that talk to this service only (issue 40): pause, resume and
 // a confirmation's answer reach the conversation's agent server (the fake one records them), over
 // REST and tRPC alike; a paused sandbox has nothing to pause and is resumed to run again; another
-// user's conversation answers as missing, a bad answer 422, and nothing reaches the agent then.
+// user's conversation answers as missing, a bad answer 422, and nothing reaches the agent then; a
+// sandbox's pause asks its agent server to prepare for it first.
 import { createTRPCClient, httpLink } from '@trpc/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppRouter } from '../../routers/index.js';
@@ -91,7 +92,12 @@ describe("an agent's controls", () => {
     expect((await post('resume')).body).toEqual({ success: true });
     const [sandbox] = (await call(app, 'GET', `/api/v1/sandboxes?id=${sandboxId}`, { key })).body;
     expect(sandbox.status).toBe('RUNNING');
-    // The fake's state lives in the sandbox's folder: what it recorded before the pause is still there.
-    expect((await agentSide()).controls!.map((c) => c.control).slice(-2)).toEqual(['events/respond_to_confirmation', 'run']);
+    // The fake's state lives in the sandbox's folder: what it recorded before the pause is still
+    // there, and the pause let it hand its conversations over first (agent server 1.58).
+    expect((await agentSide()).controls!.map((c) => c.control).slice(-3)).toEqual([
+      'events/respond_to_confirmation',
+      'prepare-for-sandbox-pause',
+      'run',
+    ]);
   });
 });

@@ -3,6 +3,7 @@
 // start must fail at once with a message naming it, and this test says so loudly.
 // One sandbox serves every test here (each start of the real agent server costs ~6 s of CPU).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AgentServerClient } from '../../src/agent-server/client.js';
 import { call, startTestApp, type TestApp } from '../helpers/app.js';
 import { startRealSandbox, type RunningSandbox } from '../helpers/real-sandbox.js';
 
@@ -56,7 +57,9 @@ describe('default spec: the real OpenHands agent server', () => {
 
   it('pauses the sandbox (its agent server stops) and deletes it', async () => {
     if (!sandbox) return;
-    const { id, agentUrl } = sandbox;
+    const { id, agentUrl, sessionKey } = sandbox;
+    // The handoff every pause starts with (src/sandbox/pause-handoff.ts) is the real server's contract.
+    await expect(new AgentServerClient(agentUrl, sessionKey, 10_000).prepareForSandboxPause()).resolves.toBeUndefined();
     expect((await call(app, 'POST', `/api/v1/sandboxes/${id}/pause`, { key })).status).toBe(200);
     await expect(fetch(`${agentUrl}/alive`)).rejects.toThrow();
     expect((await call(app, 'DELETE', `/api/v1/sandboxes/${id}`, { key })).status).toBe(200);

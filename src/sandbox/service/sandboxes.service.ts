@@ -236,6 +236,15 @@ export class SandboxesService {
     return { userId: record.userId, sessionKey: openSessionKey(this.box, record) };
   }
 
+  /** A running sandbox's agent server and key, for the pause's handoff (src/sandbox/pause-handoff.ts); null otherwise. */
+  async agentOf(sandboxId: string): Promise<{ url: string; sessionKey: string } | null> {
+    const record = await this.records.get(sandboxId);
+    if (!record || record.userId === WARM_POOL_OWNER) return null;
+    const state = await this.runtime.state(sandboxId, 'running');
+    const url = state.internalUrl ?? state.exposedUrls?.find((u) => u.name === 'AGENT_SERVER')?.url;
+    return state.status === 'RUNNING' && url ? { url, sessionKey: openSessionKey(this.box, record) } : null;
+  }
+
   /** Everything the conversation service needs to talk to a user's sandbox. */
   async connection(userId: string, sandboxId: string) {
     const record = await this.record(userId, sandboxId);
