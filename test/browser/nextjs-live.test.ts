@@ -3,7 +3,8 @@
 // loopback LLM that asks to run one command and then finishes. In confirmation mode the page
 // shows the action waiting; a rejection reaches the agent (which stops), pause and resume reach
 // it (resumed, it asks again), an approval runs the command, whose output appears live with the
-// final message; the changes view shows the file the command wrote, as a diff. The replica the
+// final message; the changes view shows the file the command wrote, as a diff; tags the agent
+// sets on its conversation (a PATCH on its agent server) show in it. The replica the
 // page is connected to is restarted while a follow-up's run is under way (the agent's LLM calls
 // and webhooks retried meanwhile): the page reconnects by itself and shows every stored event
 // exactly once.
@@ -128,6 +129,26 @@ describe('the example app as an agent UI, on the real agent server', () => {
       await browser.screenshot(page, '2-approved-and-finished');
     },
   );
+
+  it('shows the tags the agent sets on its conversation (agent server PATCH) in the conversation', async () => {
+    const [conversation] = (await call(service, 'GET', `/api/v1/app-conversations?ids=${conversationId}`, { key })).body;
+    const agentUrl = String(conversation.conversation_url).replace(/\/api\/conversations\/.*$/, '');
+    const patched = await fetch(`${agentUrl}/api/conversations/${conversationId}`, {
+      method: 'PATCH',
+      headers: { 'x-session-api-key': conversation.session_api_key, 'content-type': 'application/json' },
+      body: JSON.stringify({ tags: { team: 'frontend', ticket: 'ui42' } }),
+    });
+    expect(patched.status).toBe(200);
+    const tagged = await eventually(
+      'the agent-set tags in the conversation',
+      async () => {
+        const [c] = (await call(service, 'GET', `/api/v1/app-conversations?ids=${conversationId}`, { key })).body;
+        return c?.tags?.team === 'frontend' ? c : null;
+      },
+      60_000,
+    );
+    expect(tagged.tags).toMatchObject({ team: 'frontend', ticket: 'ui42' });
+  });
 
   it('shows the changes the command made, as a diff', async () => {
     await page.click('#show-changes');

@@ -71,6 +71,30 @@ describe('key-only webhooks', () => {
     expect(await count(alice, id)).toBe(before + 3);
   });
 
+  it('keep the tags the agent sets (they replace its earlier ones), never its launch profile, nothing invalid', async () => {
+    const id = task.app_conversation_id;
+    const tagsOf = async () => (await call(app, 'GET', `/api/v1/app-conversations?ids=${id}`, { key: alice })).body[0].tags;
+    // As a start from an agent profile leaves it (profiles.ts PROFILE_TAGS).
+    await app.server.deps.db.tables.conversations.update(id, {}, { $set: { tags: { agentprofileid: 'p1', agentprofilerevision: '3' } } });
+    const report = (tags: unknown) => hook('conversations', { id, tags }, aliceKey);
+    expect((await report({ team: 'ui', agentprofileid: 'forged' })).status).toBe(200);
+    expect(await tagsOf()).toEqual({ team: 'ui', agentprofileid: 'p1', agentprofilerevision: '3' });
+    // A state update event replaces them as the agent server does.
+    const update = {
+      id: '00000000-0000-4000-8000-0000000000aa',
+      kind: 'ConversationStateUpdateEvent',
+      source: 'environment',
+      key: 'tags',
+      value: { ticket: '42' },
+    };
+    expect((await hook(`events/${id}`, [update], aliceKey)).status).toBe(200);
+    expect(await tagsOf()).toEqual({ ticket: '42', agentprofileid: 'p1', agentprofilerevision: '3' });
+    // What the SDK would refuse is not kept.
+    for (const bad of [{ Team: 'x' }, { team: 'x'.repeat(257) }, ['team'], 'team', { team: 7 }])
+      expect((await report(bad)).status).toBe(200);
+    expect(await tagsOf()).toEqual({ ticket: '42', agentprofileid: 'p1', agentprofilerevision: '3' });
+  });
+
   it("let no other sandbox's key report this conversation, the owner's other sandbox's nor another user's", async () => {
     const id = task.app_conversation_id;
     const own = (await call(app, 'POST', '/api/v1/sandboxes', { key: alice })).body;

@@ -9,6 +9,7 @@
 import type { ProviderType } from '../../../contract/common.schema.js';
 import type { AccessClaims, AccessTokens } from '../../access-token.js';
 import { AppError } from '../../errors.js';
+import { PROFILE_TAGS } from '../profiles.js';
 import type { GitProvidersService } from '../../git/git-providers.service.js';
 import type { SandboxUsage } from '../../sandbox/index.js';
 import type { AppConversationRecord } from '../../../models/index.js';
@@ -22,7 +23,7 @@ import type { ConversationStore } from '../records/store.js';
 const unauthorized = () => new AppError('UNAUTHORIZED', 'Unauthorized');
 const TITLE_LENGTH = 50;
 
-type ReportedFields = Partial<Pick<AppConversationRecord, 'execution_status'>>;
+type ReportedFields = Partial<Pick<AppConversationRecord, 'execution_status' | 'tags'>>;
 
 interface AgentEvent {
   kind?: string;
@@ -61,6 +62,8 @@ export class AgentCallbacksService {
       const title = info.title.trim();
       await this.store.updateConversation(userId, id, { title }, reportedTitleCondition(title, false));
     }
+    const tags = 'tags' in info ? withReportedTags(info.tags, known?.tags) : null;
+    if (tags) await this.store.updateConversation(userId, id, { tags });
     if (set.execution_status) await this.usage.noteExecutionStatus(sandboxId, id, set.execution_status);
     await this.announce(userId, id, known?.execution_status ?? null, set.execution_status ? [set.execution_status] : []);
     // Without figures a report matters to budgets only for a stopped conversation (its agent running on).
@@ -93,9 +96,13 @@ export class AgentCallbacksService {
         if (event.key === 'execution_status' && typeof event.value === 'string') noteStatus(event.value);
         if (event.key === 'title' && typeof event.value === 'string' && event.value.trim()) reportedTitle = event.value.trim();
         if (event.key === 'stats') note(reportedSpend(event.value));
+        const tags = event.key === 'tags' ? withReportedTags(event.value, conversation.tags) : null;
+        if (tags) set.tags = tags;
         if (event.key === 'full_state' && event.value && typeof event.value === 'object') {
           const state = event.value as Record<string, unknown>;
           if (typeof state.execution_status === 'string') noteStatus(state.execution_status);
+          const stateTags = 'tags' in state ? withReportedTags(state.tags, conversation.tags) : null;
+          if (stateTags) set.tags = stateTags;
           if (typeof state.title === 'string' && state.title.trim()) reportedTitle = state.title.trim();
           note(reportedSpend(state));
         }
@@ -141,6 +148,26 @@ export class AgentCallbacksService {
     if (!token) throw new AppError('NOT_FOUND', 'No such provider', { reason: 'provider_token_not_found' });
     return token;
   }
+}
+
+/** Tags an agent sets on its conversation hold at most this many entries (the SDK sets no bound). */
+const MAX_REPORTED_TAGS = 50;
+
+/**
+ * The agent's tags as its agent server reports them (they replace the previous ones; the SDK's
+ * rule: keys lowercase alphanumeric, values at most 256 characters), with the launch profile's
+ * tags the service set kept as they are (an agent does not rewrite where it came from); null for
+ * anything else.
+ */
+function withReportedTags(value: unknown, stored: Record<string, string> | null | undefined): Record<string, string> | null {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return null;
+  const entries = Object.entries(value as Record<string, unknown>);
+  const valid =
+    entries.length <= MAX_REPORTED_TAGS &&
+    entries.every(([k, v]) => /^[a-z0-9]{1,64}$/.test(k) && typeof v === 'string' && v.length <= 256);
+  if (!valid) return null;
+  const launch = Object.values(PROFILE_TAGS).flatMap((key) => (stored?.[key] !== undefined ? [[key, stored[key]] as const] : []));
+  return { ...(Object.fromEntries(entries) as Record<string, string>), ...Object.fromEntries(launch) };
 }
 
 function normaliseId(id: unknown): string | null {

@@ -26,6 +26,7 @@ export type ConversationUpdate = Partial<
     | 'selected_branch'
     | 'git_provider'
     | 'llm_model'
+    | 'tags'
   >
 >;
 
