@@ -4,7 +4,8 @@
 // shows the action waiting; a rejection reaches the agent (which stops), pause and resume reach
 // it (resumed, it asks again), an approval runs the command, whose output appears live with the
 // final message; the changes view shows the file the command wrote, as a diff; tags the agent
-// sets on its conversation (a PATCH on its agent server) show in it. The replica the
+// sets on its conversation (a PATCH on its agent server) show in it, and skills a user put in
+// ~/.openhands/skills of the sandbox reach the next conversation's system prompt. The replica the
 // page is connected to is restarted while a follow-up's run is under way (the agent's LLM calls
 // and webhooks retried meanwhile): the page reconnects by itself and shows every stored event
 // exactly once.
@@ -13,6 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AgentServerClient } from '../../src/agent-server/client.js';
 import { generateKeyText } from '../../src/crypto.js';
 import { freePort } from '../../src/processes.js';
 import { call, startTestApp, uniqueDbName, type TestApp } from '../helpers/app.js';
@@ -24,6 +26,7 @@ import { startToolCallLlm, type ToolCallLlm } from '../helpers/tool-call-llm.js'
 const COMMAND = 'git init -q . 2>/dev/null; echo "live output $((6*7))" | tee notes.txt';
 const OUTPUT = 'live output 42';
 const FINAL = 'Wrote notes.txt. Done.';
+const SKILL_MARKER = 'TEAM-NOTES-7f3a';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-nextjs-live-'));
 const dbName = uniqueDbName('nextjs-live');
@@ -130,7 +133,7 @@ describe('the example app as an agent UI, on the real agent server', () => {
     },
   );
 
-  it('shows the tags the agent sets on its conversation (agent server PATCH) in the conversation', async () => {
+  it('shows the tags the agent sets on its conversation (agent server PATCH) in the conversation', { timeout: 120_000 }, async () => {
     const [conversation] = (await call(service, 'GET', `/api/v1/app-conversations?ids=${conversationId}`, { key })).body;
     const agentUrl = String(conversation.conversation_url).replace(/\/api\/conversations\/.*$/, '');
     const patched = await fetch(`${agentUrl}/api/conversations/${conversationId}`, {
@@ -150,12 +153,40 @@ describe('the example app as an agent UI, on the real agent server', () => {
     expect(tagged.tags).toMatchObject({ team: 'frontend', ticket: 'ui42' });
   });
 
-  it('shows the changes the command made, as a diff', async () => {
+  it('shows the changes the command made, as a diff', { timeout: 120_000 }, async () => {
     await page.click('#show-changes');
     await waitFor('#changes details', 60_000);
     expect(await page.textContent('#changes')).toContain('notes.txt');
     expect(await page.textContent('#changes .diff')).toContain(`+ ${OUTPUT}`);
   });
+
+  it(
+    "loads the user's own skills (~/.openhands/skills in the sandbox) into the next conversation's system prompt",
+    { timeout: 180_000 },
+    async () => {
+      const [conversation] = (await call(service, 'GET', `/api/v1/app-conversations?ids=${conversationId}`, { key })).body;
+      const agentUrl = String(conversation.conversation_url).replace(/\/api\/conversations\/.*$/, '');
+      // HOME of a process sandbox is its folder (src/sandbox/process/process-command.ts).
+      const home = path.join(env.DATA_DIR!, 'sandboxes', conversation.sandbox_id);
+      const skill = ['---', 'name: team-notes', 'type: repo', '---', `Sign every commit for the frontend team (${SKILL_MARKER}).`, ''].join(
+        '\n',
+      );
+      await new AgentServerClient(agentUrl, conversation.session_api_key, 10_000).uploadFile(
+        `${home}/.openhands/skills/team-notes.md`,
+        skill,
+      );
+      const started = await call(service, 'POST', '/api/v1/app-conversations', {
+        key,
+        body: { sandbox_id: conversation.sandbox_id, initial_message: { content: [{ type: 'text', text: 'Anything.' }] } },
+      });
+      expect(started.status).toBe(200);
+      await eventually(
+        'the next conversation’s first LLM call',
+        async () => llm.systemPrompts().some((p) => p.includes(SKILL_MARKER)),
+        120_000,
+      );
+    },
+  );
 
   it('reconnects by itself when its replica restarts mid-run, missing no event and showing none twice', { timeout: 600_000 }, async () => {
     const before = await finals();

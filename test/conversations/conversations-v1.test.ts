@@ -70,7 +70,7 @@ describe('the 2026 start request', () => {
     expect(conversationId).toBe(chosen.replace(/-/g, ''));
     const { request } = await agentRequest(alice, conversationId, sandboxId);
     expect(request.conversation_id).toBe(conversationId);
-    expect(request.agent.agent_context).toEqual({ system_message_suffix: 'Answer in haiku.' });
+    expect(request.agent.agent_context).toEqual({ system_message_suffix: 'Answer in haiku.', load_user_skills: true });
     expect(request.plugins).toEqual([{ source: 'github:acme/plugin', ref: 'v1', repo_path: 'plugins/one' }]);
     const texts = request.initial_message.content.map((c: { text: string }) => c.text);
     expect(texts[0]).toBe('Hello');

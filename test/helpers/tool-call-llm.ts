@@ -17,6 +17,8 @@ export interface ToolCallLlm {
   readonly finalMessage: string;
   /** How many completions were answered. */
   calls(): number;
+  /** The system message of each request, as sent (the latest 50). */
+  systemPrompts(): string[];
   close(): Promise<void>;
 }
 
@@ -33,6 +35,7 @@ export async function startToolCallLlm(
   const command = opts.command ?? 'echo hello';
   const finalMessage = opts.finalMessage ?? 'The command printed hello. Done.';
   let answered = 0;
+  const systemPrompts: string[] = [];
 
   const commandDone = (request: ChatRequest) => {
     const results = (request.messages ?? []).filter((m) => m.role === 'tool');
@@ -62,6 +65,8 @@ export async function startToolCallLlm(
       if (req.method !== 'POST' || !req.url?.startsWith('/v1/chat/completions')) {
         return res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"unknown route"}}');
       }
+      const system = (request.messages ?? []).find((m) => m.role === 'system');
+      if (system) systemPrompts.push(JSON.stringify(system.content)) > 50 && systemPrompts.shift();
       const call = toolCall(request);
       answered += 1;
       const base = { id: `chatcmpl-${answered}`, created: Math.floor(Date.now() / 1000), model: request.model ?? 'stub' };
@@ -88,6 +93,7 @@ export async function startToolCallLlm(
     command,
     finalMessage,
     calls: () => answered,
+    systemPrompts: () => [...systemPrompts],
     async close() {
       disallow();
       server.closeAllConnections();

@@ -73,7 +73,7 @@ export function startConversationRequest(parts: AgentRequestParts) {
       },
       tools,
       mcp_config: toAgentMcpConfig(parts.mcp as McpConfig | null),
-      ...(suffix ? { agent_context: { system_message_suffix: suffix } } : {}),
+      ...agentContext(suffix, parts.agentServerVersion),
       ...(planning ? { system_prompt_filename: 'system_prompt_planning.j2' } : {}),
     },
     workspace: { kind: 'LocalWorkspace', working_dir: parts.projectDir },
@@ -90,6 +90,17 @@ export function startConversationRequest(parts: AgentRequestParts) {
     ...(request.observability_metadata ? { observability_metadata: request.observability_metadata } : {}),
     secrets,
   };
+}
+
+/**
+ * The agent's context: the system message's suffix, and the user's own skills (~/.openhands/skills
+ * in the sandbox, what a user or an earlier conversation of the sandbox put there) loaded by the
+ * 2026 agent servers (the SDK's default leaves them out; agent server 1.0.0a6 has no such field).
+ */
+function agentContext(suffix: string, agentServerVersion: string | null): { agent_context?: Record<string, unknown> } {
+  const legacy = agentServerVersion?.startsWith('1.0.0a') ?? false;
+  const context = { ...(suffix ? { system_message_suffix: suffix } : {}), ...(legacy ? {} : { load_user_skills: true }) };
+  return Object.keys(context).length > 0 ? { agent_context: context } : {};
 }
 
 /** Our MCP settings in the SDK's shape: {name: MCPServer}. */
