@@ -181,6 +181,12 @@ describe('a hostile sandbox, isolated (bubblewrap and its own network)', () => {
     ]);
   });
 
+  it('shows /workspace as a directory holding his project, as in a container', async () => {
+    const seen = await rig.shell(bob, 'stat -c %F /workspace; ls /workspace; readlink /workspace || echo not-a-link', bobProject);
+    expect(seen.exitCode, seen.stderr).toBe(0);
+    expect(seen.stdout.trim().split('\n')).toEqual(['directory', 'project', 'not-a-link']);
+  });
+
   it('keeps Alice’s keys and secrets out of every file the service writes outside her sandbox’s folder and out of its log', async () => {
     const own = [alice.dir, bob.dir];
     for (const { file, text } of filesOutside(rig.dataDir, own)) {

@@ -175,10 +175,10 @@ export function wrapCommand(isolation: Isolated, view: SandboxView, command: str
     ...mounts.readOnly(view.readOnlyPaths),
     ...mounts.writable(view.dir),
     // The d6 web UI asks the agent server about /workspace/project (a container's path); here
-    // that is the built-in specs' working folder, <sandbox dir>/workspace/project.
-    '--symlink',
-    path.join(view.dir, 'workspace'),
-    '/workspace',
+    // that is the built-in specs' working folder, <sandbox dir>/workspace/project, mounted there
+    // as a directory (a symlink showed the host's path to `ls -la /workspace`). A spec working
+    // elsewhere has no such folder, and no /workspace.
+    ...(fs.existsSync(path.join(view.dir, 'workspace')) ? mounts.writableAt(path.join(view.dir, 'workspace'), '/workspace') : []),
     '--chdir',
     view.dir,
     ...(isolation.network === 'host' ? [] : launchFdArgs()),

@@ -89,8 +89,13 @@ export class MountPlan {
   }
 
   writable(dir: string): string[] {
-    const args = [...this.parents(dir), '--bind', dir, dir];
-    this.made.add(dir);
+    return this.writableAt(dir, dir);
+  }
+
+  /** A host folder at another path, writable (the sandbox's workspace at /workspace). */
+  writableAt(source: string, target: string): string[] {
+    const args = [...this.parents(target), '--bind', source, target];
+    this.made.add(target);
     return args;
   }
 
