@@ -70,6 +70,7 @@ export function leanSubscriptions(options: LeanSubscriptionOptions) {
       }
     };
     let ctx: unknown;
+    let ended = () => {};
     try {
       ctx = await options.createContext(req, res);
       const values = await procedure.call({ path, ctx, type: 'subscription', getRawInput, signal: abort.signal, batchIndex: 0 });
@@ -79,8 +80,14 @@ export function leanSubscriptions(options: LeanSubscriptionOptions) {
           message: `Subscription ${path} did not return an observable or a AsyncGenerator`,
         });
       let lastEventId = resumeFrom && !/[\0\n\r]/.test(resumeFrom) ? resumeFrom : null;
-      for await (const value of values) {
-        if (abort.signal.aborted) break;
+      // The client leaving ends the wait for the next value even if the procedure does not listen
+      // to its signal; its generator is then told to return.
+      const iterator = values[Symbol.asyncIterator]();
+      ended = () => void iterator.return?.().catch(() => undefined);
+      for (;;) {
+        const next = await nextUnlessLeft(iterator, abort.signal);
+        if (next === null || next.done) break;
+        const value = next.value;
         if (isTrackedEnvelope(value)) {
           lastEventId = String(value[0]);
           await send(frame({ data: serialize(value[1]), id: lastEventId }));
@@ -97,9 +104,29 @@ export function leanSubscriptions(options: LeanSubscriptionOptions) {
         );
       }
     } finally {
+      ended();
       res.end();
     }
   };
+}
+
+/** The iterator's next value, or null as soon as the client has left (a listener per wait, removed after it). */
+function nextUnlessLeft(iterator: AsyncIterator<unknown>, signal: AbortSignal): Promise<IteratorResult<unknown> | null> {
+  if (signal.aborted) return Promise.resolve(null);
+  return new Promise((resolve, reject) => {
+    const left = () => resolve(null);
+    signal.addEventListener('abort', left, { once: true });
+    iterator.next().then(
+      (result) => {
+        signal.removeEventListener('abort', left);
+        resolve(result);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', left);
+        reject(error);
+      },
+    );
+  });
 }
 
 /** One message as tRPC writes it: its fields in this order, each on a line, then a blank line (and one more: tRPC's). */
