@@ -15,7 +15,8 @@ let a: TestApp;
 let b: TestApp;
 
 beforeAll(async () => {
-  const env = { AUTH_CACHE_TTL_MS: String(TTL_MS), ENCRYPTION_KEY: encryptionKey };
+  // The clocks jump hours: only the absolute expiry is under test here (the idle timeout: sessions.test.ts).
+  const env = { AUTH_CACHE_TTL_MS: String(TTL_MS), ENCRYPTION_KEY: encryptionKey, SESSION_IDLE_SECONDS: 'off' };
   a = await startTestApp('keycache-a', env, { dbName, clock: () => clocks.a });
   b = await startTestApp('keycache-b', env, { dbName, clock: () => clocks.b });
 });

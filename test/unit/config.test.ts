@@ -27,9 +27,13 @@ describe('loadConfig', () => {
     const config = loadConfig({ TRUSTED_ORIGINS: 'https://app.example.com, http://localhost:3001/', TRUST_PROXY: 'loopback, 10.0.0.0/8' });
     expect(config.session).toEqual({
       ttlSeconds: 43_200,
+      idleSeconds: 7_200,
       cookieSecure: false,
       trustedOrigins: ['https://app.example.com', 'http://localhost:3001'],
     });
+    expect(loadConfig({ SESSION_IDLE_SECONDS: 'off' }).session.idleSeconds).toBeNull();
+    expect(loadConfig({ SESSION_IDLE_SECONDS: '900' }).session.idleSeconds).toBe(900);
+    expect(() => loadConfig({ SESSION_IDLE_SECONDS: '10' })).toThrow(/SESSION_IDLE_SECONDS/);
     expect(config.http.trustProxy).toBe('loopback, 10.0.0.0/8');
     expect(loadConfig({ TRUST_PROXY: '2' }).http.trustProxy).toBe(2);
     expect(loadConfig({ TRUST_PROXY: 'true' }).http.trustProxy).toBe(true);
