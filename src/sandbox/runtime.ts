@@ -58,6 +58,16 @@ export interface SandboxLaunch {
   corsOrigins?: string[];
 }
 
+/**
+ * The agent server's conversation leases off (OH_LEASE_TTL_SECONDS=0, agent server 1.58): they keep
+ * two instances sharing storage from owning one conversation, and here one agent server serves a
+ * workspace by construction (a process, a pod on its own claim). Left on, a sandbox resumed after
+ * an unclean stop did not find its conversations (404) for up to 45 s: the dead owner's host name
+ * and pid ("sandbox", a low pid in a fresh pid namespace) are the new process's own, so the lease
+ * looked alive.
+ */
+export const SINGLE_INSTANCE_ENV: Readonly<Record<string, string>> = { OH_LEASE_TTL_SECONDS: '0' };
+
 /** OH_ALLOW_CORS_ORIGINS_0…n: the agent server's CORS allowlist. */
 export function corsEnv(origins: string[] = []): Record<string, string> {
   return Object.fromEntries(origins.map((origin, i) => [`OH_ALLOW_CORS_ORIGINS_${i}`, origin]));

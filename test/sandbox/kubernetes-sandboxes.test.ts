@@ -109,6 +109,8 @@ describe('Kubernetes runtime', () => {
       // The browser origins (the service on 127.0.0.1: both spellings of localhost), not secret.
       { name: 'OH_ALLOW_CORS_ORIGINS_0', value: app.url },
       { name: 'OH_ALLOW_CORS_ORIGINS_1', value: app.url.replace('127.0.0.1', 'localhost') },
+      // One agent server per workspace: no conversation leases (src/sandbox/runtime.ts).
+      { name: 'OH_LEASE_TTL_SECONDS', value: '0' },
     ]);
     expect(JSON.stringify(spec)).not.toContain(sessionKey);
     // The SANDBOX_K8S_* defaults (the spec sets no limits); its disk is the claim's size too.

@@ -11,7 +11,7 @@ import type {
   V1Toleration,
 } from '@kubernetes/client-node';
 import { parseBytes, parseCores } from '../../config/quantities.js';
-import { corsEnv, type ExposedUrl, type SandboxLaunch, type SandboxSpec } from '../runtime.js';
+import { corsEnv, SINGLE_INSTANCE_ENV, type ExposedUrl, type SandboxLaunch, type SandboxSpec } from '../runtime.js';
 import { AGENT_SERVER, exposedUrls, exposureEnv, VSCODE, vscodeEnabled, WORKERS, type SandboxPorts } from '../sandbox-ports.js';
 
 export const MANAGED_BY = 'agent-control-plane';
@@ -228,7 +228,7 @@ export function buildPod(launch: SandboxLaunch, options: KubernetesSandboxOption
             fromSecret('OH_SESSION_API_KEYS_0'),
             fromSecret('OH_SECRET_KEY'),
             fromSecret('OH_WEBHOOKS_0_BASE_URL'),
-            ...Object.entries(corsEnv(launch.corsOrigins)).map(([name, value]) => ({ name, value })),
+            ...Object.entries({ ...corsEnv(launch.corsOrigins), ...SINGLE_INSTANCE_ENV }).map(([name, value]) => ({ name, value })),
           ],
           readinessProbe: {
             httpGet: { path: '/alive', port: 'agent-server' as never },
