@@ -31,7 +31,7 @@ import { createLogger } from '../src/logger.js';
 import { stopChild } from '../src/processes.js';
 import { ApiKeysService } from '../src/services/identity/api-keys.service.js';
 import { FAKE_SPEC } from './starts.js';
-import { cpuSeconds, PACKAGE_ROOT, startReadyScript, startService } from './targets.js';
+import { cpuSeconds, deleteSandbox, PACKAGE_ROOT, startReadyScript, startService } from './targets.js';
 
 export type EventTarget = 'floor' | 'one' | 'two';
 const TARGET_NAMES: Record<EventTarget, string> = { floor: 'floor (bare fan-out)', one: 'one replica', two: 'two replicas' };
@@ -271,11 +271,11 @@ async function startReplicas(opts: EventBenchOptions, stops: (() => Promise<unkn
       if (done?.status === 'ERROR' || Date.now() > deadline)
         throw new Error(`a conversation's start: ${done?.status} ${done?.detail ?? ''}`);
     }
+    // Deleted, and gone, before the replicas stop (stops run in reverse), however the bench ends.
+    if (!sandboxId) stops.push(() => deleteSandbox(subscribers.url, { authorization: `Bearer ${key}` }, done!.sandbox_id));
     sandboxId = done.sandbox_id;
     conversations.push(done.app_conversation_id);
   }
-  // Deleted before the replicas stop (stops run in reverse): no sandbox outlives the bench.
-  stops.push(() => api('DELETE', `/api/v1/sandboxes/${sandboxId}`));
   const [first] = await api('GET', `/api/v1/app-conversations?ids=${conversations[0]}`);
   return {
     subscriberUrl: subscribers.url,

@@ -32,7 +32,7 @@ import { freePort, stopChild } from '../src/processes.js';
 import { ApiKeysService } from '../src/services/identity/api-keys.service.js';
 import { runLlmLoad, type LlmLoadResult } from './llm-load.js';
 import { FAKE_SPEC } from './starts.js';
-import { cpuMeter, cpuSeconds, memoryMiB, PACKAGE_ROOT, startReadyScript, startService } from './targets.js';
+import { cpuMeter, cpuSeconds, deleteSandbox, memoryMiB, PACKAGE_ROOT, startReadyScript, startService } from './targets.js';
 
 export type LlmTarget = 'direct' | 'gateway' | 'litellm';
 const TARGETS: LlmTarget[] = ['direct', 'gateway', 'litellm'];
@@ -426,9 +426,19 @@ async function startGateway(opts: LlmBenchOptions, providerUrl: string, conversa
       ...(opts.dbCommands ? { DB_COMMAND_METRICS: 'true' } : {}),
     },
   });
+  // The sandbox deleted, and gone, before the service stops, however the bench ends (it was left running before).
+  let sandboxId: string | undefined;
+  let removeSandbox = async () => {};
+  const stop = async () => {
+    await removeSandbox().catch(() => undefined);
+    await service.stop();
+  };
   try {
     const db = await connectDatabase(mongoUri, { operationTimeoutMs: 30_000 });
     const key = await new ApiKeysService(db.models.ApiKey, undefined).create('bench-llm').finally(() => db.close());
+    removeSandbox = async () => {
+      if (sandboxId) await deleteSandbox(service.url, { 'x-session-api-key': key.key }, sandboxId);
+    };
     const api = async (method: string, urlPath: string, body?: unknown) => {
       const res = await fetch(service.url + urlPath, {
         method,
@@ -441,7 +451,6 @@ async function startGateway(opts: LlmBenchOptions, providerUrl: string, conversa
     await api('POST', '/api/settings', { llm_model: `openai/${MODEL}`, llm_api_key: PROVIDER_KEY, llm_base_url: `${providerUrl}/v1` });
     process.stderr.write(`llm-gateway: starting ${conversations} conversation(s) on the fake agent server\n`);
     const tokens: string[] = [];
-    let sandboxId: string | undefined;
     for (let i = 0; i < conversations; i++) {
       const task = await api('POST', '/api/v1/app-conversations', sandboxId ? { sandbox_id: sandboxId } : {});
       let done: { status: string; detail?: string; app_conversation_id: string; sandbox_id: string } | undefined;
@@ -464,9 +473,9 @@ async function startGateway(opts: LlmBenchOptions, providerUrl: string, conversa
         throw new Error(`the agent was not given the gateway: ${llm.base_url}`);
       tokens.push(llm.api_key);
     }
-    return { ...service, tokens, mongoUri };
+    return { ...service, stop, tokens, mongoUri };
   } catch (error) {
-    await service.stop();
+    await stop();
     throw error;
   }
 }

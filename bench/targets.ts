@@ -144,6 +144,19 @@ export function cpuMeter(pids: number[]) {
   };
 }
 
+/**
+ * Deletes a sandbox through the service and waits until it is gone (its processes stopped) before
+ * the service may stop: a deletion cut short by the stop left the sandbox's processes behind.
+ */
+export async function deleteSandbox(serviceUrl: string, headers: Record<string, string>, sandboxId: string): Promise<void> {
+  await fetch(`${serviceUrl}/api/v1/sandboxes/${sandboxId}`, { method: 'DELETE', headers });
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 200))) {
+    const [found] = (await (await fetch(`${serviceUrl}/api/v1/sandboxes?id=${sandboxId}`, { headers })).json()) as unknown[];
+    if (found === null) return;
+  }
+  process.stderr.write(`bench: sandbox ${sandboxId} still there after 30 s\n`);
+}
+
 /** A bench script of its own (node, no loader) that prints "<name>: ready <url>" once it listens. */
 export async function startReadyScript(script: string, name: string) {
   const child = spawn(process.execPath, [path.join(PACKAGE_ROOT, script)], { stdio: ['ignore', 'pipe', 'inherit'] });
