@@ -56,6 +56,8 @@ const EnvSchema = z
     RATE_LIMIT_PER_SANDBOX: rateLimit(1200),
     RATE_LIMIT_WINDOW_MS: z.coerce.number().int().min(1000).max(86_400_000).default(60_000),
     TRPC_MAX_BATCH: z.coerce.number().int().min(1).max(10_000).default(50),
+    // Open tRPC subscriptions (live event streams) per user on one replica.
+    TRPC_MAX_SUBSCRIPTIONS_PER_USER: z.coerce.number().int().min(1).max(10_000).default(100),
     GIT_PROVIDER_HOSTS: hostRules,
     // Lifecycle webhooks (src/lifecycle-webhooks/): where endpoints may point, as GIT_PROVIDER_HOSTS.
     WEBHOOK_HOSTS: hostRules,
@@ -176,6 +178,7 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
       corsOrigins: splitList(e.PERMITTED_CORS_ORIGINS),
       trustProxy: parseTrustProxy(e.TRUST_PROXY),
       trpcMaxBatch: e.TRPC_MAX_BATCH,
+      trpcMaxSubscriptionsPerUser: e.TRPC_MAX_SUBSCRIPTIONS_PER_USER,
     },
     rateLimits: {
       perUser: e.RATE_LIMIT_PER_USER,

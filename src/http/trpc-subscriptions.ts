@@ -19,6 +19,10 @@ export interface LeanSubscriptionOptions {
   router: AnyRouter;
   procedures: ReadonlyMap<string, ProcedureRecord<unknown>>;
   createContext(req: IncomingMessage, res: ServerResponse): Promise<unknown>;
+  /** Whose subscription it is (null: nobody's, not counted). */
+  userOf(ctx: unknown): string | null;
+  /** TRPC_MAX_SUBSCRIPTIONS_PER_USER: open at once per user on this replica; the next one is refused. */
+  maxPerUser: number;
 }
 
 const SSE_HEADERS = {
@@ -36,6 +40,8 @@ export function leanSubscribes(req: IncomingMessage, query: URLSearchParams, pro
 export function leanSubscriptions(options: LeanSubscriptionOptions) {
   const wire = trpcWireOf(options.router);
   const serialize = (value: unknown) => JSON.stringify(wire.transformer.output.serialize(value));
+  /** Open subscriptions by user (each holds a socket and a place in the event feed's reads). */
+  const open = new Map<string, number>();
 
   return async (req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void> => {
     const procedure = options.procedures.get(path)!;
@@ -71,8 +77,19 @@ export function leanSubscriptions(options: LeanSubscriptionOptions) {
     };
     let ctx: unknown;
     let ended = () => {};
+    let counted: string | null = null;
     try {
       ctx = await options.createContext(req, res);
+      const user = options.userOf(ctx);
+      if (user !== null) {
+        if ((open.get(user) ?? 0) >= options.maxPerUser)
+          throw new TRPCError({
+            code: 'TOO_MANY_REQUESTS',
+            message: `Too many open subscriptions for this user (at most ${options.maxPerUser}): close one first`,
+          });
+        open.set(user, (open.get(user) ?? 0) + 1);
+        counted = user;
+      }
       const values = await procedure.call({ path, ctx, type: 'subscription', getRawInput, signal: abort.signal, batchIndex: 0 });
       if (!isAsyncIterable(values))
         throw new TRPCError({
@@ -105,6 +122,11 @@ export function leanSubscriptions(options: LeanSubscriptionOptions) {
       }
     } finally {
       ended();
+      if (counted !== null) {
+        const left = (open.get(counted) ?? 1) - 1;
+        if (left > 0) open.set(counted, left);
+        else open.delete(counted);
+      }
       res.end();
     }
   };

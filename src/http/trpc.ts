@@ -19,7 +19,7 @@ import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
 import { appRouter, PROCEDURES } from '../../routers/index.js';
 import { unsafeInputIssue } from '../../contract/common.schema.js';
 import { parseSize } from '../config/config.js';
-import type { Deps } from '../trpc/context.js';
+import type { Context, Deps } from '../trpc/context.js';
 import { AppError, appErrorOf, InputIssuesError, toTRPCError } from '../errors.js';
 import { trpcErrorAnswer } from '../library-internals.js';
 import { BodyProblem, checkDepth, readLimited } from './body.js';
@@ -42,7 +42,13 @@ export function trpcMount(deps: Deps) {
     return retryAfter > 0 ? { 'retry-after': String(retryAfter) } : {};
   };
   const lean = leanCalls({ router: appRouter, procedures: PROCEDURES, createContext: requestContext, maxBatchSize, errorHeaders });
-  const subscriptions = leanSubscriptions({ router: appRouter, procedures: PROCEDURES, createContext: requestContext });
+  const subscriptions = leanSubscriptions({
+    router: appRouter,
+    procedures: PROCEDURES,
+    createContext: requestContext,
+    userOf: (ctx) => (ctx as Context).user?.id ?? null,
+    maxPerUser: deps.config.http.trpcMaxSubscriptionsPerUser,
+  });
   const procedureOf = (urlPath: string) => PROCEDURES.get(safeDecode(urlPath));
   const adapterOptions = {
     router: appRouter,
