@@ -10,7 +10,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { createCaller } from '../../../routers/index.js';
 import type { Deps } from '../../trpc/context.js';
 import { createRequestContext } from '../request-context.js';
-import { escapeHtml } from './html.js';
+import { escapeHtml, pageHeaders } from './html.js';
 
 const STYLE = `
   body { font: 16px/1.5 system-ui, sans-serif; background: #f4f5f7; color: #1d2230; margin: 0; }
@@ -133,10 +133,7 @@ const page = (userId: string, code: string, pending: Pending | null) => `<!docty
 export function devicePage(deps: Deps) {
   const requestContext = createRequestContext(deps, 'rest');
   return (req: Request, res: Response, next: NextFunction): void => {
-    res.setHeader('cache-control', 'no-store');
-    res.setHeader('x-frame-options', 'DENY');
-    res.setHeader('x-content-type-options', 'nosniff');
-    res.setHeader('referrer-policy', 'same-origin');
+    pageHeaders(res, 'same-origin');
     requestContext(req, res)
       .then(async (ctx) => {
         if (!ctx.user) {

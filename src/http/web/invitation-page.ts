@@ -8,7 +8,7 @@ import crypto from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type { Deps } from '../../trpc/context.js';
 import { createRequestContext } from '../request-context.js';
-import { escapeHtml } from './html.js';
+import { escapeHtml, pageHeaders } from './html.js';
 
 const SCRIPT = `
   const offer = document.getElementById('offer');
@@ -48,10 +48,7 @@ const TOKEN = /^inv-[0-9A-Za-z]{48}$/;
 export function invitationPage(deps: Deps) {
   const requestContext = createRequestContext(deps, 'rest');
   return (req: Request, res: Response, next: NextFunction): void => {
-    res.setHeader('cache-control', 'no-store');
-    res.setHeader('x-frame-options', 'DENY');
-    res.setHeader('x-content-type-options', 'nosniff');
-    res.setHeader('referrer-policy', 'no-referrer'); // the token is in this page's URL
+    pageHeaders(res, 'no-referrer'); // the token is in this page's URL
     requestContext(req, res)
       .then(async (ctx) => {
         if (!ctx.user) return res.redirect(302, `/signin?next=${encodeURIComponent(req.originalUrl)}`);

@@ -9,7 +9,7 @@ import { AppError } from '../../errors.js';
 import type { Deps } from '../../trpc/context.js';
 import { chargeClient, factsOf } from '../pipeline.js';
 import { writeFailure } from '../rest/answers.js';
-import { escapeHtml } from './html.js';
+import { escapeHtml, pageHeaders } from './html.js';
 
 export const SHARED_PAGE = '/shared/conversations/:conversationId';
 
@@ -36,10 +36,7 @@ type Shown = { who: string; cls: string; parts: { label?: string; text: string; 
 export function sharedPage(deps: Deps) {
   const sharing = deps.services.sharing;
   return (req: Request, res: Response, next: NextFunction): void => {
-    res.setHeader('cache-control', 'no-store'); // made private, it is gone at once
-    res.setHeader('x-frame-options', 'DENY');
-    res.setHeader('x-content-type-options', 'nosniff');
-    res.setHeader('referrer-policy', 'no-referrer');
+    pageHeaders(res, 'no-referrer'); // uncached: made private, it is gone at once
     res.setHeader('content-security-policy', CSP);
     const id = String(req.params.conversationId ?? '');
     // No credential here: each read the page makes is its reader's address's to pay (a 429 past it).

@@ -4,7 +4,7 @@
 // the Content-Security-Policy allows exactly the page's own script and style.
 import crypto from 'node:crypto';
 import type { Request, Response } from 'express';
-import { escapeHtml } from './html.js';
+import { escapeHtml, pageHeaders } from './html.js';
 
 const STYLE = `
   body { font: 16px/1.5 system-ui, sans-serif; background: #f4f5f7; color: #1d2230; margin: 0; }
@@ -118,9 +118,6 @@ export const signInPage =
   (oidcLabel: string | null) =>
   (req: Request, res: Response): void => {
     res.setHeader('content-security-policy', CSP);
-    res.setHeader('cache-control', 'no-store');
-    res.setHeader('x-frame-options', 'DENY');
-    res.setHeader('x-content-type-options', 'nosniff');
-    res.setHeader('referrer-policy', 'same-origin');
+    pageHeaders(res, 'same-origin');
     res.type('html').send(page(sameOriginPath(req.query.next), oidcLabel));
   };
