@@ -5,7 +5,7 @@ import { jsonInt, withoutReservedKeys } from './common.schema.js';
 
 const URL_SCHEMES = new Set(['http:', 'https:', 'ws:', 'wss:']);
 
-const McpUrlSchema = z
+export const McpUrlSchema = z
   .string()
   .trim()
   .refine((value) => {
@@ -22,7 +22,7 @@ const ServerNameSchema = z
   .trim()
   .regex(/^[A-Za-z0-9_-]+$/, 'Server name can only contain letters, numbers, hyphens, and underscores');
 
-const EnvKeySchema = z
+export const EnvKeySchema = z
   .string()
   .regex(
     /^[A-Za-z_][A-Za-z0-9_]*$/,
@@ -71,7 +71,20 @@ export const McpConfigInputSchema = z
     shttp_servers: z.array(McpShttpServerInputSchema).default([]),
   })
   .meta({ id: 'MCPConfigInput' });
-export type McpConfigInput = z.output<typeof McpConfigInputSchema>;
+
+/** What a 2026 save adds to a V0 entry (contract/mcp-servers.schema.ts): its name, headers and the other fields as sent. */
+export interface McpEntryExtras {
+  name?: string;
+  headers?: Record<string, string>;
+  extras?: Record<string, unknown>;
+}
+type V0Input = z.output<typeof McpConfigInputSchema>;
+/** A configuration to store: the V0 lists, each entry possibly with its 2026 extras. */
+export interface McpConfigInput {
+  sse_servers: (V0Input['sse_servers'][number] & McpEntryExtras)[];
+  stdio_servers: (V0Input['stdio_servers'][number] & Omit<McpEntryExtras, 'name' | 'headers'>)[];
+  shttp_servers: (V0Input['shttp_servers'][number] & McpEntryExtras)[];
+}
 
 // Output: credentials (api_key, env values) are masked (src/services/settings/settings-secrets.ts).
 export const McpConfigSchema = z

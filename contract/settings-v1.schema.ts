@@ -3,7 +3,8 @@
 // saved as deep-merged diffs, and the user's LLM profiles. Field tables: settings-fields.ts.
 import { z } from 'zod';
 import { jsonBool, ProviderTypeSchema } from './common.schema.js';
-import { McpConfigInputSchema, McpConfigSchema } from './mcp.schema.js';
+import { McpServerMapSchema, McpSettingsInputSchema } from './mcp-servers.schema.js';
+import { McpConfigSchema } from './mcp.schema.js';
 import { SaveSettingsInputSchema } from './settings.schema.js';
 import { AGENT_FIELDS, CONVERSATION_FIELDS, fieldsObject, LLM_FIELDS } from './settings-fields.js';
 
@@ -30,8 +31,8 @@ export const AgentSettingsDiffSchema = z
       { name: 'enabled', field: byKey('condenser.enabled') },
       { name: 'max_size', field: byKey('condenser.max_size') },
     ]).optional(),
-    // Replaced wholesale, in the V0 shape (masked credentials sent back keep the stored ones).
-    mcp_config: McpConfigInputSchema.nullable().optional(),
+    // Replaced wholesale: the 2026 map or the V0 lists (masked credentials sent back keep the stored ones).
+    mcp_config: McpSettingsInputSchema.nullable().optional(),
   })
   .meta({ id: 'AgentSettingsDiff' });
 export type AgentSettingsDiff = z.output<typeof AgentSettingsDiffSchema>;
@@ -73,6 +74,7 @@ export const SaveSettingsV1InputSchema = SaveSettingsInputSchema.pick(
   },
 )
   .extend({
+    mcp_config: McpSettingsInputSchema.nullable().optional(),
     agent_settings_diff: AgentSettingsDiffSchema.nullable().optional(),
     conversation_settings_diff: ConversationSettingsDiffSchema.nullable().optional(),
     disabled_skills: z.array(z.string().max(200)).max(500).nullable().optional(),
@@ -109,7 +111,7 @@ export const AgentSettingsSchema = z
     agent: z.string().nullable(),
     llm: LlmConfigSchema,
     condenser: z.object({ enabled: z.boolean(), max_size: z.number().nullable() }),
-    mcp_config: McpConfigSchema.nullable(),
+    mcp_config: McpServerMapSchema,
   })
   .meta({ id: 'AgentSettings' });
 
@@ -151,6 +153,7 @@ export const SettingsV1Schema = z
     email_verified: z.boolean().nullable(),
     git_user_name: z.string().nullable(),
     git_user_email: z.string().nullable(),
+    // The V0 lists, as the SDK workspace reads users/me (agent_settings.mcp_config is the 2026 map).
     mcp_config: McpConfigSchema.nullable(),
     ...nestedSettingsShape,
     llm_api_key_set: z.boolean(),

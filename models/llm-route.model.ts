@@ -12,9 +12,11 @@ export const LlmRouteSchema = new Schema(
     model: { type: String, required: true },
     baseUrl: { type: String, default: null },
     apiKey: { type: String, default: null },
-    // Remote MCP servers whose key stays here: the agent calls /llm/mcp/<name> with the token.
+    // Remote MCP servers whose key (and header credentials, one sealed JSON) stay here: the agent calls /llm/mcp/<name> with the token.
     mcp: {
-      type: [{ _id: false, name: { type: String, required: true }, url: { type: String, required: true }, apiKey: String }],
+      type: [
+        { _id: false, name: { type: String, required: true }, url: { type: String, required: true }, apiKey: String, headers: String },
+      ],
       default: [],
     },
     // The conversation's gateway token: its SHA-256 to find it, sealed to hand the same one to a retried start.

@@ -1,9 +1,24 @@
 import { Schema, type Connection, type FlattenMaps, type InferSchemaType } from 'mongoose';
 
-// MCP config mirrors docs/api.md fields (api_key, env values) hold ciphertext.
-const SseServerSchema = new Schema({ url: { type: String, required: true }, api_key: { type: String, default: null } }, { _id: false });
+// MCP config mirrors docs/api.md fields (api_key, env and header values) hold ciphertext. A server
+// saved in the 2026 shape (contract/mcp-servers.schema.ts) also keeps its name, its headers and
+// the other fields as sent (extras: none of them a credential).
+const remoteExtras = {
+  name: { type: String, default: undefined },
+  headers: { type: Map, of: String, default: undefined },
+  extras: { type: Schema.Types.Mixed, default: undefined },
+};
+const SseServerSchema = new Schema(
+  { url: { type: String, required: true }, api_key: { type: String, default: null }, ...remoteExtras },
+  { _id: false },
+);
 const ShttpServerSchema = new Schema(
-  { url: { type: String, required: true }, api_key: { type: String, default: null }, timeout: { type: Number, default: null } },
+  {
+    url: { type: String, required: true },
+    api_key: { type: String, default: null },
+    timeout: { type: Number, default: null },
+    ...remoteExtras,
+  },
   { _id: false },
 );
 const StdioServerSchema = new Schema(
@@ -12,6 +27,7 @@ const StdioServerSchema = new Schema(
     command: { type: String, required: true },
     args: { type: [String], default: [] },
     env: { type: Map, of: String, default: {} },
+    extras: { type: Schema.Types.Mixed, default: undefined },
   },
   { _id: false },
 );

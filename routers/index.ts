@@ -35,6 +35,7 @@ import { organizationsRouter } from './organizations.router.js';
 import { organizationMembersRouter } from './organization-members.router.js';
 import { organizationSecretsRouter } from './organization-secrets.router.js';
 import { settingsV1Router } from './settings-v1.router.js';
+import { mcpTestsRouter } from './mcp-tests.router.js';
 import { usersRouter } from './users.router.js';
 
 export const appRouter = router({
@@ -56,6 +57,7 @@ export const appRouter = router({
   events: eventsRouter,
   agentCallbacks: agentCallbacksRouter,
   webhookEndpoints: webhookEndpointsRouter,
+  mcpTests: mcpTestsRouter,
   options: optionsRouter,
   user: userRouter,
   settingsV1: settingsV1Router,

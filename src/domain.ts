@@ -48,7 +48,9 @@ import type { Metrics } from './metrics.js';
 import { createAccountServices } from './services/account-services.js';
 import { createCredentialServices } from './services/identity/credential-services.js';
 import { ProviderHttp } from './git/providers/provider-http.js';
-import { providerHostPolicy } from './git/providers/provider-hosts.js';
+import { ProviderHostPolicy, providerHostPolicy } from './git/providers/provider-hosts.js';
+import { McpProbe } from './services/mcp/mcp-probe.js';
+import { McpTestsService } from './services/mcp/mcp-tests.service.js';
 import { GitProvidersService } from './git/git-providers.service.js';
 import { GitSearchService } from './git/git-search.service.js';
 import { DeviceFlowService } from './services/identity/device-flow.service.js';
@@ -319,6 +321,11 @@ export function createServices({ db, box, config, runtime: bareRuntime, webUrl, 
     ),
     budgets,
     webhookEndpoints: lifecycleWebhooks.service,
+    mcpTests: new McpTestsService(
+      settings,
+      new McpProbe(new ProviderHostPolicy(config.mcpTests.allowedHosts, [])),
+      config.mcpTests.perMinute,
+    ),
     /** Sends the lifecycle webhooks' deliveries (started with the server). */
     webhookDispatcher: lifecycleWebhooks.dispatcher,
     /** Emits start-task and conversation events (e.g. conversation.budget_reached). */

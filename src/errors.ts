@@ -121,7 +121,11 @@ export type ErrorReason =
   // Lifecycle webhooks (docs/webhooks.md).
   | 'webhook_endpoint_not_found'
   | 'webhook_url_not_allowed'
-  | 'webhook_endpoint_limit';
+  | 'webhook_endpoint_limit'
+  // MCP server tests (docs/api.md "MCP servers").
+  | 'mcp_server_not_found'
+  | 'mcp_stdio_not_testable'
+  | 'mcp_test_unavailable';
 
 export interface AppErrorOptions {
   reason?: ErrorReason;

@@ -184,4 +184,7 @@ export const CONTRACT_ROUTES = [
   'POST /api/v1/webhook-endpoints/{endpoint_id}/rotate-secret',
   'POST /api/v1/webhook-endpoints/{endpoint_id}/test',
   'GET /api/v1/webhook-endpoints/{endpoint_id}/deliveries',
+  // MCP server tests (docs/api.md "MCP servers"): the 2026 settings page's and Agent Canvas's.
+  'POST /api/v1/mcp/test',
+  'POST /api/v1/settings/mcp/{settings_key}/test',
 ].sort();

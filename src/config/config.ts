@@ -67,6 +67,9 @@ const EnvSchema = z
     WEBHOOK_POLL_MS: z.coerce.number().int().min(50).default(1_000),
     WEBHOOK_HISTORY_DAYS: z.coerce.number().min(1).default(30),
     WEBHOOK_TESTS_PER_MINUTE: z.coerce.number().int().min(1).max(1000).default(10),
+    // The MCP server tests (src/services/mcp/): which servers they may reach, as GIT_PROVIDER_HOSTS, and how often.
+    MCP_TEST_HOSTS: hostRules,
+    MCP_TESTS_PER_MINUTE: z.coerce.number().int().min(1).max(1000).default(20),
     GITHUB_API_URL: z.url().default('https://api.github.com'),
     GITLAB_API_URL: z.url().default('https://gitlab.com/api/v4'),
     BITBUCKET_API_URL: z.url().default('https://api.bitbucket.org/2.0'),
@@ -244,6 +247,10 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
       pollMs: e.WEBHOOK_POLL_MS,
       historyMs: e.WEBHOOK_HISTORY_DAYS * 24 * 3600_000,
       testsPerMinute: e.WEBHOOK_TESTS_PER_MINUTE,
+    },
+    mcpTests: {
+      allowedHosts: splitList(e.MCP_TEST_HOSTS).map((h) => h.toLowerCase()),
+      perMinute: e.MCP_TESTS_PER_MINUTE,
     },
     providers: {
       githubApiUrl: trimSlash(e.GITHUB_API_URL),

@@ -42,6 +42,7 @@ export async function serveMcp(
     if (typeof value === 'string') headers[header] = value;
   }
   if (req.headers['content-length']) headers['content-length'] = String(req.headers['content-length']);
+  for (const [header, value] of Object.entries(call.server.headers ?? {})) headers[header.toLowerCase()] = value;
   if (call.server.apiKey) headers.authorization = `Bearer ${call.server.apiKey}`;
   const abort = new AbortController();
   res.once('close', () => {

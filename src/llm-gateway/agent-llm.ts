@@ -3,8 +3,9 @@
 // gateway token; the owner's key and base URL stay in the service (llm-routes.ts). With it off
 // (LLM_GATEWAY=off, the operator's choice for everyone), the owner's own, as before; likewise for
 // a model the gateway cannot front when its owner chose that path (llm_key_in_sandbox).
-import type { McpConfig } from '../../contract/mcp.schema.js';
 import { AppError } from '../errors.js';
+import { namedServers } from '../services/settings/mcp-servers.js';
+import type { McpWith, RemoteWith } from '../services/settings/settings-secrets.js';
 import type { LlmRoutes, LlmUpstream, McpUpstream } from './llm-routes.js';
 import type { ModelPolicy } from './model-policy.js';
 import { frontedModel } from './upstream.js';
@@ -56,8 +57,8 @@ export class AgentLlms {
     conversationId: string,
     owner: { userId: string; sandboxId: string },
     upstream: LlmUpstream,
-    mcp: McpConfig | null,
-  ): Promise<{ llm: AgentLlm; mcp: McpConfig | null }> {
+    mcp: McpWith<string | null> | null,
+  ): Promise<{ llm: AgentLlm; mcp: McpWith<string | null> | null }> {
     await this.options.modelPolicy.assertAllowed(owner.userId, upstream.model);
     if (!this.options.enabled) return { llm: direct(upstream), mcp };
     if (!frontedModel(upstream.model)) {
@@ -76,9 +77,10 @@ export class AgentLlms {
       return { llm: direct(upstream), mcp };
     }
     const servers: McpUpstream[] = [];
-    if (mcp) {
-      mcp.sse_servers.forEach((s, i) => s.api_key && servers.push({ name: `sse_${i}`, url: s.url, apiKey: s.api_key }));
-      mcp.shttp_servers.forEach((s, i) => s.api_key && servers.push({ name: `shttp_${i}`, url: s.url, apiKey: s.api_key }));
+    for (const named of namedServers(mcp)) {
+      if (named.transport === 'stdio' || !hasCredential(named.server)) continue;
+      const headers = Object.fromEntries(Object.entries(named.server.headers ?? {}).filter((h): h is [string, string] => h[1] !== null));
+      servers.push({ name: named.name, url: named.server.url, apiKey: named.server.api_key, headers });
     }
     const token = await this.routes.open(conversationId, owner, mcp ? { ...upstream, mcp: servers } : upstream);
     const origin = this.options.origin().replace(/\/+$/, '');
@@ -88,16 +90,19 @@ export class AgentLlms {
     };
   }
 
-  /** The MCP config with each remote server that has a key pointed at the gateway, the token as its key. */
-  private throughGateway(mcp: McpConfig, token: string): McpConfig {
+  /** The MCP config with each remote server that has a credential pointed at the gateway, the token as its key. */
+  private throughGateway(mcp: McpWith<string | null>, token: string): McpWith<string | null> {
     const origin = this.options.origin().replace(/\/+$/, '');
-    const through = (name: string) => ({ url: `${origin}/llm/mcp/${name}`, api_key: token });
-    return {
-      ...mcp,
-      sse_servers: mcp.sse_servers.map((s, i) => (s.api_key ? { ...s, ...through(`sse_${i}`) } : s)),
-      shttp_servers: mcp.shttp_servers.map((s, i) => (s.api_key ? { ...s, ...through(`shttp_${i}`) } : s)),
-    };
+    const names = new Map(namedServers(mcp).map((named) => [named.server, named.name]));
+    const through = <T extends RemoteWith<string | null>>(s: T): T =>
+      hasCredential(s) ? { ...s, url: `${origin}/llm/mcp/${names.get(s)!}`, api_key: token, headers: {} } : s;
+    return { ...mcp, sse_servers: mcp.sse_servers.map(through), shttp_servers: mcp.shttp_servers.map(through) };
   }
+}
+
+/** A remote server whose calls carry a credential: its key or a header saved with it. */
+function hasCredential(server: RemoteWith<string | null>): boolean {
+  return !!server.api_key || Object.values(server.headers ?? {}).some((value) => !!value);
 }
 
 /** The owner's own LLM config, handed to the agent as it is (the key in the sandbox). */

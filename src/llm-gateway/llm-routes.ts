@@ -21,11 +21,13 @@ export interface LlmUpstream {
   mcp?: McpUpstream[];
 }
 
-/** A remote MCP server by the name the agent's config gives it (sse_0, shttp_1…). */
+/** A remote MCP server by the name the agent's config gives it (sse_0, shttp_1, or its own); its credentials stay here. */
 export interface McpUpstream {
   name: string;
   url: string;
   apiKey: string | null;
+  /** Header credentials saved with the server (2026 settings), swapped in like the key. */
+  headers?: Record<string, string>;
 }
 
 export interface LlmRoute {
@@ -36,7 +38,7 @@ export interface LlmRoute {
   baseUrl: string | null;
   /** Opened only where a call is forwarded. */
   sealedKey: string | null;
-  mcp: { name: string; url: string; sealedKey: string | null }[];
+  mcp: { name: string; url: string; sealedKey: string | null; sealedHeaders: string | null }[];
 }
 
 export interface LlmTotals {
@@ -52,6 +54,7 @@ export interface LlmTotals {
 const keyContext = (conversationId: string) => `llm-route:${conversationId}:api_key`;
 const tokenContext = (conversationId: string) => `llm-route:${conversationId}:token`;
 const mcpKeyContext = (conversationId: string, name: string) => `llm-route:${conversationId}:mcp:${name}`;
+const mcpHeadersContext = (conversationId: string, name: string) => `llm-route:${conversationId}:mcp-headers:${name}`;
 const tokenHash = (token: string) => sha256(token).toString('hex');
 
 export class LlmRoutes {
@@ -126,7 +129,10 @@ export class LlmRoutes {
     const server = route.mcp.find((s) => s.name === name);
     if (!server) return null;
     const apiKey = server.sealedKey ? this.box.decrypt(server.sealedKey, mcpKeyContext(route.conversationId, name)) : null;
-    return { name, url: server.url, apiKey };
+    const headers = server.sealedHeaders
+      ? (JSON.parse(this.box.decrypt(server.sealedHeaders, mcpHeadersContext(route.conversationId, name))) as Record<string, string>)
+      : undefined;
+    return { name, url: server.url, apiKey, ...(headers ? { headers } : {}) };
   }
 
   /** Adds calls' usage (`calls`: how many); the conversation's totals after it. */
@@ -161,6 +167,9 @@ export class LlmRoutes {
               name: server.name,
               url: server.url,
               ...(server.apiKey ? { apiKey: this.box.encrypt(server.apiKey, mcpKeyContext(conversationId, server.name)) } : {}),
+              ...(server.headers && Object.keys(server.headers).length > 0
+                ? { headers: this.box.encrypt(JSON.stringify(server.headers), mcpHeadersContext(conversationId, server.name)) }
+                : {}),
             })),
           }
         : {}),
@@ -186,7 +195,7 @@ export class LlmRoutes {
       baseUrl: string | null;
       apiKey: string | null;
       tokenHash: string;
-      mcp?: { name: string; url: string; apiKey?: string | null }[];
+      mcp?: { name: string; url: string; apiKey?: string | null; headers?: string | null }[];
     }>();
     const route = record
       ? {
@@ -196,7 +205,7 @@ export class LlmRoutes {
           model: record.model,
           baseUrl: record.baseUrl,
           sealedKey: record.apiKey,
-          mcp: (record.mcp ?? []).map((m) => ({ name: m.name, url: m.url, sealedKey: m.apiKey ?? null })),
+          mcp: (record.mcp ?? []).map((m) => ({ name: m.name, url: m.url, sealedKey: m.apiKey ?? null, sealedHeaders: m.headers ?? null })),
           tokenHash: record.tokenHash,
         }
       : null;

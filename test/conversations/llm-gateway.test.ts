@@ -293,7 +293,7 @@ describe('the LLM gateway', () => {
 describe('remote MCP servers through the gateway', () => {
   let mcp: http.Server;
   let mcpUrl: string;
-  const seen: { method: string; path: string; authorization: string | undefined; body: string }[] = [];
+  const seen: { method: string; path: string; authorization: string | undefined; apiKey?: string | string[]; body: string }[] = [];
 
   beforeAll(async () => {
     // A streamable-HTTP server at /mcp and a legacy SSE one at /sse (its messages at /messages).
@@ -301,7 +301,13 @@ describe('remote MCP servers through the gateway', () => {
       let body = '';
       req.on('data', (c: Buffer) => (body += c));
       req.on('end', () => {
-        seen.push({ method: req.method!, path: req.url!, authorization: req.headers.authorization, body });
+        seen.push({
+          method: req.method!,
+          path: req.url!,
+          authorization: req.headers.authorization,
+          apiKey: req.headers['x-api-key'],
+          body,
+        });
         if (req.url === '/sse') {
           res.writeHead(200, { 'content-type': 'text/event-stream' });
           res.write('event: endpoint\ndata: /messages?session_id=s1\n\n');
@@ -376,6 +382,36 @@ describe('remote MCP servers through the gateway', () => {
     expect((await fetch(`${app.url}${elsewhere}`, { method: 'POST', headers: auth, body: '{}' })).status).toBe(403);
     expect((await fetch(`${app.url}/llm/mcp/shttp_0`, { method: 'POST', body: '{}' })).status).toBe(401);
     expect((await fetch(`${app.url}/llm/mcp/shttp_9`, { method: 'POST', headers: auth, body: '{}' })).status).toBe(404);
+  });
+
+  it('takes the header credentials of a server saved in the 2026 shape too, by its name; a disabled server is left out', async () => {
+    const key = await app.user('mcp-2026');
+    const headerKey = `mcp-header-${crypto.randomBytes(8).toString('hex')}`;
+    await call(app, 'POST', '/api/settings', {
+      key,
+      body: { llm_model: 'openai/gpt-4o', llm_api_key: 'sk-mcp-user', llm_base_url: stub.url },
+    });
+    const servers = { docs: { url: `${mcpUrl}/mcp`, headers: { 'X-Api-Key': headerKey } }, off: { url: `${mcpUrl}/off`, enabled: false } };
+    await call(app, 'POST', '/api/v1/settings', { key, body: { agent_settings_diff: { mcp_config: { mcpServers: servers } } } });
+    const task = await app.startConversation(key);
+    expect(task.status, task.detail ?? '').toBe('READY');
+    const request = await startRequestOf(app, key, task.app_conversation_id);
+    const token = request.agent.llm.api_key as string;
+    expect(JSON.stringify(request)).not.toContain(headerKey);
+    expect(request.agent.mcp_config).toEqual({
+      docs: {
+        url: expect.stringMatching(/\/llm\/mcp\/docs$/),
+        transport: 'streamable-http',
+        headers: { Authorization: `Bearer ${token}` },
+      },
+    });
+    const posted = await fetch(`${app.url}/llm/mcp/docs`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize' }),
+    });
+    expect(posted.status).toBe(200);
+    expect(seen.at(-1)).toMatchObject({ path: '/mcp', apiKey: headerKey, authorization: undefined });
   });
 });
 

@@ -86,18 +86,23 @@ describe('the nested settings', () => {
     expect((await user.settingsV1.get()).llm_api_key_set).toBe(false);
   });
 
-  it('replace mcp_config wholesale and mask its credentials', async () => {
+  it('replace mcp_config wholesale and mask its credentials: the 2026 map nested, the V0 lists at the top', async () => {
     const id = freshUser('mcp');
     const user = domain.as(id);
     const first = { sse_servers: [{ url: 'https://mcp.example/sse', api_key: 'mcp-secret-1' }], stdio_servers: [], shttp_servers: [] };
     await user.settingsV1.save({ agent_settings_diff: { mcp_config: first } });
     const read = await user.settingsV1.get();
-    expect(read.agent_settings.mcp_config?.sse_servers).toEqual([{ url: 'https://mcp.example/sse', api_key: '**********' }]);
-    expect(read.mcp_config).toEqual(read.agent_settings.mcp_config);
+    expect(read.agent_settings.mcp_config).toEqual({
+      sse_0: { url: 'https://mcp.example/sse', transport: 'sse', auth: { strategy: 'bearer', value: '**********' }, enabled: true },
+    });
+    expect(read.mcp_config?.sse_servers).toEqual([{ url: 'https://mcp.example/sse', api_key: '**********' }]);
     await user.settingsV1.save({
-      agent_settings_diff: { mcp_config: { stdio_servers: [{ name: 'fs', command: 'npx', args: ['-y', 'server-filesystem'] }] } },
+      agent_settings_diff: { mcp_config: { mcpServers: { fs: { command: 'npx', args: ['-y', 'server-filesystem'] } } } },
     });
     expect((await user.settingsV1.get()).agent_settings.mcp_config).toEqual({
+      fs: { command: 'npx', args: ['-y', 'server-filesystem'], env: {}, enabled: true },
+    });
+    expect((await user.settings.get()).mcp_config).toEqual({
       sse_servers: [],
       shttp_servers: [],
       stdio_servers: [{ name: 'fs', command: 'npx', args: ['-y', 'server-filesystem'], env: {} }],

@@ -1,7 +1,8 @@
 // The StartConversationRequest the agent server (OpenHands agent SDK) expects: the agent
 // with its LLM, tools and MCP servers, the workspace, the confirmation policy and secrets.
 import type { AppConversationStartRequest } from '../../../contract/app-conversations.schema.js';
-import type { McpConfig, McpConfigInput } from '../../../contract/mcp.schema.js';
+import { agentServerMap } from '../../services/settings/mcp-servers.js';
+import type { McpWith } from '../../services/settings/settings-secrets.js';
 import type { AgentLlm } from '../../llm-gateway/agent-llm.js';
 import type { ResolvedSettings } from '../../services/settings/settings.service.js';
 import { planPath, PLANNING_BOUNDARIES, withPluginParameters } from './start-request.js';
@@ -30,7 +31,7 @@ export interface AgentRequestParts {
   /** The agent's LLM: through the gateway (its URL and the conversation's token) or the owner's own (src/llm-gateway/agent-llm.ts). */
   llm: AgentLlm;
   tools: string[];
-  mcp: McpConfig | McpConfigInput | null;
+  mcp: McpWith<string | null> | null;
   projectDir: string;
   /** Custom secrets by name, with their values. */
   secrets: { name: string; value: string }[];
@@ -72,7 +73,7 @@ export function startConversationRequest(parts: AgentRequestParts) {
         ...parts.llm,
       },
       tools,
-      mcp_config: toAgentMcpConfig(parts.mcp as McpConfig | null),
+      mcp_config: agentServerMap(parts.mcp),
       ...agentContext(suffix, parts.agentServerVersion),
       ...(planning ? { system_prompt_filename: 'system_prompt_planning.j2' } : {}),
     },
@@ -101,23 +102,4 @@ function agentContext(suffix: string, agentServerVersion: string | null): { agen
   const legacy = agentServerVersion?.startsWith('1.0.0a') ?? false;
   const context = { ...(suffix ? { system_message_suffix: suffix } : {}), ...(legacy ? {} : { load_user_skills: true }) };
   return Object.keys(context).length > 0 ? { agent_context: context } : {};
-}
-
-/** Our MCP settings in the SDK's shape: {name: MCPServer}. */
-function toAgentMcpConfig(mcp: McpConfig | null): Record<string, unknown> {
-  if (!mcp) return {};
-  const servers: Record<string, unknown> = {};
-  mcp.sse_servers.forEach((s, i) => {
-    servers[`sse_${i}`] = { url: s.url, transport: 'sse', ...(s.api_key ? { headers: { Authorization: `Bearer ${s.api_key}` } } : {}) };
-  });
-  mcp.shttp_servers.forEach((s, i) => {
-    servers[`shttp_${i}`] = {
-      url: s.url,
-      transport: 'streamable-http',
-      ...(s.timeout ? { timeout: s.timeout } : {}),
-      ...(s.api_key ? { headers: { Authorization: `Bearer ${s.api_key}` } } : {}),
-    };
-  });
-  for (const s of mcp.stdio_servers) servers[s.name] = { command: s.command, args: s.args, env: s.env };
-  return servers;
 }

@@ -27,7 +27,7 @@ import { TaskSteps } from './task-steps.js';
 import type { ConversationStore, StartTask } from '../records/store.js';
 import * as scripts from './workspace-scripts.js';
 import type { AgentLlms } from '../../llm-gateway/agent-llm.js';
-import type { McpConfig } from '../../../contract/mcp.schema.js';
+import type { McpWith } from '../../services/settings/settings-secrets.js';
 
 const SETUP_SCRIPT_TIMEOUT_S = 600;
 const CAPACITY_RETRY_MS = 1_000;
@@ -272,7 +272,7 @@ export class StartWorkflow {
       task.conversationId,
       { userId: task.userId, sandboxId: at.sandboxId },
       { model, baseUrl: settings.llm_base_url ?? null, apiKey: settings.llm_api_key ?? null },
-      (this.deps.store.unseal(task, 'mcpConfig') ?? settings.mcp_config) as McpConfig | null,
+      (this.deps.store.unseal(task, 'mcpConfig') ?? settings.mcp_config) as McpWith<string | null> | null,
     );
     const provider = request.git_provider;
     // The request's secrets over the user's own, theirs over the organisation's: the most specific wins.

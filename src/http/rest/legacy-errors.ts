@@ -230,6 +230,10 @@ export const FAILURES: Record<ErrorReason, LegacyAnswer & { routers?: Record<str
   webhook_endpoint_not_found: { status: 404, body: detail },
   webhook_url_not_allowed: { status: 422, body: fieldValidation },
   webhook_endpoint_limit: { status: 409, body: detail },
+  // MCP server tests: the reference's HTTPException details.
+  mcp_server_not_found: { status: 404, body: detail },
+  mcp_stdio_not_testable: { status: 422, body: detail },
+  mcp_test_unavailable: { status: 503, body: detail },
   // Those every operation can meet; listed by TRANSPORT_FAILURES.
   rate_limited: { status: 429, body: messageKey },
   database_unavailable: { status: 503, body: detail },

@@ -14,7 +14,8 @@ import type { LlmProfilesService } from '../settings/llm-profiles.service.js';
 import type { OptionsService } from '../settings/options.service.js';
 import type { SandboxKeys } from '../../sandbox/index.js';
 import { nestedSettings } from '../settings/settings-v1.js';
-import type { SettingsService } from '../settings/settings.service.js';
+import { maskedMcp, type SettingsService, v0View } from '../settings/settings.service.js';
+import { serverMap } from '../settings/mcp-servers.js';
 
 const NOT_AVAILABLE = 'Automations are not available on this server';
 const VERIFIED = new Set(LLM_MODELS);
@@ -157,21 +158,22 @@ export class AccountService {
     const open = (field: 'llm_api_key' | 'search_api_key' | 'sandbox_api_key') =>
       exposeSecrets && record ? this.settings.openField(userId, record, field) : null;
     const llmApiKey = open('llm_api_key');
+    const mcp = record ? (fromOwnSandbox ? this.settings.openMcp(userId, record) : maskedMcp(record)) : null;
     const nested = nestedSettings(dto, record, {
       llmApiKey,
+      mcpServers: serverMap(mcp),
       llmProfiles: await this.llmProfiles.asKwargs(userId, exposeSecrets),
       activeAgentProfileId: record?.activeAgentProfileId ?? null,
     });
-    const mcp = fromOwnSandbox && record ? this.settings.openMcp(userId, record) : dto.mcp_config;
     return {
       ...dto,
       ...nested,
-      agent_settings: { ...nested.agent_settings, mcp_config: mcp },
       id: userId,
       llm_api_key: llmApiKey,
       search_api_key: open('search_api_key'),
       sandbox_api_key: open('sandbox_api_key'),
-      mcp_config: mcp,
+      // The V0 lists, as the SDK workspace's get_mcp_config reads them.
+      mcp_config: fromOwnSandbox ? v0View(mcp) : dto.mcp_config,
     };
   }
 }

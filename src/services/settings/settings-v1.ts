@@ -17,7 +17,9 @@ import {
 } from '../../../contract/settings-fields.js';
 import { AppError } from '../../errors.js';
 import type { LlmProfilesService } from './llm-profiles.service.js';
-import type { ExtraUpdate, SettingsService } from './settings.service.js';
+import { type ExtraUpdate, maskedMcp, type SettingsService } from './settings.service.js';
+import { serverMap } from './mcp-servers.js';
+import type { McpServer } from '../../../contract/mcp-servers.schema.js';
 
 const AGENT_SCHEMA = schemaDocument('AgentSettings', AGENT_FIELDS, AGENT_SECTIONS, 'openhands');
 const CONVERSATION_SCHEMA = schemaDocument('ConversationSettings', CONVERSATION_FIELDS, CONVERSATION_SECTIONS, null);
@@ -25,6 +27,8 @@ const CONVERSATION_SCHEMA = schemaDocument('ConversationSettings', CONVERSATION_
 /** What the nested view needs besides the V0 view: secrets to show (null unless exposed) and profiles. */
 export interface NestedParts {
   llmApiKey: string | null;
+  /** agent_settings.mcp_config: the 2026 map, masked (or opened for the user's own sandbox). */
+  mcpServers: Record<string, McpServer>;
   llmProfiles: SettingsV1['llm_profiles'];
   activeAgentProfileId: string | null;
 }
@@ -58,6 +62,7 @@ export class SettingsV1Service {
     const record = stored?.record ?? null;
     const nested = nestedSettings(dto, record, {
       llmApiKey: null,
+      mcpServers: serverMap(record ? maskedMcp(record) : null),
       llmProfiles: profiles,
       activeAgentProfileId: record?.activeAgentProfileId ?? null,
     });
@@ -122,7 +127,7 @@ export function nestedSettings(dto: Settings, record: SettingsRecord | null, par
       agent: dto.agent,
       llm: { model: dto.llm_model, api_key: parts.llmApiKey, base_url: dto.llm_base_url, ...extra },
       condenser: { enabled: dto.enable_default_condenser, max_size: dto.condenser_max_size },
-      mcp_config: dto.mcp_config,
+      mcp_config: parts.mcpServers,
     },
     conversation_settings: {
       max_iterations: dto.max_iterations,

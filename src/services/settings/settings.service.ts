@@ -14,6 +14,7 @@ import {
   mcpSecretAt,
   settingsSecretContext,
   type McpLike,
+  type McpWith,
   type SecretSlot,
 } from './settings-secrets.js';
 
@@ -26,8 +27,10 @@ const DEFAULTS = {
 } as const;
 
 /** Settings with secrets decrypted, for code that starts agents (never for responses). */
-export interface ResolvedSettings extends Omit<Settings, 'llm_api_key' | 'search_api_key' | 'sandbox_api_key'> {
+export interface ResolvedSettings extends Omit<Settings, 'llm_api_key' | 'search_api_key' | 'sandbox_api_key' | 'mcp_config'> {
   llm_api_key: string | null;
+  /** With what a 2026 save keeps beside the V0 lists (names, headers, extras). */
+  mcp_config: McpWith<string | null> | null;
   search_api_key: string | null;
   sandbox_api_key: string | null;
   /** LLM keyword arguments saved through the nested shape beyond model, key and base URL (temperature…). */
@@ -91,7 +94,8 @@ export class SettingsService {
       LLM_FIELDS.some((field) => (field === 'llm_api_key' ? input[field] != null : input[field] !== undefined)) ||
       Object.keys(set).some((k) => k.startsWith('llmExtra'));
     if (llmChanged) unset.activeLlmProfile = '';
-    const sealed = mapSettingsSecrets(userId, input, (value, at) => this.seal(value, at, storedMcp));
+    const sent = input.mcp_config ? { ...input, mcp_config: withKeptExtras(input.mcp_config, storedMcp) } : input;
+    const sealed = mapSettingsSecrets(userId, sent, (value, at) => this.seal(value, at, storedMcp));
     for (const [field, value] of Object.entries(input)) {
       if (value === undefined) continue;
       if (isSecretSettingsField(field)) {
@@ -111,12 +115,9 @@ export class SettingsService {
   async resolve(userId: string): Promise<ResolvedSettings | null> {
     const stored = await this.saved(userId);
     if (!stored) return null;
-    const opened = mapSettingsSecrets(userId, stored, (value, at) =>
-      value ? this.box.decrypt(value, at.context) : at.kind === 'env' ? '' : null,
-    );
-    // Env slots always open to a string ("" when empty).
+    const opened = mapSettingsSecrets(userId, stored, this.open);
     const llm_extra = isPlainObject(stored.llmExtra) ? stored.llmExtra : {};
-    return { ...toDto(stored), ...opened.fields, mcp_config: (opened.mcp_config as McpConfig | undefined) ?? null, llm_extra };
+    return { ...toDto(stored), ...opened.fields, mcp_config: opened.mcp_config ?? null, llm_extra };
   }
 
   /** The stored document and its V0 view, once settings were saved (the nested shape is built from both). */
@@ -149,12 +150,13 @@ export class SettingsService {
   }
 
   /** The MCP configuration with its credentials opened (the same caller as openField). */
-  openMcp(userId: string, record: SettingsRecord): McpConfig | null {
-    const opened = mapSettingsSecrets(userId, record, (value, at) =>
-      value ? this.box.decrypt(value, at.context) : at.kind === 'env' ? '' : null,
-    );
-    return (opened.mcp_config as McpConfig | undefined) ?? null;
+  openMcp(userId: string, record: SettingsRecord): McpWith<string | null> | null {
+    return mapSettingsSecrets(userId, record, this.open).mcp_config ?? null;
   }
+
+  /** A stored secret opened; env and header slots always open to a string ("" when empty). */
+  private readonly open = (value: string | null | undefined, at: SecretSlot): string | null =>
+    value ? this.box.decrypt(value, at.context) : at.kind === 'env' || at.kind === 'header' ? '' : null;
 
   /** The user's settings document once settings were saved (a document with only provider tokens is not). */
   private async saved(userId: string): Promise<SettingsRecord | null> {
@@ -202,7 +204,7 @@ function toDto(stored: SettingsRecord): Settings {
     user_consents_to_analytics: bool(stored.user_consents_to_analytics),
     sandbox_base_container_image: str(stored.sandbox_base_container_image),
     sandbox_runtime_container_image: str(stored.sandbox_runtime_container_image),
-    mcp_config: maskedMcp(stored),
+    mcp_config: v0View(maskedMcp(stored)),
     search_api_key: null,
     sandbox_api_key: null,
     max_budget_per_task: num(stored.max_budget_per_task),
@@ -218,11 +220,51 @@ function toDto(stored: SettingsRecord): Settings {
   };
 }
 
-/** Every MCP credential as the mask (env values always; an api_key when one is stored). */
-function maskedMcp(stored: SettingsRecord): McpConfig | null {
-  const masked = mapSettingsSecrets(stored.userId, stored, (value, at) => (at.kind === 'env' || value ? SECRET_MASK : null));
-  return (masked.mcp_config as McpConfig | undefined) ?? null; // env slots always map to a string
+/** Every MCP credential as the mask (env and header values always; an api_key when one is stored). */
+export function maskedMcp(stored: SettingsRecord): McpWith<string | null> | null {
+  const masked = mapSettingsSecrets(stored.userId, stored, (value, at) =>
+    at.kind === 'env' || at.kind === 'header' || value ? SECRET_MASK : null,
+  );
+  return masked.mcp_config ?? null;
 }
+
+/** The V0 view: the lists without what a 2026 save keeps beside them. */
+export function v0View(mcp: McpWith<string | null> | null): McpConfig | null {
+  if (!mcp) return null;
+  return {
+    sse_servers: mcp.sse_servers.map((s) => ({ url: s.url, api_key: s.api_key })),
+    shttp_servers: mcp.shttp_servers.map((s) => ({ url: s.url, api_key: s.api_key, timeout: s.timeout })),
+    stdio_servers: mcp.stdio_servers.map((s) => ({ name: s.name, command: s.command, args: s.args, env: s.env as Record<string, string> })),
+  };
+}
+
+/**
+ * A V0 save sends the lists only: an entry it keeps (the same URL, or the same stdio name) keeps
+ * what a 2026 save stored beside it, its header values by the mask.
+ */
+function withKeptExtras(sent: McpLike, stored: McpLike | null): McpLike {
+  if (!stored) return sent;
+  const remote = (list: 'sse_servers' | 'shttp_servers') =>
+    (sent[list] ?? []).map((s) => {
+      if (s.name !== undefined) return s;
+      const kept = stored[list]?.find((k) => k.url === s.url && k.name);
+      if (!kept) return s;
+      const headers = kept.headers ? Object.fromEntries(headerNames(kept.headers).map((key) => [key, SECRET_MASK])) : undefined;
+      return { ...s, name: kept.name, ...(headers ? { headers } : {}), ...(kept.extras ? { extras: kept.extras } : {}) };
+    });
+  return {
+    sse_servers: remote('sse_servers'),
+    shttp_servers: remote('shttp_servers'),
+    stdio_servers: (sent.stdio_servers ?? []).map((s) => {
+      if (s.extras !== undefined) return s;
+      const kept = stored.stdio_servers?.find((k) => k.name === s.name)?.extras;
+      return kept ? { ...s, extras: kept } : s;
+    }),
+  };
+}
+
+const headerNames = (headers: Readonly<Record<string, string>> | ReadonlyMap<string, string>) =>
+  headers instanceof Map ? [...headers.keys()] : Object.keys(headers);
 
 export const LLM_KEY_MISSING = 'Error authenticating with the LLM provider. Please check your API key';
 
