@@ -30,7 +30,10 @@ export type EventFilters = z.output<typeof CountEventsInputSchema>;
  */
 export const WatchEventsInputSchema = z.object({
   conversation_id: z.string().min(1).max(64),
-  lastEventId: z.string().regex(/^\d{1,15}$/).nullish(),
+  lastEventId: z
+    .string()
+    .regex(/^\d{1,15}$/)
+    .nullish(),
 });
 
 export const SearchEventsInputSchema = z.object({

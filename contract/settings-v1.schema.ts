@@ -42,6 +42,38 @@ export const ConversationSettingsDiffSchema = fieldsObject(CONVERSATION_FIELDS.m
 });
 export type ConversationSettingsDiff = z.output<typeof ConversationSettingsDiffSchema>;
 
+/** How conversations share sandboxes (the reference's SandboxGroupingStrategy; docs/api.md "Sandbox grouping"). */
+export const SANDBOX_GROUPING_STRATEGIES = [
+  'NO_GROUPING',
+  'GROUP_BY_NEWEST',
+  'LEAST_RECENTLY_USED',
+  'FEWEST_CONVERSATIONS',
+  'ADD_TO_ANY',
+] as const;
+export const SandboxGroupingStrategySchema = z.enum(SANDBOX_GROUPING_STRATEGIES);
+export type SandboxGroupingStrategy = z.infer<typeof SandboxGroupingStrategySchema>;
+
+/** A plugin marketplace the agent resolves plugins from (the SDK's MarketplaceRegistration). */
+export const MarketplaceSchema = z
+  .strictObject({
+    name: z.string().trim().min(1).max(128),
+    source: z.string().trim().min(1).max(2048),
+    ref: z.string().trim().min(1).max(256).nullable().optional(),
+    repo_path: z
+      .string()
+      .min(1)
+      .max(1024)
+      .refine(
+        (p) => !p.includes('\\') && !p.startsWith('/') && !p.split('/').includes('..'),
+        "repo_path must be relative, with '/' and no '..'",
+      )
+      .nullable()
+      .optional(),
+    auto_load: z.union([jsonBool(), z.array(z.string().max(256)).max(200)]).default(false),
+  })
+  .meta({ id: 'MarketplaceRegistration' });
+export type Marketplace = z.output<typeof MarketplaceSchema>;
+
 /** The V0 fields the nested shape keeps at the top level (app preferences and the like). */
 export const TOP_LEVEL_FIELDS = [
   'language',
@@ -82,6 +114,19 @@ export const SaveSettingsV1InputSchema = SaveSettingsInputSchema.pick(
     // For a model the LLM gateway cannot front (AWS Bedrock, Vertex AI, Gemini): the key goes into
     // the conversation's sandbox, as the owner's explicit choice (docs/llm-gateway.md).
     llm_key_in_sandbox: jsonBool().optional(),
+    sandbox_grouping_strategy: SandboxGroupingStrategySchema.nullable().optional(),
+    registered_marketplaces: z.array(MarketplaceSchema).max(50).nullable().optional(),
+    // The SDK makes a title with this profile's LLM inside the sandbox, which would put its key
+    // there: titles are made by the conversation's own LLM, through the gateway (docs/api.md).
+    title_llm_profile: z
+      .string()
+      .nullable()
+      .optional()
+      .refine(
+        (name) => name == null,
+        'A title LLM profile is not supported here: titles use the conversation’s own LLM, whose key stays in this service',
+      ),
+    title_generation_prompt: z.string().max(2000).nullable().optional(),
     agent_settings: z.unknown().optional(),
     conversation_settings: z.unknown().optional(),
   })
@@ -128,11 +173,14 @@ export const nestedSettingsShape = {
   git_full_clone: z.boolean(),
   llm_key_in_sandbox: z.boolean(),
   v1_enabled: z.literal(true),
-  sandbox_grouping_strategy: z.literal('NO_GROUPING'),
+  sandbox_grouping_strategy: SandboxGroupingStrategySchema,
   llm_profiles: LlmProfilesSchema,
   active_agent_profile_id: z.string().nullable(),
-  registered_marketplaces: z.array(z.never()),
+  registered_marketplaces: z.array(MarketplaceSchema),
+  // Marketplaces of the instance or organisation: none here.
   inherited_marketplaces: z.array(z.never()),
+  title_llm_profile: z.null(),
+  title_generation_prompt: z.string().nullable(),
 };
 
 export const SettingsV1Schema = z

@@ -112,6 +112,10 @@ export const SettingsSchema = new Schema(
     git_full_clone: Boolean,
     // A model the gateway cannot front runs with the key in the sandbox (docs/llm-gateway.md).
     llm_key_in_sandbox: Boolean,
+    // The 2026 settings of how conversations share sandboxes, the agent's marketplaces and the title prompt.
+    sandbox_grouping_strategy: String,
+    registered_marketplaces: { type: [Schema.Types.Mixed], default: undefined },
+    title_generation_prompt: String,
     // LLM profiles (api keys as ciphertext) and agent profiles (no secrets: they name an LLM
     // profile), with the pointers to the active ones; profilesVersion guards their
     // read-modify-write (a rename of an LLM profile changes the agent profiles naming it too).

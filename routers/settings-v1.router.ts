@@ -29,7 +29,7 @@ export const settingsV1Router = router({
 
   save: authedProcedure
     .meta({
-      errors: ['legacy_settings_keys'],
+      errors: ['legacy_settings_keys', 'marketplace_names_duplicated'],
       openapi: {
         method: 'POST',
         path: '/api/v1/settings',

@@ -71,6 +71,7 @@ export type ErrorReason =
   | 'workspace_path_not_found'
   | 'event_not_found'
   | 'legacy_settings_keys'
+  | 'marketplace_names_duplicated'
   | 'llm_profile_not_found'
   | 'llm_profile_exists'
   | 'llm_profile_limit'

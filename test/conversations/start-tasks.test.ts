@@ -589,6 +589,21 @@ describe('V0 conversation endpoints', () => {
     expect((await call(app, 'DELETE', `/api/conversations/${id}`, { key })).body).toBe(false);
   });
 
+  it("hands the agent server the user's plugin marketplaces and title prompt (2026 settings)", async () => {
+    const { key } = await userWithSettings();
+    const marketplace = { name: 'team', source: 'github:acme/plugins', auto_load: true };
+    await call(app, 'POST', '/api/v1/settings', {
+      key,
+      body: { registered_marketplaces: [marketplace], title_generation_prompt: 'Title: {conversation_content}' },
+    });
+    const res = await call(app, 'POST', '/api/v1/app-conversations', { key, body: {} });
+    const ready = await waitForTask(key, res.body.id);
+    const [conversation] = (await call(app, 'GET', `/api/v1/app-conversations?ids=${ready.app_conversation_id}`, { key })).body;
+    const sent = (await agentConversation(ready.agent_server_url, conversation.session_api_key, ready.app_conversation_id)).request;
+    expect(sent.agent.agent_context.registered_marketplaces).toEqual([marketplace]);
+    expect(sent.prompt).toBe('Title: {conversation_content}');
+  });
+
   it('applies a suggested task and a per-conversation MCP override (kept encrypted meanwhile)', async () => {
     const { key } = await userWithSettings({ mcp_config: { sse_servers: ['https://from-settings.example.com/sse'] } });
     const created = await call(app, 'POST', '/api/conversations', {

@@ -150,6 +150,56 @@ describe('the nested settings', () => {
   });
 });
 
+describe('the settings of sharing, marketplaces and titles', () => {
+  const marketplace = { name: 'team', source: 'github:acme/plugins', ref: 'v2', repo_path: 'market', auto_load: ['lint'] };
+
+  it('round-trip: grouping strategy, marketplaces and title prompt stored and read back; null back to the default', async () => {
+    const user = domain.as(freshUser('four'));
+    expect(await user.settingsV1.get()).toMatchObject({
+      sandbox_grouping_strategy: 'NO_GROUPING',
+      registered_marketplaces: [],
+      inherited_marketplaces: [],
+      title_llm_profile: null,
+      title_generation_prompt: null,
+    });
+    await user.settingsV1.save({
+      sandbox_grouping_strategy: 'FEWEST_CONVERSATIONS',
+      registered_marketplaces: [marketplace],
+      title_generation_prompt: 'Five words at most: {conversation_content}',
+      title_llm_profile: null,
+    });
+    expect(await user.settingsV1.get()).toMatchObject({
+      sandbox_grouping_strategy: 'FEWEST_CONVERSATIONS',
+      registered_marketplaces: [marketplace],
+      title_generation_prompt: 'Five words at most: {conversation_content}',
+    });
+    await user.settingsV1.save({ sandbox_grouping_strategy: null, registered_marketplaces: null, title_generation_prompt: '' });
+    expect(await user.settingsV1.get()).toMatchObject({
+      sandbox_grouping_strategy: 'NO_GROUPING',
+      registered_marketplaces: [],
+      title_generation_prompt: null,
+    });
+  });
+
+  it('refuse what they cannot keep, storing nothing: duplicate marketplace names, a title LLM profile, unknown strategies', async () => {
+    const id = freshUser('four-refused');
+    const user = domain.as(id);
+    expect(await refusal(user.settingsV1.save({ registered_marketplaces: [marketplace, { ...marketplace, source: 'x' }] }))).toMatchObject({
+      code: 'BAD_REQUEST',
+      reason: 'marketplace_names_duplicated',
+      message: 'Marketplace name(s) already in use or duplicated: team',
+    });
+    expect(await refusal(user.settingsV1.save({ title_llm_profile: 'fast' } as never))).toMatchObject({ code: 'BAD_REQUEST' });
+    expect(await refusal(user.settingsV1.save({ sandbox_grouping_strategy: 'ROUND_ROBIN' } as never))).toMatchObject({
+      code: 'BAD_REQUEST',
+    });
+    expect(await refusal(user.settingsV1.save({ registered_marketplaces: [{ ...marketplace, repo_path: '../up' }] }))).toMatchObject({
+      code: 'BAD_REQUEST',
+    });
+    expect(await storedSettings(id)).toEqual([]);
+  });
+});
+
 describe('the form schemas', () => {
   it('are the agent SDK settings-schema format with the fields a save accepts', async () => {
     const user = domain.as(freshUser('schema'));

@@ -149,6 +149,17 @@ describe('/api/v1/settings, its LLM profiles and /api/agent-profiles', () => {
       status: 422,
       body: { error: 'Use *_diff nested settings payloads instead of legacy keys', keys: ['agent_settings', 'conversation_settings'] },
     });
+    const twice = [
+      { name: 'a', source: 'github:x/y' },
+      { name: 'a', source: 'github:x/z' },
+    ];
+    expect(await as('POST', '/api/v1/settings', { registered_marketplaces: twice })).toMatchObject({
+      status: 400,
+      body: { error: 'Marketplace name(s) already in use or duplicated: a' },
+    });
+    const titled = await as('POST', '/api/v1/settings', { title_llm_profile: 'fast' });
+    expect(titled.status).toBe(422);
+    expect(titled.body.detail[0]).toMatchObject({ loc: ['body', 'title_llm_profile'], msg: expect.stringContaining('not supported here') });
     const bad = await as('POST', '/api/v1/settings', { conversation_settings_diff: { max_iterations: 'many' } });
     expect(bad.status).toBe(422);
     expect(bad.body.detail[0].loc).toEqual(['body', 'conversation_settings_diff', 'max_iterations']);

@@ -322,6 +322,7 @@ const ROWS = [
   ['appConversationFiles.readFile', 'PAYLOAD_TOO_LARGE', 'Too large', 'too_large_to_serve', 413, { detail: 'Too large' }],
   ['webhookEndpoints.get', 'NOT_FOUND', 'No endpoint', 'webhook_endpoint_not_found', 404, { detail: 'No endpoint' }],
   ['webhookEndpoints.create', 'CONFLICT', 'At most 20', 'webhook_endpoint_limit', 409, { detail: 'At most 20' }],
+  ['settingsV1.save', 'BAD_REQUEST', 'Duplicated: a', 'marketplace_names_duplicated', 400, { error: 'Duplicated: a' }],
   ['mcpTests.testStored', 'NOT_FOUND', 'MCP server was not found', 'mcp_server_not_found', 404, { detail: 'MCP server was not found' }],
   ['mcpTests.test', 'UNPROCESSABLE_CONTENT', 'stdio', 'mcp_stdio_not_testable', 422, { detail: 'stdio' }],
   ['mcpTests.testStored', 'SERVICE_UNAVAILABLE', 'Later', 'mcp_test_unavailable', 503, { detail: 'Later' }],

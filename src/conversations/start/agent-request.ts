@@ -4,6 +4,7 @@ import type { AppConversationStartRequest } from '../../../contract/app-conversa
 import { agentServerMap } from '../../services/settings/mcp-servers.js';
 import type { McpWith } from '../../services/settings/settings-secrets.js';
 import type { AgentLlm } from '../../llm-gateway/agent-llm.js';
+import type { Marketplace } from '../../../contract/settings-v1.schema.js';
 import type { ResolvedSettings } from '../../services/settings/settings.service.js';
 import { planPath, PLANNING_BOUNDARIES, withPluginParameters } from './start-request.js';
 
@@ -74,7 +75,7 @@ export function startConversationRequest(parts: AgentRequestParts) {
       },
       tools,
       mcp_config: agentServerMap(parts.mcp),
-      ...agentContext(suffix, parts.agentServerVersion),
+      ...agentContext(suffix, parts.agentServerVersion, settings.registered_marketplaces),
       ...(planning ? { system_prompt_filename: 'system_prompt_planning.j2' } : {}),
     },
     workspace: { kind: 'LocalWorkspace', working_dir: parts.projectDir },
@@ -82,6 +83,10 @@ export function startConversationRequest(parts: AgentRequestParts) {
     tool_module_qualnames: Object.fromEntries(tools.flatMap(({ name }) => (TOOL_MODULES[name] ? [[name, TOOL_MODULES[name]]] : []))),
     confirmation_policy: { kind: settings.confirmation_mode ? 'AlwaysConfirm' : 'NeverConfirm' },
     ...(settings.max_iterations ? { max_iterations: settings.max_iterations } : {}),
+    // The title prompt (settings title_generation_prompt): the SDK names it `prompt`; 1.0.0a6 has none.
+    ...(settings.title_generation_prompt && !legacyAgentServer(parts.agentServerVersion)
+      ? { prompt: settings.title_generation_prompt }
+      : {}),
     ...(initialMessage ? { initial_message: initialMessage } : {}),
     ...(request.plugins?.length
       ? { plugins: request.plugins.map((p) => ({ source: p.source, ref: p.ref ?? null, repo_path: p.repo_path ?? null })) }
@@ -98,8 +103,19 @@ export function startConversationRequest(parts: AgentRequestParts) {
  * in the sandbox, what a user or an earlier conversation of the sandbox put there) loaded by the
  * 2026 agent servers (the SDK's default leaves them out; agent server 1.0.0a6 has no such field).
  */
-function agentContext(suffix: string, agentServerVersion: string | null): { agent_context?: Record<string, unknown> } {
-  const legacy = agentServerVersion?.startsWith('1.0.0a') ?? false;
-  const context = { ...(suffix ? { system_message_suffix: suffix } : {}), ...(legacy ? {} : { load_user_skills: true }) };
+function agentContext(
+  suffix: string,
+  agentServerVersion: string | null,
+  marketplaces: readonly Marketplace[],
+): { agent_context?: Record<string, unknown> } {
+  const legacy = legacyAgentServer(agentServerVersion);
+  const context = {
+    ...(suffix ? { system_message_suffix: suffix } : {}),
+    ...(legacy ? {} : { load_user_skills: true }),
+    ...(legacy || marketplaces.length === 0 ? {} : { registered_marketplaces: marketplaces }),
+  };
   return Object.keys(context).length > 0 ? { agent_context: context } : {};
 }
+
+/** Agent server 1.0.0a6 (the d6 web UI's): no user skills, marketplaces or title prompt. */
+const legacyAgentServer = (version: string | null) => version?.startsWith('1.0.0a') ?? false;

@@ -189,6 +189,7 @@ export const FAILURES: Record<ErrorReason, LegacyAnswer & { routers?: Record<str
   provider_token_not_found: { status: 404, body: detail },
   // The 2026 surface (docs/api.md "2026 /api/v1 surface"): the reference's bodies where it has them.
   legacy_settings_keys: { status: 422, body: errorKeys },
+  marketplace_names_duplicated: { status: 400, body: errorKey },
   llm_profile_not_found: { status: 404, body: detail },
   llm_profile_exists: { status: 409, body: detail },
   llm_profile_limit: { status: 409, body: detail },

@@ -4,7 +4,7 @@
 // save turns the diffs into one V0 partial save plus those extras, so secrets, MCP credentials
 // and concurrency follow the V0 rules (src/services/settings/settings.service.ts).
 import type { SaveSettingsInput, Settings } from '../../../contract/settings.schema.js';
-import type { SaveSettingsV1Input, SettingsV1 } from '../../../contract/settings-v1.schema.js';
+import type { Marketplace, SandboxGroupingStrategy, SaveSettingsV1Input, SettingsV1 } from '../../../contract/settings-v1.schema.js';
 import { TOP_LEVEL_FIELDS } from '../../../contract/settings-v1.schema.js';
 import type { SettingsRecord } from '../../../models/index.js';
 import {
@@ -113,7 +113,24 @@ export class SettingsV1Service {
     if (input.disabled_skills !== undefined) extra.set!.disabled_skills = input.disabled_skills;
     if (input.git_full_clone !== undefined) extra.set!.git_full_clone = input.git_full_clone;
     if (input.llm_key_in_sandbox !== undefined) extra.set!.llm_key_in_sandbox = input.llm_key_in_sandbox;
+    for (const key of ['sandbox_grouping_strategy', 'registered_marketplaces', 'title_generation_prompt'] as const) {
+      const value = input[key];
+      if (value === null || value === '') extra.unset!.push(key);
+      else if (value !== undefined) extra.set![key] = value;
+    }
+    if (input.registered_marketplaces) assertDistinctNames(input.registered_marketplaces);
     await this.settings.save(userId, flat as SaveSettingsInput, extra);
+  }
+}
+
+/** The reference's check on a save: marketplace names are unique (400 with the names). */
+function assertDistinctNames(marketplaces: Marketplace[]): void {
+  const seen = new Set<string>();
+  const duplicated = new Set(marketplaces.map((m) => m.name).filter((name) => seen.has(name) || !seen.add(name)));
+  if (duplicated.size > 0) {
+    throw new AppError('BAD_REQUEST', `Marketplace name(s) already in use or duplicated: ${[...duplicated].sort().join(', ')}`, {
+      reason: 'marketplace_names_duplicated',
+    });
   }
 }
 
@@ -139,10 +156,12 @@ export function nestedSettings(dto: Settings, record: SettingsRecord | null, par
     git_full_clone: record?.git_full_clone ?? false,
     llm_key_in_sandbox: record?.llm_key_in_sandbox ?? false,
     v1_enabled: true as const,
-    sandbox_grouping_strategy: 'NO_GROUPING' as const,
+    sandbox_grouping_strategy: (record?.sandbox_grouping_strategy as SandboxGroupingStrategy | undefined) ?? 'NO_GROUPING',
     llm_profiles: parts.llmProfiles,
     active_agent_profile_id: parts.activeAgentProfileId,
-    registered_marketplaces: [],
+    registered_marketplaces: (record?.registered_marketplaces as Marketplace[] | undefined) ?? [],
     inherited_marketplaces: [],
+    title_llm_profile: null,
+    title_generation_prompt: record?.title_generation_prompt ?? null,
   };
 }

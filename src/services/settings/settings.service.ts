@@ -4,6 +4,7 @@ import type { Models, SettingsRecord } from '../../../models/index.js';
 import { SECRET_MASK } from '../../../contract/common.schema.js';
 import type { McpConfig } from '../../../contract/mcp.schema.js';
 import type { SaveSettingsInput, Settings } from '../../../contract/settings.schema.js';
+import type { Marketplace } from '../../../contract/settings-v1.schema.js';
 import type { SecretBox } from '../../crypto.js';
 import { untilApplied, newVersion } from '../../db/versions.js';
 import { AppError, isDuplicateKeyError } from '../../errors.js';
@@ -31,6 +32,9 @@ export interface ResolvedSettings extends Omit<Settings, 'llm_api_key' | 'search
   llm_api_key: string | null;
   /** With what a 2026 save keeps beside the V0 lists (names, headers, extras). */
   mcp_config: McpWith<string | null> | null;
+  /** The 2026 settings a start hands the agent server: its plugin marketplaces and title prompt. */
+  registered_marketplaces: Marketplace[];
+  title_generation_prompt: string | null;
   search_api_key: string | null;
   sandbox_api_key: string | null;
   /** LLM keyword arguments saved through the nested shape beyond model, key and base URL (temperature…). */
@@ -117,7 +121,14 @@ export class SettingsService {
     if (!stored) return null;
     const opened = mapSettingsSecrets(userId, stored, this.open);
     const llm_extra = isPlainObject(stored.llmExtra) ? stored.llmExtra : {};
-    return { ...toDto(stored), ...opened.fields, mcp_config: opened.mcp_config ?? null, llm_extra };
+    return {
+      ...toDto(stored),
+      ...opened.fields,
+      mcp_config: opened.mcp_config ?? null,
+      llm_extra,
+      registered_marketplaces: (stored.registered_marketplaces as Marketplace[] | undefined) ?? [],
+      title_generation_prompt: stored.title_generation_prompt ?? null,
+    };
   }
 
   /** The stored document and its V0 view, once settings were saved (the nested shape is built from both). */
@@ -140,7 +151,16 @@ export class SettingsService {
 
   /** The defaults as a start reads them, for a user who saved none and whose LLM comes from elsewhere (an organisation's). */
   blank(): ResolvedSettings {
-    return { ...this.defaults(), llm_api_key: null, search_api_key: null, sandbox_api_key: null, mcp_config: null, llm_extra: {} };
+    return {
+      ...this.defaults(),
+      llm_api_key: null,
+      search_api_key: null,
+      sandbox_api_key: null,
+      mcp_config: null,
+      llm_extra: {},
+      registered_marketplaces: [],
+      title_generation_prompt: null,
+    };
   }
 
   /** A stored secret field opened (for the user's own running sandbox only: users/me?expose_secrets). */
