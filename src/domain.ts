@@ -16,6 +16,7 @@ import { LeaseQueue } from './db/lease-queue.js';
 import { PendingMessages } from './conversations/pending-messages.js';
 import { profilesFromSettings, type AgentProfiles, type LlmProfiles } from './conversations/profiles.js';
 import { StartWorkflow } from './conversations/start/start-workflow.js';
+import { SandboxGrouping } from './conversations/start/sandbox-grouping.js';
 import { startsPerUser } from './conversations/records/task-queue.js';
 import { ConversationStore, type StartTask } from './conversations/records/store.js';
 import {
@@ -268,6 +269,7 @@ export function createServices({ db, box, config, runtime: bareRuntime, webUrl, 
     removeConversationData,
     agentProfiles,
     conversationLifecycle,
+    new SandboxGrouping({ settings, sandboxes, store, maxConversations: config.sandbox.maxConversations }),
   );
   const userGit = new UserGitService(gitProviders, providerHttp, config.providers, log.child({ component: 'git-providers' }));
   return {

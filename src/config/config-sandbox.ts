@@ -30,6 +30,8 @@ export const sandboxEnv = {
   SANDBOX_SPECS_FILE: optionalString,
   SANDBOX_MAX_RUNNING_PER_USER: z.coerce.number().int().min(1).max(1000).default(5),
   SANDBOX_AT_LIMIT: z.enum(['refuse', 'pause-oldest']).default('refuse'),
+  // Conversations a grouped start puts into one sandbox at most (settings sandbox_grouping_strategy); the reference's 20.
+  SANDBOX_MAX_CONVERSATIONS: z.coerce.number().int().min(1).max(1000).default(20),
   SANDBOX_MAX_CONCURRENT_STARTS: z.coerce.number().int().min(1).max(1000).default(4),
   SANDBOX_STARTUP_TIMEOUT_MS: z.coerce.number().int().min(1000).default(120_000),
   SANDBOX_IMAGE: z.string().default('ghcr.io/openhands/agent-server:4e2ecd8-python'),
@@ -87,6 +89,7 @@ export function sandboxConfig(e: SandboxEnv) {
       maxRunningPerUser: e.SANDBOX_MAX_RUNNING_PER_USER,
       // What a start or resume past the limit does (src/sandbox/service/sandbox-slots.ts).
       atLimit: e.SANDBOX_AT_LIMIT,
+      maxConversations: e.SANDBOX_MAX_CONVERSATIONS,
       maxConcurrentStarts: e.SANDBOX_MAX_CONCURRENT_STARTS,
       startupTimeoutMs: e.SANDBOX_STARTUP_TIMEOUT_MS,
       image: e.SANDBOX_IMAGE,

@@ -13,6 +13,7 @@ import {
 } from '../../contract/app-conversations.schema.js';
 import { hexId, pageFromExtra, pageOffset, SECRET_MASK, UUID_PATTERN } from '../../contract/common.schema.js';
 import type { McpConfigInput } from '../../contract/mcp.schema.js';
+import type { SandboxGrouping } from './start/sandbox-grouping.js';
 import type { ClientGeneration } from '../../contract/sandbox-specs.schema.js';
 import { AgentServerClient } from '../agent-server/client.js';
 import { AppError, isDuplicateKeyError } from '../errors.js';
@@ -53,6 +54,8 @@ export class AppConversationsService {
     private readonly profiles: AgentProfiles = NO_AGENT_PROFILES,
     /** Creations and deletions, for the lifecycle webhooks. */
     private readonly events: Pick<ConversationLifecycleEvents, 'taskChanged' | 'deleted' | 'listensToTasks'> | null = null,
+    /** Where a start without a sandbox goes when its owner groups conversations (null: always a new sandbox). */
+    private readonly grouping: SandboxGrouping | null = null,
   ) {
     this.live = new LiveStatus(store, sandboxes, budgets);
   }
@@ -86,7 +89,10 @@ export class AppConversationsService {
     const { secrets, ...rest } = request;
     const stored = { ...rest, agent_profile_id: profile?.id ?? null, ...(secrets ? { secrets: masked(secrets) } : {}) };
     const tags = profileTags(profile);
-    const reservedSandboxId = await this.sandboxes.slots.reserve(userId, request.sandbox_id ?? null);
+    const sandboxSpecId = this.sandboxes.specs.specIdFor(generation);
+    // A grouped start joins a running sandbox of its owner: no new slot, as a start naming it.
+    const grouped = request.sandbox_id ? null : await this.grouping?.pick(userId, sandboxSpecId);
+    const reservedSandboxId = grouped ? null : await this.sandboxes.slots.reserve(userId, request.sandbox_id ?? null);
     // When anyone listens, its WORKING event goes out before any worker (another replica's too) can tell a later status.
     const announced = (await this.events?.listensToTasks(userId)) ?? false;
     const now = new Date();
@@ -102,7 +108,8 @@ export class AppConversationsService {
           createdAt: now,
           updatedAt: now,
           reservedSandboxId,
-          sandboxSpecId: this.sandboxes.specs.specIdFor(generation),
+          sandboxSpecId,
+          ...(grouped ? { sandbox_id: grouped, sandbox_source: 'existing' as const } : {}),
           orgId,
         },
         { mcpConfig: mcpOverride, requestSecrets: secrets ?? null },

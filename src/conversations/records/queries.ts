@@ -11,7 +11,8 @@ import { CONVERSATION_FILTERS, filterQuery, TASK_FILTERS, type ConversationSearc
 /** A start task as the store hands it out: the record, its status and request typed. */
 export type StartTask = Omit<StartTaskRecord, 'status' | 'request'> & { status: StartTaskStatus; request: AppConversationStartRequest };
 export type NewStartTask = Pick<StartTask, '_id' | 'userId' | 'status' | 'request' | 'conversationId' | 'createdAt' | 'updatedAt'> &
-  Partial<Pick<StartTask, 'reservedSandboxId' | 'sandboxSpecId' | 'orgId'>>;
+  // sandbox_id at creation: the running sandbox a grouped start joins (conversations/start/sandbox-grouping.ts).
+  Partial<Pick<StartTask, 'reservedSandboxId' | 'sandboxSpecId' | 'orgId' | 'sandbox_id' | 'sandbox_source'>>;
 
 /** What an owner (PATCH) or its agent server (webhooks) changes of a conversation record. */
 export type ConversationUpdate = Partial<
@@ -125,10 +126,10 @@ export function newStartTask(task: NewStartTask, sealed: Pick<StartTask, 'mcpCon
     ...sealed,
     detail: null,
     app_conversation_id: null,
-    sandbox_id: null,
+    sandbox_id: task.sandbox_id ?? null,
     agent_server_url: null,
     phase_times: { [task.status]: task.createdAt },
-    sandbox_source: null,
+    sandbox_source: task.sandbox_source ?? null,
     attempts: 0,
     leaseOwner: null,
     leaseExpiresAt: null,

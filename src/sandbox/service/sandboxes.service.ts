@@ -163,6 +163,14 @@ export class SandboxesService {
     return { items: await Promise.all(page.map((r) => this.withState(r))), next_page_id };
   }
 
+  /** The user's running sandboxes of a spec (the default when null): where a grouped start may go. */
+  async running(userId: string, specId: string | null): Promise<{ id: string; createdAt: string }[]> {
+    const spec = specId ? this.specs.find(specId) : this.specs.default;
+    if (!spec) return [];
+    const { items } = await this.search(userId, null, 100);
+    return items.filter((s) => s.status === 'RUNNING' && s.sandbox_spec_id === spec.id).map((s) => ({ id: s.id, createdAt: s.created_at }));
+  }
+
   async batchGet(userId: string, ids: string[]): Promise<(SandboxInfo | null)[]> {
     const records = await this.records.getMany(ids, { userId });
     const byId = new Map(records.map((r) => [r._id, r]));

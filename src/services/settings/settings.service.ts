@@ -4,7 +4,7 @@ import type { Models, SettingsRecord } from '../../../models/index.js';
 import { SECRET_MASK } from '../../../contract/common.schema.js';
 import type { McpConfig } from '../../../contract/mcp.schema.js';
 import type { SaveSettingsInput, Settings } from '../../../contract/settings.schema.js';
-import type { Marketplace } from '../../../contract/settings-v1.schema.js';
+import type { Marketplace, SandboxGroupingStrategy } from '../../../contract/settings-v1.schema.js';
 import type { SecretBox } from '../../crypto.js';
 import { untilApplied, newVersion } from '../../db/versions.js';
 import { AppError, isDuplicateKeyError } from '../../errors.js';
@@ -142,6 +142,12 @@ export class SettingsService {
     const projection = { max_budget_per_task: 1, max_budget_per_month: 1 };
     const stored = await this.models.Settings.collection.findOne({ userId }, { projection });
     return { max_budget_per_task: num(stored?.max_budget_per_task), max_budget_per_month: num(stored?.max_budget_per_month) };
+  }
+
+  /** How the user's new conversations share sandboxes (settings sandbox_grouping_strategy). */
+  async groupingStrategy(userId: string): Promise<SandboxGroupingStrategy> {
+    const stored = await this.models.Settings.collection.findOne({ userId }, { projection: { sandbox_grouping_strategy: 1 } });
+    return (stored?.sandbox_grouping_strategy as SandboxGroupingStrategy | undefined) ?? 'NO_GROUPING';
   }
 
   /** The V0 view of a user who never saved settings (users/me answers with it). */
