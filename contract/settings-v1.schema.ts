@@ -73,6 +73,15 @@ export const MarketplaceSchema = z
   })
   .meta({ id: 'MarketplaceRegistration' });
 export type Marketplace = z.output<typeof MarketplaceSchema>;
+const MarketplaceOutSchema = z
+  .object({
+    name: z.string(),
+    source: z.string(),
+    ref: z.string().nullable().optional(),
+    repo_path: z.string().nullable().optional(),
+    auto_load: z.union([z.boolean(), z.array(z.string())]),
+  })
+  .meta({ id: 'Marketplace' });
 
 /** The V0 fields the nested shape keeps at the top level (app preferences and the like). */
 export const TOP_LEVEL_FIELDS = [
@@ -176,7 +185,7 @@ export const nestedSettingsShape = {
   sandbox_grouping_strategy: SandboxGroupingStrategySchema,
   llm_profiles: LlmProfilesSchema,
   active_agent_profile_id: z.string().nullable(),
-  registered_marketplaces: z.array(MarketplaceSchema),
+  registered_marketplaces: z.array(MarketplaceOutSchema),
   // Marketplaces of the instance or organisation: none here.
   inherited_marketplaces: z.array(z.never()),
   title_llm_profile: z.null(),

@@ -17,6 +17,7 @@ import { feedbackModel } from './feedback.model.js';
 import { llmCallModel } from './llm-call.model.js';
 import { llmRouteModel } from './llm-route.model.js';
 import { monthlySpendModel } from './monthly-spend.model.js';
+import { dailyStartModel } from './daily-start.model.js';
 import { claimModel } from './claim.model.js';
 import { pendingMessageModel } from './pending-message.model.js';
 import { recordListModel } from './record-list.model.js';
@@ -47,6 +48,7 @@ export * from './feedback.model.js';
 export * from './llm-call.model.js';
 export * from './llm-route.model.js';
 export * from './monthly-spend.model.js';
+export * from './daily-start.model.js';
 export * from './claim.model.js';
 export * from './pending-message.model.js';
 export * from './record-list.model.js';
@@ -77,6 +79,7 @@ export function createModels(conn: Connection) {
     EventRecent: eventRecentModel(conn),
     Feedback: feedbackModel(conn),
     MonthlySpend: monthlySpendModel(conn),
+    DailyStart: dailyStartModel(conn),
     PendingMessage: pendingMessageModel(conn),
     Claim: claimModel(conn),
     WebhookEndpoint: webhookEndpointModel(conn),

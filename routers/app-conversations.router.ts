@@ -29,6 +29,7 @@ const START_FAILURES = [
   'start_request_refused',
   'sandbox_limit_reached',
   'org_permission_denied',
+  'daily_conversation_limit_reached',
 ] as const;
 
 /**

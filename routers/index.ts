@@ -36,6 +36,7 @@ import { organizationMembersRouter } from './organization-members.router.js';
 import { organizationSecretsRouter } from './organization-secrets.router.js';
 import { settingsV1Router } from './settings-v1.router.js';
 import { mcpTestsRouter } from './mcp-tests.router.js';
+import { quotaRouter } from './quota.router.js';
 import { usersRouter } from './users.router.js';
 
 export const appRouter = router({
@@ -58,6 +59,7 @@ export const appRouter = router({
   agentCallbacks: agentCallbacksRouter,
   webhookEndpoints: webhookEndpointsRouter,
   mcpTests: mcpTestsRouter,
+  quota: quotaRouter,
   options: optionsRouter,
   user: userRouter,
   settingsV1: settingsV1Router,

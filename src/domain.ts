@@ -17,6 +17,7 @@ import { PendingMessages } from './conversations/pending-messages.js';
 import { profilesFromSettings, type AgentProfiles, type LlmProfiles } from './conversations/profiles.js';
 import { StartWorkflow } from './conversations/start/start-workflow.js';
 import { SandboxGrouping } from './conversations/start/sandbox-grouping.js';
+import { DailyStarts } from './conversations/budgets/daily-starts.js';
 import { startsPerUser } from './conversations/records/task-queue.js';
 import { ConversationStore, type StartTask } from './conversations/records/store.js';
 import {
@@ -49,8 +50,7 @@ import type { Metrics } from './metrics.js';
 import { createAccountServices } from './services/account-services.js';
 import { createCredentialServices } from './services/identity/credential-services.js';
 import { ProviderHttp } from './git/providers/provider-http.js';
-import { ProviderHostPolicy, providerHostPolicy } from './git/providers/provider-hosts.js';
-import { McpProbe } from './services/mcp/mcp-probe.js';
+import { providerHostPolicy } from './git/providers/provider-hosts.js';
 import { McpTestsService } from './services/mcp/mcp-tests.service.js';
 import { GitProvidersService } from './git/git-providers.service.js';
 import { GitSearchService } from './git/git-search.service.js';
@@ -260,6 +260,7 @@ export function createServices({ db, box, config, runtime: bareRuntime, webUrl, 
     // Its gateway token opens nothing from now on (its sandbox may serve other conversations).
     await llmRoutes.close({ conversationId });
   };
+  const dailyStarts = new DailyStarts(models, config.budgets.dailyConversationLimit);
   const appConversations = new AppConversationsService(
     store,
     sandboxes,
@@ -270,6 +271,7 @@ export function createServices({ db, box, config, runtime: bareRuntime, webUrl, 
     agentProfiles,
     conversationLifecycle,
     new SandboxGrouping({ settings, sandboxes, store, maxConversations: config.sandbox.maxConversations }),
+    dailyStarts,
   );
   const userGit = new UserGitService(gitProviders, providerHttp, config.providers, log.child({ component: 'git-providers' }));
   return {
@@ -323,11 +325,8 @@ export function createServices({ db, box, config, runtime: bareRuntime, webUrl, 
     ),
     budgets,
     webhookEndpoints: lifecycleWebhooks.service,
-    mcpTests: new McpTestsService(
-      settings,
-      new McpProbe(new ProviderHostPolicy(config.mcpTests.allowedHosts, [])),
-      config.mcpTests.perMinute,
-    ),
+    dailyStarts,
+    mcpTests: McpTestsService.create(settings, config.mcpTests),
     /** Sends the lifecycle webhooks' deliveries (started with the server). */
     webhookDispatcher: lifecycleWebhooks.dispatcher,
     /** Emits start-task and conversation events (e.g. conversation.budget_reached). */

@@ -116,6 +116,8 @@ export type ErrorReason =
   // Budgets (docs/budgets.md): a message that would run an agent stopped for a budget.
   | 'budget_reached'
   | 'monthly_budget_reached'
+  // The daily conversation limit (docs/budgets.md).
+  | 'daily_conversation_limit_reached'
   // The LLM gateway (docs/llm-gateway.md): a model whose provider it cannot front; one its user may not run.
   | 'llm_provider_not_fronted'
   | 'model_not_allowed'

@@ -171,6 +171,8 @@ export const CONTRACT_ROUTES = [
   'GET /api/v1/config/models/search',
   // Ours (docs/budgets.md).
   'GET /api/v1/budget',
+  // The reference's SaaS quota route (docs/budgets.md "Daily conversation limit").
+  'GET /api/quota/status',
   'GET /api/v1/config/providers/search',
   'GET /api/v1/skills/search',
   'GET /api/v1/users/me',

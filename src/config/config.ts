@@ -130,6 +130,8 @@ const EnvSchema = z
     MAX_UPLOAD_SIZE: byteSize('25mb'),
     // Dollars: the monthly cap of users who set no max_budget_per_month; unset, none (docs/budgets.md).
     MAX_BUDGET_PER_MONTH: optionalString.pipe(z.coerce.number<string | undefined>().min(0).max(1_000_000).optional()),
+    // Conversations a user may start per UTC day (docs/budgets.md); unset: no limit.
+    DAILY_CONVERSATION_LIMIT: optionalString.pipe(z.coerce.number<string | undefined>().int().min(1).max(1_000_000).optional()),
     GIT_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).default(86_400),
   })
   .refine((e) => e.WEB_UI !== 'd6' || e.WEB_UI_DIR, {
@@ -235,7 +237,7 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
       /** Every call this service makes into a sandbox's agent server for a conversation page gives up after this. */
       sandboxCallTimeoutMs: e.SANDBOX_CALL_TIMEOUT_MS,
     },
-    budgets: { defaultMonthlyCap: e.MAX_BUDGET_PER_MONTH ?? null },
+    budgets: { defaultMonthlyCap: e.MAX_BUDGET_PER_MONTH ?? null, dailyConversationLimit: e.DAILY_CONVERSATION_LIMIT ?? null },
     events: {
       maxPerConversation: e.EVENTS_MAX_PER_CONVERSATION,
       retentionMs: e.EVENTS_RETENTION_DAYS > 0 ? e.EVENTS_RETENTION_DAYS * 24 * 3600_000 : null,

@@ -14,6 +14,7 @@ import {
 import { hexId, pageFromExtra, pageOffset, SECRET_MASK, UUID_PATTERN } from '../../contract/common.schema.js';
 import type { McpConfigInput } from '../../contract/mcp.schema.js';
 import type { SandboxGrouping } from './start/sandbox-grouping.js';
+import type { DailyStarts } from './budgets/daily-starts.js';
 import type { ClientGeneration } from '../../contract/sandbox-specs.schema.js';
 import { AgentServerClient } from '../agent-server/client.js';
 import { AppError, isDuplicateKeyError } from '../errors.js';
@@ -56,6 +57,8 @@ export class AppConversationsService {
     private readonly events: Pick<ConversationLifecycleEvents, 'taskChanged' | 'deleted' | 'listensToTasks'> | null = null,
     /** Where a start without a sandbox goes when its owner groups conversations (null: always a new sandbox). */
     private readonly grouping: SandboxGrouping | null = null,
+    /** Starts per user per day (DAILY_CONVERSATION_LIMIT); null: not counted. */
+    private readonly dailyStarts: DailyStarts | null = null,
   ) {
     this.live = new LiveStatus(store, sandboxes, budgets);
   }
@@ -89,6 +92,7 @@ export class AppConversationsService {
     const { secrets, ...rest } = request;
     const stored = { ...rest, agent_profile_id: profile?.id ?? null, ...(secrets ? { secrets: masked(secrets) } : {}) };
     const tags = profileTags(profile);
+    const giveBackStart = await this.dailyStarts?.take(userId);
     const sandboxSpecId = this.sandboxes.specs.specIdFor(generation);
     // A grouped start joins a running sandbox of its owner: no new slot, as a start naming it.
     const grouped = request.sandbox_id ? null : await this.grouping?.pick(userId, sandboxSpecId);
@@ -118,6 +122,7 @@ export class AppConversationsService {
       );
     } catch (error) {
       if (reservedSandboxId) await this.sandboxes.slots.dropReservation(userId, reservedSandboxId);
+      await giveBackStart?.();
       throw isDuplicateKeyError(error) ? idTaken(conversationId) : error;
     }
     if (announced && this.events) {

@@ -102,7 +102,10 @@ describe('every query of a representative run is served by a declared index', ()
     await ok('POST', `/api/v1/sandboxes/${sandbox.id}/resume`);
     await ok('DELETE', `/api/v1/sandboxes/${sandbox.id}`);
 
+    // A grouped start (it looks for a running sandbox of the user's) and the day's count of starts.
+    await ok('POST', '/api/v1/settings', { sandbox_grouping_strategy: 'ADD_TO_ANY' });
     const task = await ok('POST', '/api/v1/app-conversations', {});
+    await ok('GET', '/api/quota/status');
     const ready = await eventually('the start task to be READY', async () => {
       const [t] = await ok('GET', `/api/v1/app-conversations/start-tasks?ids=${task.id}`);
       return t?.status === 'READY' ? t : null;

@@ -323,6 +323,14 @@ const ROWS = [
   ['webhookEndpoints.get', 'NOT_FOUND', 'No endpoint', 'webhook_endpoint_not_found', 404, { detail: 'No endpoint' }],
   ['webhookEndpoints.create', 'CONFLICT', 'At most 20', 'webhook_endpoint_limit', 409, { detail: 'At most 20' }],
   ['settingsV1.save', 'BAD_REQUEST', 'Duplicated: a', 'marketplace_names_duplicated', 400, { error: 'Duplicated: a' }],
+  [
+    'appConversations.start',
+    'TOO_MANY_REQUESTS',
+    'Limit',
+    'daily_conversation_limit_reached',
+    429,
+    { detail: { code: 'daily_conversation_limit_reached', message: 'Limit', limit: null, used: null, reset_at: null } },
+  ],
   ['mcpTests.testStored', 'NOT_FOUND', 'MCP server was not found', 'mcp_server_not_found', 404, { detail: 'MCP server was not found' }],
   ['mcpTests.test', 'UNPROCESSABLE_CONTENT', 'stdio', 'mcp_stdio_not_testable', 422, { detail: 'stdio' }],
   ['mcpTests.testStored', 'SERVICE_UNAVAILABLE', 'Later', 'mcp_test_unavailable', 503, { detail: 'Later' }],
@@ -447,6 +455,14 @@ describe('legacy REST answers of domain errors', () => {
     for (const [reason, row] of Object.entries(FAILURES)) {
       for (const key of Object.keys(row.routers ?? {})) expect(tested(key), `${key}:${reason}`).toContain(reason);
     }
+  });
+
+  it('gives the daily limit, the count and the reset time of a refused start, as numbers and a time', () => {
+    const fields = { limit: '3', used: '3', reset_at: '2026-11-30T00:00:00.000Z' };
+    const error = toTRPCError(new AppError('TOO_MANY_REQUESTS', 'Limit of 3', { reason: 'daily_conversation_limit_reached', fields }));
+    expect(toRestError(error, 'appConversations.start').body).toEqual({
+      detail: { code: 'daily_conversation_limit_reached', message: 'Limit of 3', limit: 3, used: 3, reset_at: '2026-11-30T00:00:00.000Z' },
+    });
   });
 
   it('names the refused legacy keys of a 2026 settings save', () => {

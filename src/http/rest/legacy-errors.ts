@@ -183,6 +183,7 @@ export const FAILURES: Record<ErrorReason, LegacyAnswer & { routers?: Record<str
   pending_messages_full: { status: 429, body: detail },
   budget_reached: { status: 409, body: detail },
   monthly_budget_reached: { status: 409, body: detail },
+  daily_conversation_limit_reached: { status: 429, body: BODY_SHAPES.quotaDetail },
   llm_provider_not_fronted: { status: 400, body: detail },
   model_not_allowed: { status: 403, body: detail },
   too_large_to_serve: { status: 413, body: detail },

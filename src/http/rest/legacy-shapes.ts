@@ -21,6 +21,15 @@ export const BODY_SCHEMAS = {
   V0ActionError: object({ status: { type: 'string', const: 'error' }, conversation_id: stringProperty, message: stringProperty }),
   V0ActionNotFound: object({ status: { type: 'string', const: 'error' }, conversation_id: stringProperty }),
   ErrorString: stringProperty,
+  QuotaError: object({
+    detail: object({
+      code: stringProperty,
+      message: stringProperty,
+      limit: { type: 'integer' },
+      used: { type: 'integer' },
+      reset_at: stringProperty,
+    }),
+  }),
   OAuthError: {
     type: 'object',
     properties: { error: stringProperty, error_description: stringProperty, interval: { type: 'integer' } },
@@ -46,6 +55,19 @@ export const BODY_SHAPES = {
   errorKeys: {
     schema: 'ErrorKeys',
     build: (message, fields) => ({ error: message, keys: (fields.keys ?? '').split(',').filter(Boolean) }),
+  },
+  /** The daily conversation limit: the reference's structured detail (fields.limit, used, reset_at). */
+  quotaDetail: {
+    schema: 'QuotaError',
+    build: (message, fields) => ({
+      detail: {
+        code: 'daily_conversation_limit_reached',
+        message,
+        limit: fields.limit ? Number(fields.limit) : null,
+        used: fields.used ? Number(fields.used) : null,
+        reset_at: fields.reset_at ?? null,
+      },
+    }),
   },
   /** Legacy: the reference answers a bare JSON string. */
   bareString: { schema: 'ErrorString', build: (message) => message },

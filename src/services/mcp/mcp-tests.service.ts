@@ -9,7 +9,9 @@ import { AppError } from '../../errors.js';
 import { rateLimited, TokenBuckets } from '../../rate-limit.js';
 import { namedServers, type NamedServer } from '../settings/mcp-servers.js';
 import type { SettingsService } from '../settings/settings.service.js';
-import type { McpProbe, ProbeResult, ProbeTarget } from './mcp-probe.js';
+import { McpProbe, type ProbeResult, type ProbeTarget } from './mcp-probe.js';
+import { ProviderHostPolicy } from '../../git/providers/provider-hosts.js';
+import type { Config } from '../../config/config.js';
 
 const STDIO_REFUSED = 'stdio MCP servers run inside the sandbox and cannot be tested from the settings page.';
 
@@ -22,6 +24,11 @@ export class McpTestsService {
     perMinute: number,
   ) {
     this.buckets = new TokenBuckets(perMinute, 60_000);
+  }
+
+  /** As configured: MCP_TEST_HOSTS (the SSRF rules, no trusted roots) and MCP_TESTS_PER_MINUTE. */
+  static create(settings: SettingsService, config: Config['mcpTests']): McpTestsService {
+    return new McpTestsService(settings, new McpProbe(new ProviderHostPolicy(config.allowedHosts, [])), config.perMinute);
   }
 
   /** A server as sent; a masked credential is the stored server's of that name (the form shows masks). */
