@@ -63,6 +63,13 @@ export class AppConversationsService {
     this.live = new LiveStatus(store, sandboxes, budgets);
   }
 
+  /** Where a start goes: a running sandbox it joins (grouping: no new slot, as a start naming it), or a slot reserved for its own. */
+  private async placement(userId: string, sandboxId: string | null, specId: string | null) {
+    const grouped = sandboxId ? null : ((await this.grouping?.pick(userId, specId)) ?? null);
+    const reservedSandboxId = grouped ? null : await this.sandboxes.slots.reserve(userId, sandboxId);
+    return { grouped, reservedSandboxId };
+  }
+
   /**
    * Persists a start task (WORKING) and returns it at once; the queue picks it up. What the
    * start cannot honour is refused here (422, 409 for a taken conversation id); with
@@ -94,9 +101,12 @@ export class AppConversationsService {
     const tags = profileTags(profile);
     const giveBackStart = await this.dailyStarts?.take(userId);
     const sandboxSpecId = this.sandboxes.specs.specIdFor(generation);
-    // A grouped start joins a running sandbox of its owner: no new slot, as a start naming it.
-    const grouped = request.sandbox_id ? null : await this.grouping?.pick(userId, sandboxSpecId);
-    const reservedSandboxId = grouped ? null : await this.sandboxes.slots.reserve(userId, request.sandbox_id ?? null);
+    const { grouped, reservedSandboxId } = await this.placement(userId, request.sandbox_id ?? null, sandboxSpecId).catch(
+      async (error: unknown) => {
+        await giveBackStart?.(); // a start refused here (429 at the sandbox limit) is not one of the day's
+        throw error;
+      },
+    );
     // When anyone listens, its WORKING event goes out before any worker (another replica's too) can tell a later status.
     const announced = (await this.events?.listensToTasks(userId)) ?? false;
     const now = new Date();
