@@ -1,8 +1,9 @@
 // Browser sign-in (the acp_session cookie). The session id travels only in Set-Cookie, never
 // in a body; the transports write the cookie through ctx.browser.
 import { authedProcedure, signInProcedure } from '../src/trpc/procedures.js';
+import { z } from 'zod';
 import { router } from '../src/trpc/init.js';
-import { NoInputSchema, SuccessSchema } from '../contract/common.schema.js';
+import { MessageResponseSchema, NoInputSchema, SuccessSchema } from '../contract/common.schema.js';
 import { SessionInfoSchema, SignedOutEverywhereSchema, SignInInputSchema } from '../contract/auth.schema.js';
 
 export const authRouter = router({
@@ -29,6 +30,29 @@ export const authRouter = router({
     .input(NoInputSchema)
     .output(SessionInfoSchema)
     .query(({ ctx }) => ({ user_id: ctx.user.id, expires_at: ctx.session?.expiresAt.toISOString() ?? null })),
+
+  // Agent Canvas in cookie mode on a real hostname asks this first: 401 sends it to /login?returnTo=.
+  authenticate: authedProcedure
+    .meta({
+      openapi: { method: 'POST', path: '/api/authenticate', tags: ['auth'], summary: 'Whether the request is signed in: 200, else 401' },
+    })
+    .input(NoInputSchema)
+    .output(MessageResponseSchema)
+    .mutation(() => ({ message: 'User authenticated' })),
+
+  // Agent Canvas reports its sign-in there (off loopback); this service keeps no analytics: answered, not stored.
+  analyticsEvent: authedProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/analytics/events',
+        tags: ['auth'],
+        summary: 'A client analytics event: answered, never stored',
+      },
+    })
+    .input(z.object({ event_type: z.string().min(1).max(200), client_version: z.string().max(100).nullish() }))
+    .output(MessageResponseSchema)
+    .mutation(() => ({ message: 'Not recorded: this service keeps no analytics' })),
 
   signOut: authedProcedure
     .meta({

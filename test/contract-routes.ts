@@ -2,6 +2,9 @@
 // OpenAPI document generated from the routers must list exactly these.
 export const CONTRACT_ROUTES = [
   'POST /api/auth/session',
+  // Agent Canvas in cookie mode on a real hostname (docs/frontend.md).
+  'POST /api/authenticate',
+  'POST /api/analytics/events',
   'GET /api/auth/session',
   'DELETE /api/auth/session',
   'POST /api/auth/sessions/end-all',

@@ -58,6 +58,9 @@ export function checkDepth(text: string | Buffer, maxDepth: number): void {
   if (jsonNestsDeeperThan(text, maxDepth)) throw new BodyProblem('too_deep', `JSON nested deeper than ${maxDepth} levels`);
 }
 
+/** The media types read as a form (the device flow's token and verification routes). */
+const FORM_TYPES = ['application/x-www-form-urlencoded'];
+
 /**
  * A REST request's JSON body: undefined when the method takes none or none was sent; {} for an
  * empty one. Legacy: a body sent without a content type is read as JSON (FastAPI does); any
@@ -68,6 +71,8 @@ export async function readRestJson(req: IncomingMessage, limits: BodyLimits): Pr
   const contentType = req.headers['content-type'] ?? 'application/json';
   const matched = typeis.is(contentType, JSON_TYPES);
   const charset = /;\s*charset=([^;\s]+)/i.exec(contentType)?.[1]?.replace(/"/g, '').toLowerCase();
+  // An empty form is no body at all: what axios sends for post(url, null) (Agent Canvas's POST /api/authenticate).
+  if (typeis.is(contentType, FORM_TYPES) && (!typeis.hasBody(req) || req.headers['content-length'] === '0')) return undefined;
   if (matched === false || (charset && charset !== 'utf-8' && charset !== 'utf8')) {
     req.resume(); // not read: drained so the answer can be
     const type = contentType.split(';')[0]!.trim().slice(0, 100);
@@ -83,9 +88,6 @@ export async function readRestJson(req: IncomingMessage, limits: BodyLimits): Pr
     throw new BodyProblem('invalid_json', 'JSON decode error');
   }
 }
-
-/** The media types read as a form (the device flow's token and verification routes). */
-const FORM_TYPES = ['application/x-www-form-urlencoded'];
 
 /**
  * A REST request's form body (application/x-www-form-urlencoded, as OAuth clients send it;

@@ -32,6 +32,11 @@ export interface CanvasRig {
   sandboxSource: 'cold_start' | 'warm_pool';
 }
 
+/** The service behind TLS on a hostname (as deployed), Canvas served by it: cookie mode off loopback. */
+export interface HostnameRig extends CanvasRig {
+  front: TlsFront;
+}
+
 export interface ElsewhereRig extends CanvasRig {
   /** Canvas's build served from another origin (localhost), locked to `front`. */
   elsewhere: Awaited<ReturnType<typeof serveCanvasElsewhere>>;
@@ -42,7 +47,8 @@ export interface ElsewhereRig extends CanvasRig {
 /** The service serving Canvas, its LLM and a browser; with `elsewhere`, Canvas also served from another origin. */
 export async function startCanvasRig(name: string): Promise<CanvasRig>;
 export async function startCanvasRig(name: string, options: { elsewhere: true }): Promise<ElsewhereRig>;
-export async function startCanvasRig(name: string, options: { elsewhere?: boolean } = {}): Promise<CanvasRig> {
+export async function startCanvasRig(name: string, options: { hostname: string }): Promise<HostnameRig>;
+export async function startCanvasRig(name: string, options: { elsewhere?: boolean; hostname?: string } = {}): Promise<CanvasRig> {
   const canvasDir = agentCanvasBuild();
   // What is started, stopped last first by close() or when a later step of the set-up fails.
   const stops: (() => Promise<unknown>)[] = [];
@@ -60,12 +66,14 @@ export async function startCanvasRig(name: string, options: { elsewhere?: boolea
     stops.push(() => llm.close());
     const elsewhere = options.elsewhere ? await serveCanvasElsewhere(canvasDir) : undefined;
     if (elsewhere) stops.push(() => elsewhere.close());
-    const front = options.elsewhere ? await startTlsFront() : undefined;
+    const front = options.elsewhere || options.hostname ? await startTlsFront(options.hostname ?? null) : undefined;
     if (front) stops.push(() => front.close());
     const app = await startTestApp(name, {
       WEB_UI: 'canvas',
       AGENT_CANVAS_DIR: canvasDir,
       SANDBOX_STARTUP_TIMEOUT_MS: '180000',
+      // As deployed on a hostname: the TLS front's X-Forwarded-Proto (Secure cookies) and where browsers reach the service (its agent servers allow that origin).
+      ...(options.hostname && front && { TRUST_PROXY: 'loopback', PUBLIC_URL: front.url }),
       ...(elsewhere && {
         // Canvas served elsewhere calls the agent servers from its own origin: they must allow it.
         TRUSTED_ORIGINS: elsewhere.url,
@@ -79,13 +87,14 @@ export async function startCanvasRig(name: string, options: { elsewhere?: boolea
     stops.push(() => app.stop());
     front?.forwardTo(app.url);
     if (front) elsewhere?.lockTo(front.url);
-    const browser = await launchBrowser('agent-canvas'); // both files' screenshots under one prefix
+    const browser = await launchBrowser('agent-canvas', process.env, options.hostname ? [options.hostname] : []); // both files' screenshots under one prefix
     stops.push(() => browser.close());
     return {
       app,
       llm,
       browser,
-      ...(elsewhere && front && { elsewhere, front }),
+      ...(front && { front }),
+      ...(elsewhere && { elsewhere }),
       sandboxSource: options.elsewhere ? 'warm_pool' : 'cold_start',
       shot: (page, shotName) => browser.screenshot(page, shotName),
       close: stopAll,

@@ -67,12 +67,16 @@ export interface TestBrowser {
   close(): Promise<void>;
 }
 
-/** Launches headless chromium. `prefix` (e.g. the test file's name) groups its screenshots. */
-export async function launchBrowser(prefix: string, env: NodeJS.ProcessEnv = process.env): Promise<TestBrowser> {
+/**
+ * Launches headless chromium. `prefix` (e.g. the test file's name) groups its screenshots;
+ * `hosts`: names it resolves to 127.0.0.1 (a deployment's hostname, served on loopback).
+ */
+export async function launchBrowser(prefix: string, env: NodeJS.ProcessEnv = process.env, hosts: string[] = []): Promise<TestBrowser> {
+  const mapped = hosts.map((host) => `MAP ${host} 127.0.0.1, `).join('');
   const browser = await chromium.launch({
     executablePath: chromiumExecutable(env),
     headless: true,
-    args: CHROMIUM_ARGS,
+    args: CHROMIUM_ARGS.map((arg) => arg.replace('--host-resolver-rules=', `--host-resolver-rules=${mapped}`)),
     timeout: 60_000, // a cold start on a busy 2-core machine
   });
   const contexts: BrowserContext[] = [];

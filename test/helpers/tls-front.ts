@@ -21,13 +21,13 @@ export interface TlsFront {
   close(): Promise<void>;
 }
 
-function selfSignedCertificate(): { key: Buffer; cert: Buffer } {
+function selfSignedCertificate(hostname: string | null): { key: Buffer; cert: Buffer } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tls-front-'));
   try {
     const [key, cert] = [path.join(dir, 'key.pem'), path.join(dir, 'cert.pem')];
     execFileSync('openssl', [
       'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
-      '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', key, '-out', cert,
+      '-addext', `subjectAltName=IP:127.0.0.1${hostname ? `,DNS:${hostname}` : ''}`, '-keyout', key, '-out', cert,
     ], { stdio: 'ignore' }); // prettier-ignore
     return { key: fs.readFileSync(key), cert: fs.readFileSync(cert) };
   } finally {
@@ -35,10 +35,11 @@ function selfSignedCertificate(): { key: Buffer; cert: Buffer } {
   }
 }
 
-export async function startTlsFront(): Promise<TlsFront> {
+/** hostname: the name the front is reached by (a browser maps it to 127.0.0.1); its url says it. */
+export async function startTlsFront(hostname: string | null = null): Promise<TlsFront> {
   let target: URL | undefined;
   const forwardedHeaders = (req: http.IncomingMessage) => ({ ...req.headers, 'x-forwarded-proto': 'https' });
-  const server = https.createServer(selfSignedCertificate(), (req, res) => {
+  const server = https.createServer(selfSignedCertificate(hostname), (req, res) => {
     if (!target) return void res.writeHead(503).end('no target yet');
     const upstream = http.request(
       { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: forwardedHeaders(req) },
@@ -63,7 +64,7 @@ export async function startTlsFront(): Promise<TlsFront> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
-    url: `https://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url: `https://${hostname ?? '127.0.0.1'}:${(server.address() as AddressInfo).port}`,
     forwardTo: (url) => void (target = new URL(url)),
     close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
   };

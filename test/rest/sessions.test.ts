@@ -102,6 +102,27 @@ describe('the cookie authenticates', () => {
     });
   });
 
+  it("answers Agent Canvas's POST /api/authenticate (200 signed in, 401 not) and sends /login?returnTo= to the sign-in page", async () => {
+    const { cookie } = await signIn(app, aliceKey);
+    // Canvas posts no body (axios with null data: an empty form).
+    const emptyForm = { origin: ownOrigin, 'content-type': 'application/x-www-form-urlencoded' };
+    expect(await call(app, 'POST', '/api/authenticate', { headers: withCookie(cookie, emptyForm) })).toMatchObject({
+      status: 200,
+      body: { message: 'User authenticated' },
+    });
+    expect((await call(app, 'POST', '/api/authenticate', { headers: { origin: ownOrigin } })).status).toBe(401);
+    // A form with something in it is still refused: JSON only.
+    const form = await call(app, 'POST', '/api/authenticate', { rawBody: 'a=1', headers: withCookie(cookie, emptyForm) });
+    expect(form.status).toBe(415);
+    const login = await fetch(`${app.url}/login?returnTo=${encodeURIComponent('/conversations/abc?x=1')}`, { redirect: 'manual' });
+    expect(login.status).toBe(302);
+    expect(login.headers.get('location')).toBe(`/signin?next=${encodeURIComponent('/conversations/abc?x=1')}`);
+    // Elsewhere is not a place to return to: the sign-in page goes home instead.
+    const away = await fetch(`${app.url}/login?returnTo=${encodeURIComponent('https://evil.example/')}`, { redirect: 'manual' });
+    const signin = await fetch(new URL(away.headers.get('location')!, app.url), { headers: { accept: 'text/html' } });
+    expect(await signin.text()).toContain('data-next="/"');
+  });
+
   it('tRPC queries, mutations (from a trusted origin) and the subscription', async () => {
     const { cookie } = await signIn(app, bobKey);
     const input = encodeURIComponent(JSON.stringify({ json: {} }));

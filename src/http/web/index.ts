@@ -21,6 +21,11 @@ export function webRoutes(deps: Deps, ui: ServedUi): RequestListener {
   web.set('etag', false);
   web.use(docsRouter());
   web.get('/signin', signInPage(deps.services.oidc?.buttonLabel ?? null));
+  // Agent Canvas's sign-in link (cookie mode on a real hostname): the sign-in page, then back to returnTo.
+  web.get('/login', (req, res) => {
+    const returnTo = typeof req.query.returnTo === 'string' ? req.query.returnTo : '/';
+    res.redirect(302, `/signin?next=${encodeURIComponent(returnTo)}`);
+  });
   web.use(oidcRoutes(deps));
   web.get('/oauth/device', devicePage(deps));
   web.get(INVITATION_PAGE, invitationPage(deps));
