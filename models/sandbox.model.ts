@@ -19,6 +19,12 @@ export const SandboxSchema = new Schema(
     // across resumes, while the session key is new on each. Null on records of earlier versions,
     // whose agent servers sealed with their session key: it is kept as this at their first resume.
     secretKey: { type: String, default: null },
+    // Ciphertext (JSON) of the environment its agent server runs with: the secrets of the
+    // conversation that started it (its hooks read them; docs/sandboxes.md). Null: none.
+    sealedEnv: { type: String, default: null },
+    // Started for the warm pool with deferred initialisation: its agent server waits for
+    // POST /api/init, which the claim sends (with the claimant's environment).
+    dormant: { type: Boolean, default: false },
     desired: { type: String, required: true, enum: ['running', 'paused', 'deleting'] },
     // When `desired` last changed: retention counts paused time from here.
     desiredSince: { type: Date, default: null },

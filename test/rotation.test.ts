@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { endpointSecretContext } from '../models/index.js';
 import { ConversationStore, sealContext } from '../src/conversations/records/store.js';
 import { generateKeyText, SecretBox } from '../src/crypto.js';
-import { keyContext } from '../src/sandbox/service/sandbox-records.js';
+import { envContext, keyContext, openEnv, openSecretKey, secretKeyContext } from '../src/sandbox/service/sandbox-records.js';
 import { call, startTestApp, testDatabaseUri, uniqueDbName, type TestApp } from './helpers/app.js';
 import { startFakeGitProvider, type FakeGitProvider } from './helpers/fake-git-provider.js';
 import { runCli } from './helpers/processes.js';
@@ -56,6 +56,8 @@ beforeAll(async () => {
     specId: 'default',
     runtime: 'process',
     sessionApiKey: old.encrypt('session-rotate', keyContext('sbxrotate')),
+    secretKey: old.encrypt('sealing-rotate', secretKeyContext('sbxrotate')),
+    sealedEnv: old.encrypt(JSON.stringify({ FINISH_TOKEN: 'env-rotate' }), envContext('sbxrotate')),
     desired: 'paused',
     createdAt: now,
     updatedAt: now,
@@ -84,9 +86,9 @@ describe('encryption key rotation', () => {
     const rotated = await runCli(['encryption', 'rotate'], env);
     expect(rotated.code, rotated.stderr).toBe(0);
     // settings (the LLM key, the MCP server's key, the LLM profile's key, the GitHub token), a custom
-    // secret, a webhook endpoint's two secrets, an organisation's LLM key and secret, a sandbox's session key, a
-    // start task's MCP override and request secrets
-    expect(rotated.stdout).toMatch(/re-encrypted 12 values in 7 documents/);
+    // secret, a webhook endpoint's two secrets, an organisation's LLM key and secret, a sandbox's session key,
+    // sealing key and environment, a start task's MCP override and request secrets
+    expect(rotated.stdout).toMatch(/re-encrypted 14 values in 7 documents/);
 
     const after = await startTestApp('rotation-after', { MONGODB_URI: testDatabaseUri(dbName), ENCRYPTION_KEY: newKey });
     try {
@@ -97,6 +99,9 @@ describe('encryption key rotation', () => {
       expect((await services.llmProfiles.asKwargs('rotor', true)).profiles.rot?.api_key).toBe('sk-profile-rotate');
       expect(await services.secrets.resolve('rotor')).toEqual([{ name: 'ROT', value: 'custom-rotate', description: '' }]);
       expect((await services.sandboxes.credentials('sbxrotate'))?.sessionKey).toBe('session-rotate');
+      const sandbox = (await after.rawCollection('sandboxes').findOne({ _id: 'sbxrotate' as never })) as never;
+      expect(openSecretKey(SecretBox.fromStrings(newKey), sandbox)).toBe('sealing-rotate');
+      expect(openEnv(SecretBox.fromStrings(newKey), sandbox)).toEqual({ FINISH_TOKEN: 'env-rotate' });
       const store = new ConversationStore(after.server.deps.db, SecretBox.fromStrings(newKey));
       const task = (await store.task('rotor', 'taskrotate'))!;
       expect(store.unseal(task, 'mcpConfig')?.sse_servers[0]?.api_key).toBe('override-rotate');
@@ -114,7 +119,7 @@ describe('encryption key rotation', () => {
       expect(box.decrypt(endpoint!.previousSecret, endpointSecretContext(webhook.id))).toBe(webhook.previous);
       expect((await services.organizations.llmDefaults(orgId))?.apiKey).toBe('sk-org-rotate');
       expect((await services.orgSecrets.resolve(orgId)).map((s) => s.value)).toEqual(['org-secret-rotate']);
-      expect(ciphertexts.length).toBe(12);
+      expect(ciphertexts.length).toBe(14);
       expect(ciphertexts.filter((m) => !m.endsWith(currentId))).toEqual([]);
 
       const again = await runCli(['encryption', 'rotate'], env);

@@ -11,7 +11,7 @@ export { createSandboxRuntime, resolveSandboxMachine, type SandboxMachine } from
 export { SandboxesService, type WarmSandboxes } from './service/sandboxes.service.js';
 export { PauseHandoffRuntime } from './pause-handoff.js';
 export { SandboxKeys } from './service/sandbox-keys.js';
-export { keyContext } from './service/sandbox-records.js';
+export { envContext, keyContext, secretKeyContext } from './service/sandbox-records.js';
 export { SandboxSecretsService } from './service/sandbox-secrets.service.js';
 export { SandboxSpecsService } from './service/sandbox-specs.service.js';
 export { browserOrigins } from './service/sandbox-urls.js';

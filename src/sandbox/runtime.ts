@@ -14,6 +14,8 @@ export interface SandboxSpec {
   agent_server_version?: string;
   /** Resource limits of each sandbox of this spec; unset fields take the runtime's defaults (SandboxLimits). */
   limits?: SpecLimits;
+  /** Its agent server can start dormant and be initialised later (POST /api/init, agent server ≥ 1.58): warm sandboxes do. */
+  deferred_init?: boolean;
 }
 
 /**
@@ -56,7 +58,25 @@ export interface SandboxLaunch {
   webhookBaseUrl: string;
   /** Origins whose pages call the agent server from a browser (its CORS list); none when unset. */
   corsOrigins?: string[];
+  /** The conversation's secrets, in the agent server's environment (its hooks get that environment). */
+  env?: Record<string, string>;
+  /** OH_DEFERRED_INIT: the agent server waits for POST /api/init (a warm sandbox, initialised at its claim). */
+  deferredInit?: boolean;
 }
+
+/**
+ * The secrets a launch adds to the agent server's environment: never one the launch sets itself
+ * (OH_*, the session and process basics), so a secret cannot change how the sandbox runs.
+ */
+export function secretsEnv(env: Record<string, string> = {}, taken: Record<string, string> = {}): Record<string, string> {
+  const reserved = (name: string) =>
+    name in taken || /^(OH_|SESSION_API_KEY)/.test(name) || ['PATH', 'HOME', 'LANG', 'PWD', 'USER'].includes(name);
+  return Object.fromEntries(Object.entries(env).filter(([name]) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) && !reserved(name)));
+}
+
+/** What tells an agent server to start dormant (agent server ≥ 1.58: OH_DEFERRED_INIT). */
+export const deferredInitEnv = (launch: Pick<SandboxLaunch, 'deferredInit'>): Record<string, string> =>
+  launch.deferredInit ? { OH_DEFERRED_INIT: 'true' } : {};
 
 /**
  * The agent server's conversation leases off (OH_LEASE_TTL_SECONDS=0, agent server 1.58): they keep

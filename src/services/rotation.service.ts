@@ -7,7 +7,7 @@ import type { SecretBox } from '../crypto.js';
 import { newVersion, untilApplied } from '../db/versions.js';
 import { tokenContext } from '../git/git-providers.service.js';
 import { llmProfileSecretContext } from './settings/profiles-store.js';
-import { keyContext } from '../sandbox/index.js';
+import { envContext, keyContext, secretKeyContext } from '../sandbox/index.js';
 import { orgLlmKeyContext, orgSecretContext } from '../organizations/index.js';
 import { secretValueContext } from './secrets.service.js';
 import { mapSettingsSecrets, SECRET_SETTINGS_FIELDS } from './settings/settings-secrets.js';
@@ -88,13 +88,22 @@ export async function reencryptServiceSecrets(models: Models, rewrap: Rewrap): P
     documents++;
   }
 
-  // Live sandboxes keep their session key; only its ciphertext changes.
+  // Live sandboxes keep their keys and environment; only their ciphertext changes.
   for await (const { _id } of models.Sandbox.find({}, { _id: 1 }).lean().cursor()) {
     await untilApplied('A sandbox record', async () => {
       const doc = await models.Sandbox.findOne({ _id }).lean();
-      const sessionApiKey = doc && rewrap(doc.sessionApiKey, keyContext(_id));
-      if (!doc || sessionApiKey === doc.sessionApiKey) return true;
-      return (await models.Sandbox.updateOne({ _id, sessionApiKey: doc.sessionApiKey }, { $set: { sessionApiKey } })).matchedCount > 0;
+      if (!doc) return true;
+      const sealed = { sessionApiKey: keyContext(_id), secretKey: secretKeyContext(_id), sealedEnv: envContext(_id) } as const;
+      const expected: Record<string, unknown> = {};
+      const set: Record<string, unknown> = {};
+      for (const [field, context] of Object.entries(sealed) as [keyof typeof sealed, string][]) {
+        const value = doc[field];
+        if (!value) continue;
+        const rewrapped = rewrap(value, context);
+        if (rewrapped !== value) [expected[field], set[field]] = [value, rewrapped];
+      }
+      if (Object.keys(set).length === 0) return true;
+      return (await models.Sandbox.updateOne({ _id, ...expected }, { $set: set })).matchedCount > 0;
     });
     documents++;
   }

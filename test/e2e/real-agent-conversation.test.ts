@@ -3,16 +3,20 @@
 // both on 127.0.0.1. The agent reaches its LLM through the service's gateway (LLM_GATEWAY=on, the
 // default: docs/llm-gateway.md), which swaps the conversation's token for the owner's key; then,
 // in the same sandbox, an agent runs a command and finishes in each API style the gateway fronts
-// (OpenAI chat, Anthropic messages), streamed and not. Where no Python >= 3.12 exists this test
-// says so loudly.
+// (OpenAI chat, Anthropic messages), streamed and not. The repository's Stop hook
+// (.openhands/hooks.json) runs with the user's secret in its environment and posts it to a
+// receiver on 127.0.0.1. Where no Python >= 3.12 exists this test says so loudly.
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApp, type TestApp } from '../helpers/app.js';
 import { waitForTask } from '../helpers/conversation-app.js';
 import { eventually } from '../helpers/eventually.js';
+import { allowForSandboxes } from '../helpers/sandbox-host-ports.js';
 import { startFakeGitHost, type FakeGitHost } from '../helpers/fake-git-host.js';
 import { stubCallCost } from '../helpers/llm-test-env.js';
 import { STUB_USAGE, startStubLlm, type StubApi, type StubLlm, type StubRequest } from '../helpers/stub-llm.js';
@@ -30,9 +34,23 @@ let key: string;
 let first: { id: string; sandboxId: string } | undefined;
 
 const COMMAND = 'echo "widgets: $((6 * 2))"';
+/** A user secret the repository's Stop hook posts to a receiver on 127.0.0.1 (hooks see the agent server's environment). */
+const FINISH_TOKEN = `finish-${crypto.randomBytes(6).toString('hex')}`;
+let receiver: http.Server;
+let disallowReceiver: () => void = () => {};
+const received: string[] = [];
 const FINAL_MESSAGE = 'Done: there are 12 widgets.';
 
 beforeAll(async () => {
+  receiver = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk));
+    req.on('end', () => (received.push(body), res.writeHead(204).end()));
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  // A host port an isolated sandbox reaches only when the operator lists it (SANDBOX_HOST_PORTS).
+  disallowReceiver = allowForSandboxes((receiver.address() as AddressInfo).port);
+  const stopHook = `curl -s -X POST --data-binary "$FINISH_TOKEN" http://127.0.0.1:${(receiver.address() as AddressInfo).port}/stop`;
   git = await startFakeGitHost();
   git.validTokens.add('ghp_e2e_token');
   await git.createRepo(
@@ -43,6 +61,7 @@ beforeAll(async () => {
       '.openhands/setup.sh': 'echo "setup ran" > setup-ran.txt\n',
       '.openhands/pre-commit.sh': 'exit 0\n',
       '.openhands/microagents/repo.md': 'Widgets are counted in dozens.\n',
+      '.openhands/hooks.json': JSON.stringify({ stop: [{ matcher: '*', hooks: [{ type: 'command', command: stopHook }] }] }),
     },
     { branches: { feature: { 'feature.txt': 'on the feature branch\n' } } },
   );
@@ -59,8 +78,13 @@ beforeAll(async () => {
       { tool: 'finish', arguments: { message: FINAL_MESSAGE } },
     ],
   });
-  app = await startTestApp('e2e', { SANDBOX_STARTUP_TIMEOUT_MS: '180000', START_TASK_POLL_MS: '200', GIT_PROVIDER_HOSTS: LOOPBACK });
+  app = await startTestApp('e2e', {
+    SANDBOX_STARTUP_TIMEOUT_MS: '180000',
+    START_TASK_POLL_MS: '200',
+    GIT_PROVIDER_HOSTS: LOOPBACK,
+  });
   key = await app.keyFor('e2e-user');
+  expect((await call(app, 'POST', '/api/secrets', { key, body: { name: 'FINISH_TOKEN', value: FINISH_TOKEN } })).status).toBe(201);
   await call(app, 'POST', '/api/settings', {
     key,
     body: {
@@ -80,6 +104,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await app.stop();
+  disallowReceiver();
+  await new Promise<void>((resolve) => receiver.close(() => resolve()));
   await git.close();
   await llm.close();
   await agentLlm.close();
@@ -154,6 +180,10 @@ describe('a conversation on the real agent server', () => {
         60_000,
       );
       expect(stored.title).toEqual(expect.any(String));
+      // The repository's Stop hook ran with the conversation's secret in its environment.
+      expect(await eventually('the Stop hook to post the secret', async () => received.find((b) => b === FINISH_TOKEN), 60_000)).toBe(
+        FINISH_TOKEN,
+      );
       const v0 = (await call(app, 'GET', `/api/conversations/${id}`, { key })).body;
       expect(v0).toMatchObject({
         conversation_id: id,

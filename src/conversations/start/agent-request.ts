@@ -40,6 +40,8 @@ export interface AgentRequestParts {
   gitTokenLookup: { url: string; accessToken: string } | null;
   /** The sandbox spec's agent-server version, where it names one. */
   agentServerVersion: string | null;
+  /** The project's hooks (.openhands/hooks.json, read by the agent server): run only when the request carries them. */
+  hookConfig?: Record<string, unknown> | null;
 }
 
 export function startConversationRequest(parts: AgentRequestParts) {
@@ -91,6 +93,7 @@ export function startConversationRequest(parts: AgentRequestParts) {
     ...(request.plugins?.length
       ? { plugins: request.plugins.map((p) => ({ source: p.source, ref: p.ref ?? null, repo_path: p.repo_path ?? null })) }
       : {}),
+    ...(parts.hookConfig ? { hook_config: parts.hookConfig } : {}),
     ...(request.observability_span_name ? { observability_span_name: request.observability_span_name } : {}),
     ...(request.observability_tags?.length ? { observability_tags: request.observability_tags } : {}),
     ...(request.observability_metadata ? { observability_metadata: request.observability_metadata } : {}),
@@ -118,4 +121,4 @@ function agentContext(
 }
 
 /** Agent server 1.0.0a6 (the d6 web UI's): no user skills, marketplaces or title prompt. */
-const legacyAgentServer = (version: string | null) => version?.startsWith('1.0.0a') ?? false;
+export const legacyAgentServer = (version: string | null) => version?.startsWith('1.0.0a') ?? false;

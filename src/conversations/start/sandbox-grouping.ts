@@ -35,8 +35,7 @@ export function pickSandbox(strategy: SandboxGroupingStrategy, running: Grouping
 
 export interface SandboxGroupingDeps {
   settings: Pick<SettingsService, 'groupingStrategy'>;
-  /** The user's running sandboxes of the spec (null: the default spec). */
-  sandboxes: Pick<SandboxesService, 'running'>;
+  sandboxes: Pick<SandboxesService, 'search' | 'specs'>;
   store: Pick<ConversationStore, 'countConversationsInSandbox'>;
   maxConversations: number;
 }
@@ -48,10 +47,19 @@ export class SandboxGrouping {
   async pick(userId: string, specId: string | null): Promise<string | null> {
     const strategy = await this.deps.settings.groupingStrategy(userId);
     if (strategy === 'NO_GROUPING') return null;
-    const running = await this.deps.sandboxes.running(userId, specId);
+    const running = await this.running(userId, specId);
     const counted = await Promise.all(
       running.map(async (s) => ({ ...s, conversations: await this.deps.store.countConversationsInSandbox(userId, s.id) })),
     );
     return pickSandbox(strategy, counted, this.deps.maxConversations);
+  }
+
+  /** The user's running sandboxes of the spec (null: the default spec). */
+  private async running(userId: string, specId: string | null): Promise<{ id: string; createdAt: string }[]> {
+    const { sandboxes } = this.deps;
+    const spec = specId ? sandboxes.specs.find(specId) : sandboxes.specs.default;
+    if (!spec) return [];
+    const { items } = await sandboxes.search(userId, null, 100);
+    return items.filter((s) => s.status === 'RUNNING' && s.sandbox_spec_id === spec.id).map((s) => ({ id: s.id, createdAt: s.created_at }));
   }
 }

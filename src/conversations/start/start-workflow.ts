@@ -17,7 +17,8 @@ import type { GitProvidersService } from '../../git/git-providers.service.js';
 import type { SecretsService } from '../../services/secrets.service.js';
 import { hasUsableLlmKey, LLM_KEY_MISSING, type ResolvedSettings, type SettingsService } from '../../services/settings/settings.service.js';
 import type { OrgLlmDefaults } from '../../organizations/index.js';
-import { startConversationRequest } from './agent-request.js';
+import { legacyAgentServer, startConversationRequest } from './agent-request.js';
+import { conversationSecrets } from './conversation-secrets.js';
 import type { ConversationLifecycleEvents } from '../conversation-lifecycle-events.js';
 import type { PendingMessages } from '../pending-messages.js';
 import { withProfile, type AgentProfiles } from '../profiles.js';
@@ -129,13 +130,25 @@ export class StartWorkflow {
     if (!sandboxId && task.reservedSandboxId && task.attempts > 1) {
       if (await this.startedEarlier(task.userId, task.reservedSandboxId)) [sandboxId, source] = [task.reservedSandboxId, 'cold_start'];
     }
+    // The conversation's secrets: in the start request, and in a new sandbox's environment (its hooks read them).
+    const secrets = await timings.time('secrets', conversationSecrets(task, this.deps));
     if (!sandboxId) {
       const deadline = task.createdAt.getTime() + this.deps.config.conversations.deadlineMs;
       // With SANDBOX_AT_LIMIT=pause-oldest a start also waits for room (sandboxes started within the
       // last minute are not paused for it: their own start may be under way).
       const waitFor = this.deps.config.sandbox.atLimit === 'pause-oldest' ? WAITS_AT_LIMIT : WAITS;
       const acquired = await timings.time('sandbox claim', () =>
-        whenCapacity(() => this.deps.sandboxes.acquire(task.userId, task.sandboxSpecId, task.reservedSandboxId), deadline, waitFor),
+        whenCapacity(
+          () =>
+            this.deps.sandboxes.acquire(
+              task.userId,
+              task.sandboxSpecId,
+              task.reservedSandboxId,
+              Object.fromEntries(secrets.map((s) => [s.name, s.value])),
+            ),
+          deadline,
+          waitFor,
+        ),
       );
       sandboxId = acquired.info.id;
       source = acquired.source;
@@ -172,7 +185,9 @@ export class StartWorkflow {
 
       // 5. The agent-server conversation (idempotent: fixed id; 200 if it already exists).
       steps.progress('STARTING_CONVERSATION', { agent_server_url: sandbox.publicUrl });
-      const at = { projectDir, agentServerVersion: sandbox.agentServerVersion, sandboxId };
+      // The project's hooks (.openhands/hooks.json), which the agent server runs only when the start request carries them.
+      const hookConfig = legacyAgentServer(sandbox.agentServerVersion) ? null : await timings.time('hooks', agent.hooks(projectDir));
+      const at = { projectDir, agentServerVersion: sandbox.agentServerVersion, sandboxId, hookConfig, secrets };
       const conversation = await timings.time('conversation request', this.conversationRequest(task, settings, model, at));
       await timings.time('agent conversation', agent.startConversation(conversation));
 
@@ -265,7 +280,13 @@ export class StartWorkflow {
     task: StartTask,
     settings: ResolvedSettings,
     model: string,
-    at: { projectDir: string; agentServerVersion: string | null; sandboxId: string },
+    at: {
+      projectDir: string;
+      agentServerVersion: string | null;
+      sandboxId: string;
+      hookConfig: Record<string, unknown> | null;
+      secrets: { name: string; value: string }[];
+    },
   ) {
     const { request } = task;
     const { llm, mcp } = await this.deps.agentLlms.forStart(
@@ -275,12 +296,6 @@ export class StartWorkflow {
       (this.deps.store.unseal(task, 'mcpConfig') ?? settings.mcp_config) as McpWith<string | null> | null,
     );
     const provider = request.git_provider;
-    // The request's secrets over the user's own, theirs over the organisation's: the most specific wins.
-    const given = this.deps.store.unseal(task, 'requestSecrets') ?? {};
-    const own = (await this.deps.secrets.resolve(task.userId)).filter((secret) => !(secret.name in given));
-    const org = task.orgId ? await this.deps.orgSecrets(task.orgId) : [];
-    const taken = new Set([...Object.keys(given), ...own.map((secret) => secret.name)]);
-    const stored = [...org.filter((secret) => !taken.has(secret.name)), ...own];
     return startConversationRequest({
       conversationId: task.conversationId,
       request,
@@ -289,11 +304,12 @@ export class StartWorkflow {
       tools: this.deps.config.conversations.agentTools,
       mcp,
       projectDir: at.projectDir,
-      secrets: [...stored, ...Object.entries(given).map(([name, value]) => ({ name, value }))],
+      secrets: at.secrets,
       gitTokenLookup: provider
         ? { url: `${this.deps.webUrl()}/api/v1/webhooks/secrets`, accessToken: this.deps.accessTokens.sign(task.userId, provider) }
         : null,
       agentServerVersion: at.agentServerVersion,
+      hookConfig: at.hookConfig,
     });
   }
 }

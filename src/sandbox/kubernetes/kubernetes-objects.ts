@@ -11,7 +11,15 @@ import type {
   V1Toleration,
 } from '@kubernetes/client-node';
 import { parseBytes, parseCores } from '../../config/quantities.js';
-import { corsEnv, SINGLE_INSTANCE_ENV, type ExposedUrl, type SandboxLaunch, type SandboxSpec } from '../runtime.js';
+import {
+  corsEnv,
+  deferredInitEnv,
+  secretsEnv,
+  SINGLE_INSTANCE_ENV,
+  type ExposedUrl,
+  type SandboxLaunch,
+  type SandboxSpec,
+} from '../runtime.js';
 import { AGENT_SERVER, exposedUrls, exposureEnv, VSCODE, vscodeEnabled, WORKERS, type SandboxPorts } from '../sandbox-ports.js';
 
 export const MANAGED_BY = 'agent-control-plane';
@@ -88,12 +96,17 @@ export function buildSecret(launch: SandboxLaunch): V1Secret {
     metadata: metadata(launch, sandboxName(launch.sandboxId)),
     type: 'Opaque',
     stringData: {
+      ...podSecrets(launch),
       OH_SESSION_API_KEYS_0: launch.sessionApiKey,
       OH_SECRET_KEY: launch.secretKey,
       OH_WEBHOOKS_0_BASE_URL: launch.webhookBaseUrl,
     },
   };
 }
+
+/** The conversation's secrets the agent server runs with (SandboxLaunch.env), by the names they keep there. */
+const podSecrets = (launch: SandboxLaunch) =>
+  secretsEnv(launch.env, { ...launch.spec.initial_env, ...exposureEnv(sandboxPorts(launch.spec)) });
 
 /**
  * What a sandbox of this spec may use: the spec's limits where it sets them, else the
@@ -228,7 +241,13 @@ export function buildPod(launch: SandboxLaunch, options: KubernetesSandboxOption
             fromSecret('OH_SESSION_API_KEYS_0'),
             fromSecret('OH_SECRET_KEY'),
             fromSecret('OH_WEBHOOKS_0_BASE_URL'),
-            ...Object.entries({ ...corsEnv(launch.corsOrigins), ...SINGLE_INSTANCE_ENV }).map(([name, value]) => ({ name, value })),
+            ...Object.keys(podSecrets(launch)).map(fromSecret),
+            ...Object.entries({ ...corsEnv(launch.corsOrigins), ...deferredInitEnv(launch), ...SINGLE_INSTANCE_ENV }).map(
+              ([name, value]) => ({
+                name,
+                value,
+              }),
+            ),
           ],
           readinessProbe: {
             httpGet: { path: '/alive', port: 'agent-server' as never },

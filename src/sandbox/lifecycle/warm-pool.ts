@@ -1,7 +1,8 @@
 // The warm pool: SANDBOX_WARM_POOL_SIZE sandboxes of the default spec kept started and
 // unowned (owner WARM_POOL_OWNER), so a start can take one instead of waiting for a cold one.
 // - Nothing user-specific is in a warm sandbox: its session key is generated at warm-up and
-//   becomes the claimant's sandbox key; its webhook URL names only the sandbox, and webhooks
+//   becomes the claimant's sandbox key (a spec that can starts it dormant: the claim initialises
+//   it with that key and the claimant's environment, src/sandbox/service/sandbox-init.ts); its webhook URL names only the sandbox, and webhooks
 //   map to whoever owns the record (nobody until the claim). Settings and secrets reach the
 //   agent only with the conversation request, after the claim.
 // - A claim takes the decision `warm:<id>` (src/db/claims.ts), then sets the owner: exactly one user
@@ -120,7 +121,10 @@ export class WarmPool implements WarmSandboxes {
 
   private async startOne(): Promise<string | null> {
     const { sandboxes, specs, size, log } = this.deps;
-    const record = await sandboxes.insertRecord(WARM_POOL_OWNER, specs.default);
+    // Dormant where the spec can (deferred_init): it takes its keys and the claimant's environment at the claim (sandbox-init.ts).
+    const record = await sandboxes.insertRecord(WARM_POOL_OWNER, specs.default, undefined, {
+      dormant: specs.default.deferred_init === true,
+    });
     // Another replica may be refilling too: the oldest records win, the rest step back before starting.
     const warm = (await sandboxesOf(this.deps, WARM_POOL_OWNER)).sort(oldestFirst);
     const rank = warm.findIndex((w) => w._id === record._id);
@@ -138,7 +142,7 @@ export class WarmPool implements WarmSandboxes {
   private async warmUp(sandboxId: string): Promise<void> {
     this.warmedUp.add(sandboxId);
     const record = await this.deps.models.Sandbox.findOne({ _id: sandboxId, userId: WARM_POOL_OWNER }).lean();
-    if (!record) return; // claimed meanwhile
+    if (!record || record.dormant) return; // claimed meanwhile; a dormant one runs nothing until its claim (its tools load at boot)
     const [info, state] = await Promise.all([this.deps.sandboxes.withState(record), this.deps.sandboxes.stateOf(record)]);
     const url = state.internalUrl ?? info.exposed_urls?.find((u) => u.name === 'AGENT_SERVER')?.url;
     if (!url || !info.session_api_key) return;

@@ -7,7 +7,7 @@ import { AppError } from '../../errors.js';
 import { freePorts } from '../../processes.js';
 import { wrapCommand, type Isolation } from '../isolation/isolation.js';
 import { fill } from './process-support.js';
-import { corsEnv, SINGLE_INSTANCE_ENV, type SandboxLaunch } from '../runtime.js';
+import { corsEnv, deferredInitEnv, secretsEnv, SINGLE_INSTANCE_ENV, type SandboxLaunch } from '../runtime.js';
 import { CONTROL_PLANE_ORIGIN, INSIDE_PORTS, outboundPlan, type NetworkPlan } from '../isolation/sandbox-network.js';
 import { exposureEnv, vscodeEnabled, WORKERS, type SandboxPorts } from '../sandbox-ports.js';
 import { insideView, locateCommand, mkdirOwned, ownTree, pythonPaths } from '../isolation/sandbox-view.js';
@@ -61,7 +61,7 @@ export async function prepareCommand(
     throw unrunnable((error as Error).message);
   }
 
-  const env: Record<string, string> = {
+  const base: Record<string, string> = {
     PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
     HOME: dir,
     USER: 'sandbox',
@@ -73,10 +73,12 @@ export async function prepareCommand(
     OH_SECRET_KEY: launch.secretKey,
     OH_WEBHOOKS_0_BASE_URL: ownNetwork && context.servicePort ? callbackThroughNetwork(launch.webhookBaseUrl) : launch.webhookBaseUrl,
     ...corsEnv(launch.corsOrigins),
+    ...deferredInitEnv(launch),
     ...SINGLE_INSTANCE_ENV,
     SANDBOX_PORT: String(insidePorts.agentServer),
     ...exposureEnv(insidePorts),
   };
+  const env = { ...secretsEnv(launch.env, base), ...base };
   const view = {
     dir,
     stateDir,

@@ -14,6 +14,14 @@ export const newSandboxId = () => crypto.randomBytes(16).toString('hex');
 
 export const keyContext = (sandboxId: string) => `sandbox:${sandboxId}:session_api_key`;
 export const secretKeyContext = (sandboxId: string) => `sandbox:${sandboxId}:secret_key`;
+export const envContext = (sandboxId: string) => `sandbox:${sandboxId}:env`;
+
+/** The agent server's environment sealed for the record; null when there is none. */
+export const sealEnv = (box: SecretBox, sandboxId: string, env: Record<string, string>): string | null =>
+  Object.keys(env).length > 0 ? box.encrypt(JSON.stringify(env), envContext(sandboxId)) : null;
+
+export const openEnv = (box: SecretBox, record: Pick<SandboxRecord, '_id' | 'sealedEnv'>): Record<string, string> =>
+  record.sealedEnv ? (JSON.parse(box.decrypt(record.sealedEnv, envContext(record._id))) as Record<string, string>) : {};
 
 /** What the record keeps to find a sandbox by its session key: 43 random characters need no salt. */
 export const sessionKeyHash = (sessionKey: string) => sha256(sessionKey).toString('hex');
@@ -26,6 +34,28 @@ export function desiredChange(
 ) {
   // A restarted agent server runs nothing until told: old "running" reports no longer hold.
   return { desired, desiredSince: now, runningConversations: [], updatedAt: now, ...extra };
+}
+
+/** A new record, running as asked (its keys new, its environment sealed); not stored yet. */
+export function newSandboxRecord(
+  box: SecretBox,
+  identity: Pick<SandboxFields, '_id' | 'userId' | 'specId' | 'runtime'>,
+  opts: { env?: Record<string, string>; dormant?: boolean },
+): SandboxFields {
+  const now = new Date();
+  return {
+    ...identity,
+    ...sealedKeys(box, identity._id).fields,
+    sealedEnv: sealEnv(box, identity._id, opts.env ?? {}),
+    dormant: opts.dormant ?? false,
+    desired: 'running',
+    desiredSince: now,
+    pausedBy: null,
+    lastUsedAt: now,
+    runningConversations: [],
+    removalReason: null,
+    createdAt: now,
+  };
 }
 
 /**

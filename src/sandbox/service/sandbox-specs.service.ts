@@ -21,6 +21,7 @@ const SandboxSpecsFileSchema = z.preprocess(
         working_dir: z.string().default('/workspace/project'),
         read_only_paths: z.array(z.string().startsWith('/', 'an absolute path')).optional(),
         agent_server_version: z.string().min(1).optional(),
+        deferred_init: z.boolean().optional(),
         limits: z
           .strictObject({
             memory: z
@@ -94,6 +95,12 @@ export function defaultSpecs(sandbox: Config['sandbox']): SandboxSpec[] {
   return specs;
 }
 
+/** Whether a release version (1.58.0) is at least major.minor; a pre-release (1.0.0a6) counts as its own. */
+function versionAtLeast(version: string, [major, minor]: [number, number]): boolean {
+  const [a = 0, b = 0] = version.split('.').map((part) => Number.parseInt(part, 10));
+  return a > major || (a === major && b >= minor);
+}
+
 const processSpec = (version: string, extra: Partial<SandboxSpec>): SandboxSpec => ({
   id: `local/openhands-agent-server:${version}`,
   command: ['{agent_server_python}', '-m', 'openhands.agent_server', '--host', '127.0.0.1', '--port', '{port}'],
@@ -111,6 +118,8 @@ const processSpec = (version: string, extra: Partial<SandboxSpec>): SandboxSpec 
     TZ: 'UTC',
   },
   working_dir: '{sandbox_dir}/workspace/project',
+  // Agent server 1.58 starts dormant on OH_DEFERRED_INIT and takes its keys at POST /api/init.
+  deferred_init: versionAtLeast(version, [1, 58]),
   ...extra,
 });
 

@@ -14,10 +14,11 @@ import type { SandboxLaunch, SandboxRuntime, SandboxSpec, SandboxState } from '.
 import {
   desiredChange,
   newSandboxId,
+  openEnv,
   openSecretKey,
   openSessionKey,
+  newSandboxRecord,
   rotateSessionKey,
-  sealedKeys,
   type SandboxFields,
 } from './sandbox-records.js';
 import { PAUSE_REASONS, SandboxEvents } from './sandbox-events.js';
@@ -27,6 +28,7 @@ import { withVscodeToken } from './sandbox-urls.js';
 import type { SandboxSpecsService } from './sandbox-specs.service.js';
 import type { ModelsAndTables, RecordTables } from '../../db/record-lists/record-tables.js';
 import { sandboxPage } from './sandbox-search.js';
+import { SandboxInit } from './sandbox-init.js';
 
 /** Hands out an already started, unowned sandbox of a spec, or null (the warm pool). */
 export interface WarmSandboxes {
@@ -64,6 +66,12 @@ export class SandboxesService {
     const room =
       settings.atLimit === 'pause-oldest' ? pauseLeastRecentlyUsed(db.models, runtime, metrics, release, undefined, this.events) : null;
     this.slots = new SandboxSlots(db, settings.maxRunningPerUser, (record) => this.stateOf(record), room);
+    this.dormant = new SandboxInit({
+      box,
+      records: this.records,
+      stateOf: (record) => this.stateOf(record),
+      startupTimeoutMs: settings.startupTimeoutMs,
+    });
   }
 
   /** The sandbox records, read and written by id (src/db/record-lists/record-table.ts); on the embedded FerretDB with their owners' lists. */
@@ -75,6 +83,8 @@ export class SandboxesService {
   /** Starts and resumes users ask for, in flight at once (SANDBOX_MAX_CONCURRENT_STARTS); more answer 503. */
   private readonly starts: ConcurrencyGate;
   private warm: WarmSandboxes | null = null;
+  /** Initialises a claimed dormant warm sandbox (sandbox-init.ts). */
+  private readonly dormant: SandboxInit;
 
   /** Lets starts of the default spec claim warm sandboxes. */
   useWarmPool(warm: WarmSandboxes): void {
@@ -88,15 +98,16 @@ export class SandboxesService {
   /**
    * A new sandbox for the user: a claimed warm one when there is one, else a cold start. A
    * running slot is taken first (or was, by the start's request: `reserved`), under the id a
-   * cold start gives its sandbox.
+   * cold start gives its sandbox. `env`: the conversation's secrets, for its agent server's
+   * environment (a cold start's, or a dormant warm one's at its claim).
    */
-  async acquire(userId: string, specId?: string | null, reserved?: string | null): Promise<{ info: SandboxInfo; source: SandboxSource }> {
+  async acquire(userId: string, specId?: string | null, reserved?: string | null, env: Record<string, string> = {}) {
     const spec = specId ? this.specs.find(specId) : this.specs.default;
     if (!spec) throw new AppError('NOT_FOUND', `Sandbox spec not found: ${specId}`, { reason: 'sandbox_spec_not_found' });
     await this.runtime.admit?.(userId);
     const sandboxId = reserved ?? newSandboxId();
     await this.slots.claim(userId, sandboxId);
-    const { record, source } = await this.warmOrCold(userId, spec, sandboxId).catch(async (error: unknown) => {
+    const { record, source } = await this.warmOrCold(userId, spec, sandboxId, env).catch(async (error: unknown) => {
       await this.slots.release(userId, sandboxId);
       throw error;
     });
@@ -108,16 +119,29 @@ export class SandboxesService {
     userId: string,
     spec: SandboxSpec,
     sandboxId: string,
+    env: Record<string, string>,
   ): Promise<{ record: SandboxFields; source: SandboxSource }> {
     const claimed = await this.warm?.claim(userId, spec.id);
-    if (!claimed) return { record: await this.starts.run(() => this.launchNew(userId, spec, sandboxId)), source: 'cold_start' };
+    const cold = async () => ({
+      record: await this.starts.run(() => this.launchNew(userId, spec, sandboxId, env)),
+      source: 'cold_start' as const,
+    });
+    if (!claimed) return cold();
     await this.slots.move(userId, sandboxId, claimed._id);
-    return { record: claimed, source: 'warm_pool' };
+    if (!claimed.dormant) return { record: claimed, source: 'warm_pool' };
+    const initialised = await this.dormant.initialise(claimed, env).catch(async () => {
+      // A warm sandbox that cannot be initialised is no use to anyone: gone, and a cold one instead.
+      this.metrics.lifecycleActions.inc({ action: 'warm_init_failed' });
+      await this.slots.move(userId, claimed._id, sandboxId);
+      await this.delete(userId, claimed._id).catch(() => {});
+      return null;
+    });
+    return initialised ? { record: initialised, source: 'warm_pool' } : cold();
   }
 
   /** Creates the record and starts the sandbox. */
-  async launchNew(ownerId: string, spec: SandboxSpec, sandboxId?: string): Promise<SandboxFields> {
-    const record = await this.insertRecord(ownerId, spec, sandboxId);
+  async launchNew(ownerId: string, spec: SandboxSpec, sandboxId?: string, env: Record<string, string> = {}): Promise<SandboxFields> {
+    const record = await this.insertRecord(ownerId, spec, sandboxId, { env });
     await this.startRecorded(record);
     return record;
   }
@@ -126,22 +150,14 @@ export class SandboxesService {
    * The record of a new sandbox, not started yet (for a user, or unowned for the warm pool).
    * Record first: a crash mid-start leaves a record that reads MISSING, not an untracked pod.
    */
-  async insertRecord(ownerId: string, spec: SandboxSpec, sandboxId = newSandboxId()): Promise<SandboxFields> {
-    const now = new Date();
-    const record: SandboxFields = {
-      _id: sandboxId,
-      userId: ownerId,
-      specId: spec.id,
-      runtime: this.runtime.kind,
-      ...sealedKeys(this.box, sandboxId).fields,
-      desired: 'running',
-      desiredSince: now,
-      pausedBy: null,
-      lastUsedAt: now,
-      runningConversations: [],
-      removalReason: null,
-      createdAt: now,
-    };
+  async insertRecord(
+    ownerId: string,
+    spec: SandboxSpec,
+    sandboxId = newSandboxId(),
+    /** env: its agent server's environment; dormant: started to wait for POST /api/init (the warm pool's, where the spec can). */
+    opts: { env?: Record<string, string>; dormant?: boolean } = {},
+  ): Promise<SandboxFields> {
+    const record = newSandboxRecord(this.box, { _id: sandboxId, userId: ownerId, specId: spec.id, runtime: this.runtime.kind }, opts);
     await this.records.insert(record);
     return record;
   }
@@ -161,14 +177,6 @@ export class SandboxesService {
     // One search: limit + 1 records tell whether another page exists (no count).
     const { page, next_page_id } = pageFromExtra(await sandboxPage(this.db, userId, offset, limit + 1), offset, limit);
     return { items: await Promise.all(page.map((r) => this.withState(r))), next_page_id };
-  }
-
-  /** The user's running sandboxes of a spec (the default when null): where a grouped start may go. */
-  async running(userId: string, specId: string | null): Promise<{ id: string; createdAt: string }[]> {
-    const spec = specId ? this.specs.find(specId) : this.specs.default;
-    if (!spec) return [];
-    const { items } = await this.search(userId, null, 100);
-    return items.filter((s) => s.status === 'RUNNING' && s.sandbox_spec_id === spec.id).map((s) => ({ id: s.id, createdAt: s.created_at }));
   }
 
   async batchGet(userId: string, ids: string[]): Promise<(SandboxInfo | null)[]> {
@@ -310,6 +318,8 @@ export class SandboxesService {
       secretKey,
       webhookBaseUrl: `${this.webUrl()}/api/v1/webhooks/${record._id}`,
       corsOrigins: this.corsOrigins(),
+      env: openEnv(this.box, record),
+      deferredInit: record.dormant === true,
     };
   }
 
