@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   buildIngress,
   buildPod,
+  buildSecret,
   buildService,
   buildWorkspaceClaim,
   podExposedUrls,
@@ -42,6 +43,26 @@ describe('sandbox pod', () => {
       { name: 'OH_ALLOW_CORS_ORIGINS_0', value: 'https://ui.example.com' },
       { name: 'OH_ALLOW_CORS_ORIGINS_1', value: 'https://next.example.com' },
     ]);
+  });
+
+  it("gives the conversation's secrets to the agent server by reference to its Secret, never over its own names; dormant on deferred init", () => {
+    const withEnv = {
+      ...launch,
+      env: { FINISH_TOKEN: 'tok-123', OH_SECRET_KEY: 'forged', PATH: '/evil', 'not a name': 'x' },
+      deferredInit: true,
+    };
+    const pod = buildPod(withEnv, options);
+    const env = pod.spec!.containers[0]!.env!;
+    expect(env.find((e) => e.name === 'FINISH_TOKEN')).toEqual({
+      name: 'FINISH_TOKEN',
+      valueFrom: { secretKeyRef: { name: 'sandbox-abc123', key: 'FINISH_TOKEN' } },
+    });
+    expect(env.filter((e) => ['PATH', 'not a name'].includes(e.name))).toEqual([]);
+    expect(env.find((e) => e.name === 'OH_DEFERRED_INIT')).toEqual({ name: 'OH_DEFERRED_INIT', value: 'true' });
+    expect(JSON.stringify(pod)).not.toContain('tok-123');
+    const secret = buildSecret(withEnv).stringData!;
+    expect(secret).toMatchObject({ FINISH_TOKEN: 'tok-123', OH_SECRET_KEY: 'sealing-key' });
+    expect(Object.keys(secret)).not.toContain('PATH');
   });
 
   it('builds an ingress only with a sandbox domain, one host per exposed port, with TLS when configured', () => {
