@@ -5,8 +5,8 @@
 // receiver's words (its body is read and dropped).
 import http from 'node:http';
 import https from 'node:https';
-import { AddressRefusedError, type ProviderHostPolicy } from '../git/providers/provider-hosts.js';
-import { readCapped, send } from '../git/providers/http-send.js';
+import type { ProviderHostPolicy } from '../git/providers/provider-hosts.js';
+import { connectionFailure, readCapped, send } from '../git/providers/http-send.js';
 
 export interface AttemptResult {
   ok: boolean;
@@ -52,14 +52,6 @@ export class WebhookSender {
   }
 
   private describe(error: unknown, signal: AbortSignal): string {
-    if (signal.aborted) return `No answer within ${this.timeoutMs} ms`;
-    if (error instanceof AddressRefusedError || (error as { code?: string }).code === 'EADDRREFUSED') {
-      return 'The URL resolves to an address not allowed here (WEBHOOK_HOSTS)';
-    }
-    const code = (error as { code?: unknown }).code;
-    if (code === 'ECONNREFUSED') return 'Connection refused';
-    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'The host name does not resolve';
-    if (code === 'ECONNRESET') return 'The connection was reset';
-    return typeof code === 'string' ? `Request failed (${code})` : 'Request failed';
+    return signal.aborted ? `No answer within ${this.timeoutMs} ms` : connectionFailure(error, 'WEBHOOK_HOSTS');
   }
 }

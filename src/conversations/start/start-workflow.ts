@@ -179,14 +179,16 @@ export class StartWorkflow {
       );
       if (setup.exitCode !== 0) log.warn({ exitCode: setup.exitCode }, '.openhands/setup.sh failed');
 
-      // 4. Git hooks.
+      // 4. Git hooks, and the project's agent hooks (.openhands/hooks.json, which the agent server
+      // runs only when the start request carries them) read meanwhile.
       steps.progress('SETTING_UP_GIT_HOOKS');
-      await timings.time('git hooks', agent.bash(scripts.INSTALL_PRE_COMMIT_HOOK, { cwd: projectDir, timeoutSeconds: 60 }));
+      const [, hookConfig] = await Promise.all([
+        timings.time('git hooks', agent.bash(scripts.INSTALL_PRE_COMMIT_HOOK, { cwd: projectDir, timeoutSeconds: 60 })),
+        legacyAgentServer(sandbox.agentServerVersion) ? null : timings.time('hooks', agent.hooks(projectDir)),
+      ]);
 
       // 5. The agent-server conversation (idempotent: fixed id; 200 if it already exists).
       steps.progress('STARTING_CONVERSATION', { agent_server_url: sandbox.publicUrl });
-      // The project's hooks (.openhands/hooks.json), which the agent server runs only when the start request carries them.
-      const hookConfig = legacyAgentServer(sandbox.agentServerVersion) ? null : await timings.time('hooks', agent.hooks(projectDir));
       const at = { projectDir, agentServerVersion: sandbox.agentServerVersion, sandboxId, hookConfig, secrets };
       const conversation = await timings.time('conversation request', this.conversationRequest(task, settings, model, at));
       await timings.time('agent conversation', agent.startConversation(conversation));

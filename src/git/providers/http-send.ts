@@ -4,6 +4,7 @@
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
+import { AddressRefusedError } from './provider-hosts.js';
 
 export interface SendInit {
   method: string;
@@ -51,6 +52,19 @@ export async function readCapped(body: IncomingMessage, maxBytes: number, tooLar
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * What a failed connection was, in our words only (never the far side's): `rules` names the
+ * setting whose SSRF rules refused an address (GIT_PROVIDER_HOSTS' form).
+ */
+export function connectionFailure(error: unknown, rules: string): string {
+  const code = (error as { code?: unknown }).code;
+  if (error instanceof AddressRefusedError || code === 'EADDRREFUSED') return `The URL resolves to an address not allowed here (${rules})`;
+  if (code === 'ECONNREFUSED') return 'Connection refused';
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'The host name does not resolve';
+  if (code === 'ECONNRESET') return 'The connection was reset';
+  return typeof code === 'string' ? `Request failed (${code})` : 'Request failed';
 }
 
 /** Keep-alive agents for both schemes, resolving names with `lookup` (node's own when absent). */

@@ -6,8 +6,8 @@
 // credential of the test replaced by the mask before it is shown.
 import type { IncomingMessage } from 'node:http';
 import { SECRET_MASK } from '../../../contract/common.schema.js';
-import { agentsFor, readCapped, send } from '../../git/providers/http-send.js';
-import { AddressRefusedError, type ProviderHostPolicy } from '../../git/providers/provider-hosts.js';
+import { agentsFor, connectionFailure, readCapped, send } from '../../git/providers/http-send.js';
+import type { ProviderHostPolicy } from '../../git/providers/provider-hosts.js';
 
 export interface ProbeTarget {
   transport: 'sse' | 'http';
@@ -80,23 +80,11 @@ export class McpProbe {
     } catch (error) {
       if (signal.aborted) return { ok: false, error: `No answer within ${timeoutMs / 1000} s`, error_kind: 'timeout' };
       if (error instanceof ProbeError) return { ok: false, error: scrub(error.message).slice(0, 500), error_kind: error.kind };
-      return { ok: false, error: describe(error), error_kind: 'connection' };
+      return { ok: false, error: connectionFailure(error, 'MCP_TEST_HOSTS'), error_kind: 'connection' };
     } finally {
       await session.close();
     }
   }
-}
-
-/** What a connection failure was, in our words only (never the server's). */
-function describe(error: unknown): string {
-  if (error instanceof AddressRefusedError || (error as { code?: string }).code === 'EADDRREFUSED') {
-    return 'The URL resolves to an address not allowed here (MCP_TEST_HOSTS)';
-  }
-  const code = (error as { code?: unknown }).code;
-  if (code === 'ECONNREFUSED') return 'Connection refused';
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'The host name does not resolve';
-  if (code === 'ECONNRESET') return 'The connection was reset';
-  return typeof code === 'string' ? `Request failed (${code})` : 'Request failed';
 }
 
 function scrubberFor(secrets: string[]): (text: string) => string {
