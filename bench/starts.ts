@@ -135,14 +135,17 @@ async function readyTimings(lines: string[], taskId: string): Promise<Record<str
   return found?.timings ?? {};
 }
 
-/** Waits until the pool holds a RUNNING warm sandbox it has warmed up (the refill after the last claim). */
+/** Waits until the pool holds a RUNNING warm sandbox it has warmed up, or a dormant one (the refill after the last claim). */
 async function warmPoolReady(server: RunningServer, lines: string[]): Promise<void> {
   const warmedUp = (id: string) => lines.some((l) => /warm(ed|ing) up a warm sandbox/.test(l) && l.includes(id));
   await until(
     async () => {
-      const warm = await server.deps.db.models.Sandbox.find({ userId: WARM_POOL_OWNER }, { _id: 1 }).lean();
-      const states = await Promise.all(warm.map(async (w) => ({ id: w._id, ...(await server.deps.runtime.state(w._id, 'running')) })));
-      return states.some((s) => s.status === 'RUNNING' && warmedUp(s.id));
+      const warm = await server.deps.db.models.Sandbox.find({ userId: WARM_POOL_OWNER }, { _id: 1, dormant: 1 }).lean();
+      const states = await Promise.all(
+        warm.map(async (w) => ({ id: w._id, dormant: w.dormant, ...(await server.deps.runtime.state(w._id, 'running')) })),
+      );
+      // A dormant one runs no command before its claim (deferred initialisation): running is ready.
+      return states.some((s) => s.status === 'RUNNING' && (s.dormant || warmedUp(s.id)));
     },
     'a warm sandbox',
     120_000,
