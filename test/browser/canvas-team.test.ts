@@ -156,8 +156,11 @@ describe('a team in Agent Canvas, signed in through its identity provider', () =
       await share(true);
       const reader = await browser.newPage({ viewport: { width: 1200, height: 900 } });
       const sharedLink = `${app.url}/shared/conversations/${id}`;
-      expect((await reader.goto(sharedLink))!.status()).toBe(200);
-      expect(await reader.textContent('#events')).toContain(FINAL);
+      // The page shows the events stored when it is read: the final one arrives by webhook, maybe after Canvas showed it.
+      await eventually('the final message stored', async () => {
+        expect((await reader.goto(sharedLink))!.status()).toBe(200);
+        return (await reader.textContent('#events'))?.includes(FINAL);
+      });
       expect(await reader.content()).not.toContain(ORG_KEY);
       expect((await reader.context().cookies(app.url)).map((c) => c.name)).not.toContain('acp_session');
       await browser.screenshot(reader, 'shared-signed-out');

@@ -120,6 +120,8 @@ describe('a lock whose holder is gone or stuck', () => {
     const key = await service.keyFor('stuck');
     expect((await call(service, 'POST', '/api/settings', { key, body: { language: 'en' } })).status).toBe(200);
     const locks = service.rawCollection('write_locks');
+    // The service lets its own lock go after answering (in the background): the other holder takes it after that.
+    await eventually('the first write to release its lock', async () => (await locks.findOne({ name: 'settings' })) === null);
     await locks.insertOne(lockOf('settings', { _id: 'stuck-holder', owner: 'elsewhere', pid: process.pid }));
 
     const started = Date.now();
