@@ -12,9 +12,8 @@ export const McpServerNameSchema = z
   .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'Server names are 1-128 letters, digits, ".", "_" or "-", starting with a letter or digit');
 
 const TRANSPORTS = ['stdio', 'http', 'streamable-http', 'shttp', 'sse'] as const;
-const secretMap = withoutReservedKeys(
-  z.record(z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/, 'Not an HTTP header name'), z.string().max(8192)),
-);
+const HeaderNameSchema = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/, 'Not an HTTP header name');
+const secretMap = withoutReservedKeys(z.record(HeaderNameSchema, z.string().max(8192)));
 
 // OAuth needs the browser flow and a token store, basic auth a password this service would
 // rebuild into a header: both refused (docs/api.md); a header or a bearer token does the same.
@@ -38,11 +37,7 @@ const AuthSchema = z.preprocess(
     z.strictObject({
       strategy: z.literal('api_key'),
       value: z.string().max(8192).nullable().optional(),
-      header_name: z
-        .string()
-        .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/)
-        .nullable()
-        .optional(),
+      header_name: HeaderNameSchema.nullable().optional(),
     }),
     z.strictObject({ strategy: z.literal('header'), headers: secretMap.default({}) }),
   ]),
@@ -98,7 +93,24 @@ export function transportOf(server: Pick<McpServerInput, 'transport' | 'type' | 
 /** The fields kept as sent beside a V0 server (none is a credential). */
 const EXTRA_KEYS = ['transport', 'cwd', 'description', 'icon', 'sse_read_timeout', 'keep_alive', 'enabled'] as const;
 
-/** One 2026 server as a stored V0 entry with its extras; a bearer token goes where V0 keeps its key. */
+/**
+ * A remote server's credentials as sent, in the two places the settings keep them: a bearer token
+ * (auth bearer, or api_key without a header name: where V0 keeps its key) and headers (the sent
+ * ones, with an api_key's header or the header strategy's folded in).
+ */
+export function remoteCredentials(server: Pick<McpServerInput, 'headers' | 'auth'>): {
+  apiKey: string | null;
+  headers: Record<string, string>;
+} {
+  const headers: Record<string, string> = { ...(server.headers ?? {}) };
+  const auth = server.auth;
+  if (auth?.strategy === 'bearer' || (auth?.strategy === 'api_key' && !auth.header_name)) return { apiKey: auth.value ?? null, headers };
+  if (auth?.strategy === 'api_key' && auth.value != null) headers[auth.header_name!] = auth.value;
+  else if (auth?.strategy === 'header') Object.assign(headers, auth.headers);
+  return { apiKey: null, headers };
+}
+
+/** One 2026 server as a stored V0 entry with its extras. */
 function toStored(name: string, server: McpServerInput) {
   const extras: Record<string, unknown> = {};
   for (const key of EXTRA_KEYS) if (server[key] != null) extras[key] = server[key];
@@ -107,12 +119,7 @@ function toStored(name: string, server: McpServerInput) {
   if (transport === 'stdio') {
     return { kind: 'stdio' as const, entry: { name, command: server.command!, args: server.args ?? [], env: server.env ?? {}, extras } };
   }
-  const headers: Record<string, string> = { ...(server.headers ?? {}) };
-  let apiKey: string | null = null;
-  const auth = server.auth;
-  if (auth?.strategy === 'bearer' || (auth?.strategy === 'api_key' && !auth.header_name)) apiKey = auth.value ?? null;
-  else if (auth?.strategy === 'api_key' && auth.value != null) headers[auth.header_name!] = auth.value;
-  else if (auth?.strategy === 'header') Object.assign(headers, auth.headers);
+  const { apiKey, headers } = remoteCredentials(server);
   const entry = { url: server.url!, api_key: apiKey, name, headers, extras };
   return transport === 'sse'
     ? { kind: 'sse' as const, entry }

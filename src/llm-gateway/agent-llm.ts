@@ -4,7 +4,7 @@
 // (LLM_GATEWAY=off, the operator's choice for everyone), the owner's own, as before; likewise for
 // a model the gateway cannot front when its owner chose that path (llm_key_in_sandbox).
 import { AppError } from '../errors.js';
-import { namedServers } from '../services/settings/mcp-servers.js';
+import { callHeaders, namedServers } from '../services/settings/mcp-servers.js';
 import type { McpWith, RemoteWith } from '../services/settings/settings-secrets.js';
 import type { LlmRoutes, LlmUpstream, McpUpstream } from './llm-routes.js';
 import type { ModelPolicy } from './model-policy.js';
@@ -79,7 +79,8 @@ export class AgentLlms {
     const servers: McpUpstream[] = [];
     for (const named of namedServers(mcp)) {
       if (named.transport === 'stdio' || !hasCredential(named.server)) continue;
-      const headers = Object.fromEntries(Object.entries(named.server.headers ?? {}).filter((h): h is [string, string] => h[1] !== null));
+      // The key goes apart: the gateway swaps it in as the bearer token of each call.
+      const headers = callHeaders({ headers: named.server.headers, api_key: null });
       servers.push({ name: named.name, url: named.server.url, apiKey: named.server.api_key, headers });
     }
     const token = await this.routes.open(conversationId, owner, mcp ? { ...upstream, mcp: servers } : upstream);

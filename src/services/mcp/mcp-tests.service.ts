@@ -4,10 +4,10 @@
 // stdio servers run inside a sandbox and are not started here. Tests per user are bounded
 // (MCP_TESTS_PER_MINUTE): each one makes this service connect out.
 import { SECRET_MASK } from '../../../contract/common.schema.js';
-import { type McpServerInput, type McpTestInput, transportOf } from '../../../contract/mcp-servers.schema.js';
+import { type McpServerInput, type McpTestInput, remoteCredentials, transportOf } from '../../../contract/mcp-servers.schema.js';
 import { AppError } from '../../errors.js';
 import { rateLimited, TokenBuckets } from '../../rate-limit.js';
-import { namedServers, type NamedServer } from '../settings/mcp-servers.js';
+import { callHeaders, namedServers, type NamedServer } from '../settings/mcp-servers.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import { McpProbe, type ProbeResult, type ProbeTarget } from './mcp-probe.js';
 import { ProviderHostPolicy } from '../../git/providers/provider-hosts.js';
@@ -35,8 +35,8 @@ export class McpTestsService {
   async test(userId: string, input: McpTestInput): Promise<ProbeResult> {
     if (transportOf(input.server) === 'stdio') throw stdioRefused();
     this.take(userId);
-    const stored = (await this.storedServers(userId)).find((named) => named.name === input.name && named.transport !== 'stdio');
-    const target = targetOf(input.server, stored?.transport === 'stdio' ? undefined : stored?.server);
+    const stored = (await this.storedServers(userId)).find((named) => named.name === input.name);
+    const target = targetOf(input.server, stored && stored.transport !== 'stdio' ? stored.server : undefined);
     return this.probe.probe(target, input.timeout * 1000, input.tool_call ?? null);
   }
 
@@ -46,11 +46,9 @@ export class McpTestsService {
     if (!named) throw new AppError('NOT_FOUND', 'MCP server was not found', { reason: 'mcp_server_not_found' });
     if (named.transport === 'stdio') throw stdioRefused();
     this.take(userId);
-    const server = named.server;
-    const headers = { ...(server.headers ?? {}), ...(server.api_key ? { Authorization: `Bearer ${server.api_key}` } : {}) };
     try {
       const result = await this.probe.probe(
-        { transport: named.transport, url: server.url, headers: opened(headers) },
+        { transport: named.transport, url: named.server.url, headers: callHeaders(named.server) },
         timeoutSeconds * 1000,
       );
       return { ok: result.ok };
@@ -75,27 +73,13 @@ function stdioRefused(): AppError {
   return new AppError('UNPROCESSABLE_CONTENT', STDIO_REFUSED, { reason: 'mcp_stdio_not_testable' });
 }
 
-function opened(headers: Record<string, string | null>): Record<string, string> {
-  return Object.fromEntries(Object.entries(headers).filter((entry): entry is [string, string] => entry[1] !== null));
-}
-
 type StoredRemote = Extract<NamedServer, { transport: 'sse' | 'http' }>['server'];
 
-/** The connection a sent server asks for: its headers and auth, a masked value filled from the stored server. */
+/** The connection a sent server asks for: its credentials, a masked value being the stored server's. */
 function targetOf(server: McpServerInput, stored: StoredRemote | undefined): ProbeTarget {
-  const storedHeader = (name: string) => stored?.headers?.[name] ?? null;
-  const unmask = (value: string | null | undefined, kept: string | null) => (value === SECRET_MASK ? kept : (value ?? null));
-  const headers: Record<string, string | null> = {};
-  for (const [name, value] of Object.entries(server.headers ?? {})) headers[name] = unmask(value, storedHeader(name));
-  const auth = server.auth;
-  if (auth?.strategy === 'bearer' || (auth?.strategy === 'api_key' && !auth.header_name)) {
-    const key = unmask(auth.value, stored?.api_key ?? null);
-    if (key) headers.Authorization = `Bearer ${key}`;
-  } else if (auth?.strategy === 'api_key' && auth.value != null) {
-    headers[auth.header_name!] = unmask(auth.value, storedHeader(auth.header_name!));
-  } else if (auth?.strategy === 'header') {
-    for (const [name, value] of Object.entries(auth.headers)) headers[name] = unmask(value, storedHeader(name));
-  }
-  const transport = transportOf(server);
-  return { transport: transport === 'sse' ? 'sse' : 'http', url: server.url!, headers: opened(headers) };
+  const unmask = (value: string | null, kept: string | null | undefined) => (value === SECRET_MASK ? (kept ?? null) : value);
+  const { apiKey, headers } = remoteCredentials(server);
+  const sent = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, unmask(value, stored?.headers?.[name])]));
+  const transport = transportOf(server) === 'sse' ? 'sse' : 'http';
+  return { transport, url: server.url!, headers: callHeaders({ headers: sent, api_key: unmask(apiKey, stored?.api_key) }) };
 }

@@ -72,7 +72,7 @@ export function agentServerMap(mcp: Opened | null): Record<string, Record<string
       continue;
     }
     const s = named.server;
-    const headers = { ...(s.headers ?? {}), ...(s.api_key ? { Authorization: `Bearer ${s.api_key}` } : {}) };
+    const headers = callHeaders(s);
     servers[named.name] = {
       url: s.url,
       transport: named.transport === 'sse' ? 'sse' : 'streamable-http',
@@ -82,6 +82,12 @@ export function agentServerMap(mcp: Opened | null): Record<string, Record<string
     };
   }
   return servers;
+}
+
+/** The headers a call to a remote server carries: its own, and its key as a bearer token (a missing value left out). */
+export function callHeaders(server: Pick<RemoteWith<string | null>, 'headers' | 'api_key'>): Record<string, string> {
+  const headers = { ...(server.headers ?? {}), ...(server.api_key ? { Authorization: `Bearer ${server.api_key}` } : {}) };
+  return Object.fromEntries(Object.entries(headers).filter((entry): entry is [string, string] => entry[1] != null));
 }
 
 function pick(from: Record<string, unknown>, keys: string[]): Record<string, unknown> {
