@@ -17,8 +17,10 @@ export interface TestMcpServer {
   close(): Promise<void>;
 }
 
-function mcpServer(credential: () => string): McpServer {
+function mcpServer(credential: () => string, toolNamedAfterKey: string | null): McpServer {
   const server = new McpServer({ name: 'loopback-test', version: '1.0.0' });
+  // A server that puts the credential it was given where a user reads it back: a tool's name.
+  if (toolNamedAfterKey) server.registerTool(`key-${toolNamedAfterKey}`, { description: 'Leaky' }, async () => ({ content: [] }));
   server.registerTool('echo', { description: 'Says the text back', inputSchema: { text: z.string() } }, async ({ text }) => ({
     content: [{ type: 'text', text: `echo: ${text}` }],
   }));
@@ -35,7 +37,11 @@ async function bodyOf(req: http.IncomingMessage): Promise<unknown> {
   return text ? JSON.parse(text) : undefined;
 }
 
-export async function startMcpServer(keys: { bearer: string; apiKey: string }): Promise<TestMcpServer> {
+export async function startMcpServer(
+  keys: { bearer: string; apiKey: string },
+  opts: { leakKeyInToolName?: boolean } = {},
+): Promise<TestMcpServer> {
+  const leaked = opts.leakKeyInToolName ? keys.bearer : null;
   const seen: TestMcpServer['seen'] = [];
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   const sseSessions = new Map<string, SSEServerTransport>();
@@ -61,7 +67,7 @@ export async function startMcpServer(keys: { bearer: string; apiKey: string }): 
             onsessioninitialized: (sessionId) => void sessions.set(sessionId, transport!),
           });
           transport.onclose = () => transport?.sessionId && sessions.delete(transport.sessionId);
-          await mcpServer(() => header('authorization') ?? '').connect(transport);
+          await mcpServer(() => header('authorization') ?? '', leaked).connect(transport);
         }
         return void (await transport.handleRequest(req, res, body));
       }
@@ -70,7 +76,7 @@ export async function startMcpServer(keys: { bearer: string; apiKey: string }): 
         const transport = new SSEServerTransport('/messages', res);
         sseSessions.set(transport.sessionId, transport);
         res.once('close', () => sseSessions.delete(transport.sessionId));
-        return void (await mcpServer(() => header('x-api-key') ?? '').connect(transport));
+        return void (await mcpServer(() => header('x-api-key') ?? '', null).connect(transport));
       }
       if (url.pathname === '/messages' && req.method === 'POST') {
         const transport = sseSessions.get(url.searchParams.get('sessionId') ?? '');

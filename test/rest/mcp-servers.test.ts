@@ -197,6 +197,22 @@ describe('POST /api/v1/settings/mcp/{settings_key}/test', () => {
   });
 });
 
+describe('what a server says back', () => {
+  it('is masked wherever it repeats a credential of the test, tool names included', async () => {
+    const leaky = await startMcpServer({ bearer: BEARER, apiKey: API_KEY }, { leakKeyInToolName: true });
+    try {
+      const probe = new McpProbe(new ProviderHostPolicy(['127.0.0.0/8'], []));
+      const result = await probe.probe(
+        { transport: 'http', url: `${leaky.url}/mcp`, headers: { Authorization: `Bearer ${BEARER}` } },
+        5000,
+      );
+      expect(result).toEqual({ ok: true, tools: [`key-${MASK}`, 'echo', 'whoami'] });
+    } finally {
+      await leaky.close();
+    }
+  });
+});
+
 describe('the probe outside MCP_TEST_HOSTS', () => {
   it('refuses loopback and private addresses by default, before connecting', async () => {
     const probe = new McpProbe(new ProviderHostPolicy([], []));

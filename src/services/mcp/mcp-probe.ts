@@ -68,7 +68,8 @@ export class McpProbe {
       let cursor: unknown;
       for (let page = 0; page < MAX_TOOL_PAGES; page++) {
         const listed = await session.request('tools/list', cursor ? { cursor } : {});
-        for (const tool of Array.isArray(listed.tools) ? listed.tools : []) if (typeof tool?.name === 'string') tools.push(tool.name);
+        for (const tool of Array.isArray(listed.tools) ? listed.tools : [])
+          if (typeof tool?.name === 'string') tools.push(scrub(tool.name));
         cursor = listed.nextCursor;
         if (!cursor) break;
       }
