@@ -21,6 +21,7 @@ import { DailyStarts } from './conversations/budgets/daily-starts.js';
 import { startsPerUser } from './conversations/records/task-queue.js';
 import { ConversationStore, type StartTask } from './conversations/records/store.js';
 import {
+  agentProxyBase,
   browserOrigins,
   PauseHandoffRuntime,
   SandboxAccess,
@@ -113,6 +114,7 @@ export function createServices({ db, box, config, runtime: bareRuntime, webUrl, 
     callbackUrl,
     metrics,
     corsOrigins,
+    agentProxyBase(config.sandbox, config.publicUrl, webUrl),
   );
   const accessTokens = new AccessTokens(box.deriveKey('git-token-lookup'), config.conversations.gitTokenTtlSeconds);
   const claims = new DecisionClaims(models);

@@ -126,7 +126,9 @@ export async function startServer(config: Config, log: Logger, options: ServerOp
   const { services } = deps;
   try {
     const bootstrapKey = await ensureBootstrapKey(config, services);
-    const server = http.createServer(createApp(deps, await served));
+    const app = createApp(deps, await served);
+    const server = http.createServer(app);
+    server.on('upgrade', app.upgrade);
     server.keepAliveTimeout = 65_000; // above common load-balancer idle timeouts
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -154,6 +156,7 @@ export async function startServer(config: Config, log: Logger, options: ServerOp
         // close them as they do, rather than waiting out the keep-alive timeout.
         const reaper = setInterval(() => server.closeIdleConnections(), 100);
         server.closeIdleConnections();
+        app.close(); // sockets to agent servers: upgraded, so server.close leaves them
         await closed;
         clearInterval(reaper);
         await domain.close();

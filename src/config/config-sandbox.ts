@@ -55,6 +55,8 @@ export const sandboxEnv = {
   SANDBOX_INGRESS_CLASS: optionalString,
   SANDBOX_INGRESS_TLS_SECRET: optionalString,
   SANDBOX_URL_SCHEME: z.enum(['http', 'https']).default('https'),
+  // Where browsers reach agent servers: their own address, or through this service (src/http/agent-server-proxy.ts).
+  SANDBOX_AGENT_URLS: z.enum(['auto', 'direct', 'service']).default('auto'),
   KUBERNETES_SERVICE_HOST: optionalString,
   SANDBOX_IDLE_PAUSE_SECONDS: z.coerce.number().min(0).default(1800),
   SANDBOX_PAUSED_RETENTION_SECONDS: z.coerce
@@ -96,6 +98,7 @@ export function sandboxConfig(e: SandboxEnv) {
       agentServerVersion: e.AGENT_SERVER_VERSION,
       agentServerPython: e.AGENT_SERVER_PYTHON,
       spec2025: e.SANDBOX_SPEC_2025,
+      agentUrls: e.SANDBOX_AGENT_URLS,
       kubernetes: {
         kubeconfig: e.SANDBOX_K8S_KUBECONFIG ? path.resolve(e.SANDBOX_K8S_KUBECONFIG) : undefined,
         inCluster: Boolean(e.KUBERNETES_SERVICE_HOST),

@@ -2,14 +2,17 @@
 // request passes the pipeline once (pipeline.ts: id and access line, CORS, client facts),
 // then goes to exactly one of:
 //   health and metrics (open, unlimited) → /trpc (trpc.ts) → the LLM gateway (/llm/…,
-//   llm-gateway.ts: agents' LLM calls, with their conversation's token) → the REST door (rest/: every /api
-//   path but the docs page) → the web pages on express (web/: docs page, sign-in, web UI, the
-//   JSON 404).
+//   llm-gateway.ts: agents' LLM calls, with their conversation's token) → agent servers on the
+//   service's origin (/agent-servers/…, agent-server-proxy.ts; its sockets through `upgrade`) → the
+//   REST door (rest/: every /api path but the docs page) → the web pages on express (web/: docs
+//   page, sign-in, web UI, the JSON 404).
 // The per-IP limit and the credentials are the transports' next steps, each through the one
 // function for it (pipeline.ts chargeClient, credentials.ts). The hot requests never reach
 // express: its per-request setup cost more CPU than a whole settings read (docs/performance.md).
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Deps } from '../trpc/context.js';
+import { agentServerProxy } from './agent-server-proxy.js';
 import { llmGatewayMount } from './llm-gateway.js';
 import { createPipeline, factsOf } from './pipeline.js';
 import { restDoor } from './rest/index.js';
@@ -17,26 +20,32 @@ import { trpcMount } from './trpc.js';
 import { webRoutes } from './web/index.js';
 import type { ServedUi } from './web/served-ui.js';
 
-export function createApp(deps: Deps, ui: ServedUi = { kind: 'none' }): RequestListener {
+/** The request listener, with the server's 'upgrade' listener and what to close on stop. */
+export type App = RequestListener & { upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void; close(): void };
+
+export function createApp(deps: Deps, ui: ServedUi = { kind: 'none' }): App {
   const begin = createPipeline(deps);
   const health = healthRoutes(deps);
   const trpc = trpcMount(deps);
   const rest = restDoor(deps);
   const web = webRoutes(deps, ui);
   const llm = llmGatewayMount(deps.services.llmGateway, deps.log);
-  return (req, res) => {
+  const agents = agentServerProxy(deps.services.sandboxes, deps.log.child({ component: 'agent-server-proxy' }));
+  const listener: RequestListener = (req, res) => {
     try {
       if (!begin(req, res)) return;
       const path = factsOf(req).path;
       if (health(req, res, path)) return;
       if (/^\/trpc(\/|$)/i.test(path)) return trpc(req, res);
       if (llm(req, res, path)) return;
+      if (agents.http(req, res, path)) return;
       if (rest(req, res)) return;
       web(req, res);
     } catch (error) {
       failed(deps, req, res, error);
     }
   };
+  return Object.assign(listener, { upgrade: agents.upgrade, close: agents.close });
 }
 
 /** An unexpected failure outside every handler's own error answers: logged, a bare 500. */

@@ -14,7 +14,7 @@ export { SandboxKeys } from './service/sandbox-keys.js';
 export { envContext, keyContext, secretKeyContext } from './service/sandbox-records.js';
 export { SandboxSecretsService } from './service/sandbox-secrets.service.js';
 export { SandboxSpecsService } from './service/sandbox-specs.service.js';
-export { browserOrigins } from './service/sandbox-urls.js';
+export { agentProxyBase, browserOrigins, AGENT_PROXY_PREFIX } from './service/sandbox-urls.js';
 export { SandboxLifecycle } from './lifecycle/index.js';
 export type { SandboxUsage } from './lifecycle/usage.js';
 export { SandboxAccess, withConversation, type ConversationLookup, type SandboxConnection } from './sandbox-access.js';

@@ -24,7 +24,7 @@ import {
 import { PAUSE_REASONS, SandboxEvents } from './sandbox-events.js';
 import { pauseLeastRecentlyUsed } from './sandbox-room.js';
 import { SandboxSlots, type ReleaseSlot } from './sandbox-slots.js';
-import { withVscodeToken } from './sandbox-urls.js';
+import { reachedThrough, withVscodeToken } from './sandbox-urls.js';
 import type { SandboxSpecsService } from './sandbox-specs.service.js';
 import type { ModelsAndTables, RecordTables } from '../../db/record-lists/record-tables.js';
 import { sandboxPage } from './sandbox-search.js';
@@ -52,6 +52,8 @@ export class SandboxesService {
     private readonly metrics: Metrics,
     /** Origins whose pages call agent servers from a browser (browserOrigins below). */
     private readonly corsOrigins: () => string[] = () => [],
+    /** Where browsers reach agent servers through the service, or null (agentProxyBase, sandbox-urls.ts). */
+    private readonly agentBase: () => string | null = () => null,
   ) {
     this.records = db.tables.sandboxes;
     this.starts = new ConcurrencyGate(
@@ -332,7 +334,7 @@ export class SandboxesService {
     if (record.desired === 'deleting') return { status: 'MISSING', exposedUrls: null, reason: BEING_DELETED };
     const state = await this.runtime.state(record._id, record.desired);
     if (state.status === 'PAUSED' && record.pausedBy) return { ...state, reason: PAUSE_REASONS[record.pausedBy] ?? state.reason };
-    return state;
+    return reachedThrough(this.agentBase(), record._id, state);
   }
 
   private toInfo(record: SandboxFields, state: SandboxState): SandboxInfo {
