@@ -115,6 +115,25 @@ describe('Agent Canvas served by the service', () => {
     expect((await proxied({})).status).toBe(401);
   });
 
+  it("answers the Model Router's meta-profile calls as not available here, to a signed-in user only", async () => {
+    const base = `${app.url}/api/organizations/${'1'.repeat(32)}/meta-profiles`;
+    for (const [method, path] of [
+      ['GET', base],
+      ['POST', `${base}/fast-and-cheap`],
+      ['POST', `${base}/fast-and-cheap/activate`],
+      ['DELETE', `${base}/fast-and-cheap`],
+    ] as const) {
+      const signedIn = await fetch(path, {
+        method,
+        headers: { cookie, origin: app.url, 'content-type': 'application/json' },
+        body: method === 'POST' ? '{}' : undefined,
+      });
+      expect(signedIn.status, `${method} ${path}`).toBe(404);
+      expect(await signedIn.json()).toEqual({ detail: expect.stringContaining('model router (meta-profiles) is not available') });
+      expect((await fetch(path, { method })).status).toBe(401);
+    }
+  });
+
   it('locks to PUBLIC_URL when it is set', async () => {
     const other = await startTestApp('canvas-public-url', { WEB_UI: 'canvas', AGENT_CANVAS_DIR: dir, PUBLIC_URL: 'https://acp.example/' });
     try {

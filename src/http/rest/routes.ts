@@ -238,6 +238,9 @@ export function handlerRoutes(deps: Deps): HandlerRoute[] {
  * to a signed-in user (401 to anyone else), never a bare "Not Found" that reads as a wrong URL:
  *   - the automation service's API (/api/automation/v1…: the CloudClient and Agent Canvas; its
  *     health route answers "not available" too: account.router.ts);
+ *   - the Model Router's meta-profiles (/api/organizations/{org}/meta-profiles…, newer Agent
+ *     Canvas): switching a conversation's LLM by message class needs the LLM gateway to hold
+ *     several upstreams per conversation, which it does not (docs/api.md, Not available here);
  *   - POST /api/cloud-proxy, a relay to agent servers that Agent Canvas's own launcher once
  *     served on Canvas's origin (now this service's). Canvas reaches agent servers directly;
  *     for the calls it still sends there (a conversation's commits, answers to a confirmation,
@@ -247,10 +250,13 @@ export function handlerRoutes(deps: Deps): HandlerRoute[] {
 function notAvailableRoutes(): HandlerRoute[] {
   const automation = 'Automations are not available on this server';
   const proxy = 'The cloud proxy is not available on this server: the browser reaches agent servers directly';
+  const router = 'The model router (meta-profiles) is not available on this server: a conversation uses one LLM';
   const routes: [string, string, string][] = [
     ...['GET', 'POST', 'PATCH', 'DELETE'].flatMap((method) => [
       [method, '/api/automation/v1', automation] as [string, string, string],
       [method, '/api/automation/v1/{rest:path}', automation] as [string, string, string],
+      [method, '/api/organizations/{org_id}/meta-profiles', router] as [string, string, string],
+      [method, '/api/organizations/{org_id}/meta-profiles/{rest:path}', router] as [string, string, string],
     ]),
     ['POST', '/api/cloud-proxy', proxy],
   ];
