@@ -83,6 +83,25 @@ export function stopNetwork(network: ProcessIdentity | null | undefined): void {
 }
 
 /**
+ * Ends a pasta that outlived what recorded it (a start cut short by the service's stop leaves
+ * no runtime record naming its network): `<stateDir>/network.pid` names it, and only a process
+ * whose command line names that same file is signalled (a reused pid is left alone). SIGKILL:
+ * it runs as root, and such a stray one was seen ignoring SIGTERM. True when one was ended.
+ */
+export function stopStrayNetwork(stateDir: string): boolean {
+  const pidFile = path.join(stateDir, 'network.pid');
+  try {
+    const pid = Number(fs.readFileSync(pidFile, 'utf8').trim());
+    if (!Number.isInteger(pid) || pid <= 1) return false;
+    if (!fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(pidFile)) return false;
+    process.kill(pid, 'SIGKILL');
+    return true;
+  } catch {
+    return false; // no file, no such process: nothing astray
+  }
+}
+
+/**
  * The start-up trial: an isolated `true` with a network, as a sandbox would start. Null when it
  * works; else why not, in words for the operator.
  */

@@ -13,7 +13,7 @@ import { KeyedQueue } from '../../keyed-queue.js';
 import { AppError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import { AGENT_SERVER_INSTALLING, AgentServerInstalls } from './agent-server-setup.js';
-import { stopNetwork } from '../isolation/isolated-launch.js';
+import { stopNetwork, stopStrayNetwork } from '../isolation/isolated-launch.js';
 import type { Isolation } from '../isolation/isolation.js';
 import type { LimitEnforcer } from '../isolation/limits.js';
 import { SandboxFolders } from './process-folders.js';
@@ -68,6 +68,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
       options.log,
     );
     this.limitsWatch.start();
+    void this.sweepStrayNetworks();
   }
 
   /** Isolated sandboxes reach the service only through their network's one path. */
@@ -151,6 +152,9 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
     this.handles.delete(sandboxId);
     this.diskLimits.delete(sandboxId);
     if (handle) await this.stopHandle(handle);
+    if (!handle?.network && stopStrayNetwork(this.stateDir(sandboxId))) {
+      this.options.log.warn({ sandboxId }, 'ended a sandbox network no record named');
+    }
     const cgroup = this.options.limits.enforcer.find(sandboxId);
     if (cgroup) await cgroup.remove();
     fs.rmSync(path.join(this.stateDir(sandboxId), 'runtime.json'), { force: true });
@@ -288,6 +292,22 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
     clearTimeout(handle.healthTimer);
     this.handles.delete(sandboxId);
     return undefined;
+  }
+
+  /**
+   * At start-up, the networks of sandboxes whose process is gone (a start cut short by the
+   * service's stop, a sandbox that ended while it was down) are ended: pasta runs on by itself,
+   * and a resume starts a new one.
+   */
+  private async sweepStrayNetworks(): Promise<void> {
+    for (const sandboxId of await this.folders.list().catch(() => [])) {
+      await this.locks.run(sandboxId, async () => {
+        const record = loadRuntimeRecord(this.stateDir(sandboxId));
+        if (this.handles.has(sandboxId) || (record && groupAlive(record.pid))) return;
+        if (stopStrayNetwork(this.stateDir(sandboxId)))
+          this.options.log.warn({ sandboxId }, 'ended the network of a sandbox that had ended');
+      });
+    }
   }
 
   /** Finds a sandbox process started by an earlier service instance. */
