@@ -17,7 +17,13 @@ let key: string;
 let sandbox: RunningSandbox | null;
 
 beforeAll(async () => {
-  app = await startTestApp('real-agent', { PUBLIC_URL: UI, TRUSTED_ORIGINS: NEXT, SANDBOX_STARTUP_TIMEOUT_MS: '120000' });
+  // Browsers reach the agent server at its own address here (through the service: agent-server-proxy.test.ts).
+  app = await startTestApp('real-agent', {
+    PUBLIC_URL: UI,
+    TRUSTED_ORIGINS: NEXT,
+    SANDBOX_AGENT_URLS: 'direct',
+    SANDBOX_STARTUP_TIMEOUT_MS: '120000',
+  });
   key = await app.keyFor('agent-user');
   sandbox = await startRealSandbox(app, key, 'REAL AGENT SERVER');
 }, 3 * 60_000);
