@@ -228,7 +228,8 @@ describe('isolation', () => {
 
   it.each(routes)("%s answers 404 to another user's key and touches nothing", async (route) => {
     const [method, template] = route.split(' ') as [string, string];
-    const body = method === 'GET' || method === 'DELETE' ? undefined : { ...text('x'), profile_name: 'p', model: 'm', title: 't', accept: true };
+    const body =
+      method === 'GET' || method === 'DELETE' ? undefined : { ...text('x'), profile_name: 'p', model: 'm', title: 't', accept: true };
     const query = method === 'GET' ? '?path=/workspace/project&file_path=README.md' : '';
     const res = await as(bob, method, template.replace('{conversation_id}', id) + query, body);
     expect(res.status, res.text).toBe(404);

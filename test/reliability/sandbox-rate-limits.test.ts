@@ -40,7 +40,10 @@ function callback(
   const headers = { 'x-session-api-key': sessionKey };
   if (route === 'd6') return call(app, 'POST', `/api/v1/webhooks/${sandbox.id}/events/${conversationId()}`, { body: [], headers });
   if (route === 'key-only') return call(app, 'POST', `/api/v1/webhooks/events/${conversationId()}`, { body: [], headers });
-  return call(app, 'POST', '/trpc/agentCallbacks.eventsByKey', { body: { json: { conversation_id: conversationId(), events: [] } }, headers });
+  return call(app, 'POST', '/trpc/agentCallbacks.eventsByKey', {
+    body: { json: { conversation_id: conversationId(), events: [] } },
+    headers,
+  });
 }
 
 describe('rate limits of sandbox callbacks', () => {

@@ -7,7 +7,11 @@ import { startConversationRequest, type AgentRequestParts } from '../../src/conv
 const parts = (agentServerVersion: string | null): AgentRequestParts => ({
   conversationId: 'c1',
   request: { initial_message: null } as unknown as AgentRequestParts['request'],
-  settings: { confirmation_mode: false, registered_marketplaces: [], title_generation_prompt: null } as unknown as AgentRequestParts['settings'],
+  settings: {
+    confirmation_mode: false,
+    registered_marketplaces: [],
+    title_generation_prompt: null,
+  } as unknown as AgentRequestParts['settings'],
   llm: { model: 'openai/stub' },
   tools: ['terminal', 'file_editor', 'task_tracker'],
   mcp: null,
