@@ -21,7 +21,9 @@ export const ApiKeyCurrentSchema = z
 
 export const ByorKeySchema = z.object({ key: z.string().nullable() }).meta({ id: 'ByorKey' });
 
-export const AutomationHealthSchema = z.object({ status: z.literal('error'), message: z.string() }).meta({ id: 'AutomationHealth' });
+export const AutomationHealthSchema = z
+  .object({ status: z.enum(['ok', 'error']), message: z.string().optional() })
+  .meta({ id: 'AutomationHealth' });
 export const AutomationSdkVersionSchema = z
   .object({ sdk_version: z.null(), version: z.null(), message: z.string() })
   .meta({ id: 'AutomationSdkVersion' });
@@ -112,5 +114,10 @@ export const UserInfoSchema = SettingsSchema.extend({
   sandbox_api_key: z.string().nullable(),
   mcp_config: McpConfigSchema.nullable(),
   ...nestedSettingsShape,
+  // Only to the automation service (a request with an automation key): its UUID aliases, the
+  // role and permissions it checks (src/automations/automation-access.ts).
+  org_id: z.string().optional(),
+  role: z.string().optional(),
+  permissions: z.array(z.string()).optional(),
 }).meta({ id: 'UserInfo' });
 export type UserInfo = z.infer<typeof UserInfoSchema>;

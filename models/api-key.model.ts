@@ -16,12 +16,19 @@ export const ApiKeySchema = new Schema(
     lastUsedAt: { type: Date, default: null },
     // Bound to an organisation (POST /api/keys org_id): it acts there whatever a request names.
     orgId: { type: String, default: null },
+    // 'automation': the key the automation service acts with for this user in orgId
+    // (src/automations/automation-access.ts), kept sealed too so the same key can be handed out again.
+    purpose: { type: String, default: null },
+    sealedKey: { type: String, default: null },
   },
   { versionKey: false, strict: true, collection: 'api_keys' },
 );
 
 ApiKeySchema.index({ userId: 1, createdAt: 1 }); // a user's keys, oldest first (CLI list)
 ApiKeySchema.index({ revokedAt: 1 }); // "is there an active key" at start-up
+
+/** What an automation key is sealed with (src/automations/automation-access.ts; re-wrapped by the rotation). */
+export const automationKeyContext = (keyId: string) => `api-key:${keyId}:automation`;
 
 export const apiKeyModel = (conn: Connection) => conn.model('ApiKey', ApiKeySchema);
 export type ApiKeyModel = ReturnType<typeof apiKeyModel>;

@@ -1,6 +1,7 @@
 import type { Connection } from 'mongoose';
 import { apiKeyModel } from './api-key.model.js';
 import { auditEventModel } from './audit-event.model.js';
+import { automationUserModel } from './automation-user.model.js';
 import { userRoleModel } from './user-role.model.js';
 import { userLlmPolicyModel } from './user-llm-policy.model.js';
 import { organizationModel } from './organization.model.js';
@@ -32,6 +33,7 @@ import { writeLockModel } from './write-lock.model.js';
 
 export * from './api-key.model.js';
 export * from './audit-event.model.js';
+export * from './automation-user.model.js';
 export * from './user-role.model.js';
 export * from './user-llm-policy.model.js';
 export * from './organization.model.js';
@@ -65,6 +67,7 @@ export * from './write-lock.model.js';
 export function createModels(conn: Connection) {
   return {
     ApiKey: apiKeyModel(conn),
+    AutomationUser: automationUserModel(conn),
     Session: sessionModel(conn),
     DeviceCode: deviceCodeModel(conn),
     Settings: settingsModel(conn),

@@ -36,7 +36,14 @@ export const accountRouter = router({
     .query(() => ({ key: null })),
 
   automationHealth: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/api/automation/health', tags: ['account'], summary: 'Automations are not available here' } })
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/api/automation/health',
+        tags: ['account'],
+        summary: "The automation service's readiness ('error' when none is configured)",
+      },
+    })
     .input(NoInputSchema)
     .output(AutomationHealthSchema)
     .query(({ ctx }) => ctx.services.account.automationHealth()),

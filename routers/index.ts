@@ -37,6 +37,7 @@ import { organizationSecretsRouter } from './organization-secrets.router.js';
 import { settingsV1Router } from './settings-v1.router.js';
 import { mcpTestsRouter } from './mcp-tests.router.js';
 import { quotaRouter } from './quota.router.js';
+import { automationsRouter } from './automations.router.js';
 import { usersRouter } from './users.router.js';
 
 export const appRouter = router({
@@ -60,6 +61,7 @@ export const appRouter = router({
   webhookEndpoints: webhookEndpointsRouter,
   mcpTests: mcpTestsRouter,
   quota: quotaRouter,
+  automations: automationsRouter,
   options: optionsRouter,
   user: userRouter,
   settingsV1: settingsV1Router,

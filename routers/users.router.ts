@@ -33,7 +33,13 @@ export const usersRouter = router({
     })
     .input(UserMeInputSchema)
     .output(UserInfoSchema)
-    .query(({ ctx, input }) => ctx.services.account.me(ctx.user.id, input.expose_secrets === true, ctx.sessionKey)),
+    .query(async ({ ctx, input }) => {
+      const [me, automation] = await Promise.all([
+        ctx.services.account.me(ctx.user.id, input.expose_secrets === true, ctx.sessionKey),
+        ctx.services.automations.meFor(ctx.user),
+      ]);
+      return automation ? { ...me, ...automation } : me;
+    }),
 
   gitInfo: authedProcedure
     .meta({

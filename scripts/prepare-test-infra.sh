@@ -25,3 +25,5 @@ optional setup-sdk-workspace.sh
 optional setup-ts-client.sh
 optional setup-openhands-cli.sh
 optional setup-agent-canvas.sh
+# The automation service (test/automations/): about 800 MB and 4 minutes on a cold machine.
+optional setup-automation.sh

@@ -128,7 +128,8 @@ export type ErrorReason =
   // MCP server tests (docs/api.md "MCP servers").
   | 'mcp_server_not_found'
   | 'mcp_stdio_not_testable'
-  | 'mcp_test_unavailable';
+  | 'mcp_test_unavailable'
+  | 'automations_not_available';
 
 export interface AppErrorOptions {
   reason?: ErrorReason;

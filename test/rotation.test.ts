@@ -16,6 +16,7 @@ let provider: FakeGitProvider;
 let app: TestApp;
 let webhook: { id: string; secret: string; previous: string };
 let orgId: string;
+let automationKey: string;
 
 beforeAll(async () => {
   provider = await startFakeGitProvider();
@@ -42,6 +43,8 @@ beforeAll(async () => {
   });
   await call(app, 'POST', '/api/add-git-providers', { key, body: { provider_tokens: { github: { token: 'ghp_rotate' } } } });
   await call(app, 'POST', '/api/secrets', { key, body: { name: 'ROT', value: 'custom-rotate' } });
+  // The key automations act with (kept sealed to be handed out again).
+  automationKey = await app.server.deps.services.automations.keyFor('rotor', 'rotor');
   // A webhook endpoint whose secret was rotated: its current and its previous secret.
   const endpoint = await call(app, 'POST', '/api/v1/webhook-endpoints', { key, body: { url: 'https://hooks.example.com/in' } });
   const rotatedSecret = await call(app, 'POST', `/api/v1/webhook-endpoints/${endpoint.body.id}/rotate-secret`, { key, body: {} });
@@ -87,8 +90,8 @@ describe('encryption key rotation', () => {
     expect(rotated.code, rotated.stderr).toBe(0);
     // settings (the LLM key, the MCP server's key, the LLM profile's key, the GitHub token), a custom
     // secret, a webhook endpoint's two secrets, an organisation's LLM key and secret, a sandbox's session key,
-    // sealing key and environment, a start task's MCP override and request secrets
-    expect(rotated.stdout).toMatch(/re-encrypted 14 values in 7 documents/);
+    // sealing key and environment, a start task's MCP override and request secrets, an automation key
+    expect(rotated.stdout).toMatch(/re-encrypted 15 values in 8 documents/);
 
     const after = await startTestApp('rotation-after', { MONGODB_URI: testDatabaseUri(dbName), ENCRYPTION_KEY: newKey });
     try {
@@ -119,7 +122,8 @@ describe('encryption key rotation', () => {
       expect(box.decrypt(endpoint!.previousSecret, endpointSecretContext(webhook.id))).toBe(webhook.previous);
       expect((await services.organizations.llmDefaults(orgId))?.apiKey).toBe('sk-org-rotate');
       expect((await services.orgSecrets.resolve(orgId)).map((s) => s.value)).toEqual(['org-secret-rotate']);
-      expect(ciphertexts.length).toBe(14);
+      expect(await services.automations.keyFor('rotor', 'rotor')).toBe(automationKey);
+      expect(ciphertexts.length).toBe(15);
       expect(ciphertexts.filter((m) => !m.endsWith(currentId))).toEqual([]);
 
       const again = await runCli(['encryption', 'rotate'], env);

@@ -70,6 +70,12 @@ const EnvSchema = z
     // The MCP server tests (src/services/mcp/): which servers they may reach, as GIT_PROVIDER_HOSTS, and how often.
     MCP_TEST_HOSTS: hostRules,
     MCP_TESTS_PER_MINUTE: z.coerce.number().int().min(1).max(1000).default(20),
+    // The OpenHands automation service this one forwards /api/automation/* to, and the key it
+    // mints users' keys with (docs/automation-service-notes.md); unset: automations not available.
+    AUTOMATION_URL: optionalString.refine((v) => v === undefined || /^https?:\/\/[^/]+\/?$/.test(v), {
+      message: 'must be an http(s) origin such as http://127.0.0.1:8100',
+    }),
+    AUTOMATION_SERVICE_KEY: optionalString.refine((v) => v === undefined || v.length >= 32, { message: 'must be at least 32 characters' }),
     GITHUB_API_URL: z.url().default('https://api.github.com'),
     GITLAB_API_URL: z.url().default('https://gitlab.com/api/v4'),
     BITBUCKET_API_URL: z.url().default('https://api.bitbucket.org/2.0'),
@@ -170,6 +176,7 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
   }
   const e = parsed.data;
   if (e.OIDC_ISSUER && !e.OIDC_CLIENT_ID) throw new ConfigError('  OIDC_CLIENT_ID: required with OIDC_ISSUER');
+  if (e.AUTOMATION_URL && !e.AUTOMATION_SERVICE_KEY) throw new ConfigError('  AUTOMATION_SERVICE_KEY: required with AUTOMATION_URL');
   const dataDir = path.resolve(e.DATA_DIR);
   const cacheDir = cacheRoot(e.AGENT_CP_CACHE_DIR);
   return Object.freeze({
@@ -250,6 +257,8 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
       historyMs: e.WEBHOOK_HISTORY_DAYS * 24 * 3600_000,
       testsPerMinute: e.WEBHOOK_TESTS_PER_MINUTE,
     },
+    automations:
+      e.AUTOMATION_URL && e.AUTOMATION_SERVICE_KEY ? { url: trimSlash(e.AUTOMATION_URL), serviceKey: e.AUTOMATION_SERVICE_KEY } : null,
     mcpTests: {
       allowedHosts: splitList(e.MCP_TEST_HOSTS).map((h) => h.toLowerCase()),
       perMinute: e.MCP_TESTS_PER_MINUTE,

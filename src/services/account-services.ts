@@ -5,6 +5,8 @@ import type { Models } from '../../models/index.js';
 import type { Config } from '../config/config.js';
 import type { SecretBox } from '../crypto.js';
 import { AccountService } from './identity/account.service.js';
+import { AutomationAccess } from '../automations/automation-access.js';
+import { OrgAccess } from '../organizations/org-access.js';
 import { AgentProfilesService } from './settings/agent-profiles.service.js';
 import type { ApiKeysService } from './identity/api-keys.service.js';
 import { LlmProfilesService } from './settings/llm-profiles.service.js';
@@ -31,6 +33,8 @@ export function createAccountServices({ models, box, config, settings, apiKeys, 
     settingsV1: new SettingsV1Service(settings, llmProfiles),
     llmProfiles,
     agentProfiles: new AgentProfilesService(profiles, box),
-    account: new AccountService(apiKeys, settings, llmProfiles, sandboxKeys, options, config.webUi),
+    account: new AccountService(apiKeys, settings, llmProfiles, sandboxKeys, options, config.webUi, config.automations?.url ?? null),
+    // The automation service's view of users and their keys (src/automations/).
+    automations: new AutomationAccess(models, box, apiKeys, new OrgAccess(models)),
   };
 }

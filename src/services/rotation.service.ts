@@ -2,7 +2,7 @@
 // the old one in ENCRYPTION_KEY_PREVIOUS; afterwards the old key can be dropped. Each owner of
 // encrypted fields re-wraps its own (this file: the services' records and the webhook
 // endpoints' secrets, organisations' LLM keys; the conversations store: start tasks); `cli encryption rotate` runs them all.
-import { endpointSecretContext, type Models, type SettingsRecord } from '../../models/index.js';
+import { automationKeyContext, endpointSecretContext, type Models, type SettingsRecord } from '../../models/index.js';
 import type { SecretBox } from '../crypto.js';
 import { newVersion, untilApplied } from '../db/versions.js';
 import { tokenContext } from '../git/git-providers.service.js';
@@ -84,6 +84,20 @@ export async function reencryptServiceSecrets(models: Models, rewrap: Rewrap): P
       const value = doc && rewrap(doc.value, orgSecretContext(doc.orgId));
       if (!doc || value === doc.value) return true;
       return (await models.OrgSecret.updateOne({ _id, value: doc.value }, { $set: { value } })).matchedCount > 0;
+    });
+    documents++;
+  }
+
+  // Automation keys, kept sealed to be handed to the automation service again (src/automations/).
+  for await (const { _id } of models.ApiKey.find({ sealedKey: { $ne: null } }, { _id: 1 })
+    .lean()
+    .cursor()) {
+    await untilApplied('An automation key', async () => {
+      const doc = await models.ApiKey.findOne({ _id }, { sealedKey: 1 }).lean();
+      const sealedKey = doc?.sealedKey ?? null;
+      const rewrapped = rewrap(sealedKey, automationKeyContext(_id));
+      if (!doc || rewrapped === sealedKey) return true;
+      return (await models.ApiKey.updateOne({ _id, sealedKey }, { $set: { sealedKey: rewrapped } })).matchedCount > 0;
     });
     documents++;
   }

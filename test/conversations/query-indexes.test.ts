@@ -16,6 +16,7 @@ import { declaredIndexes, queriesOf } from '../helpers/query-indexes.js';
 import { FAKE_AGENT_SPEC, writeSpecsFile } from '../helpers/specs.js';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-queries-'));
+const SERVICE_KEY = 's'.repeat(40);
 let app: TestApp;
 let provider: FakeGitProvider;
 let key: string;
@@ -30,6 +31,9 @@ beforeAll(async () => {
     SANDBOX_SPECS_FILE: writeSpecsFile(tmp, [FAKE_AGENT_SPEC]),
     START_TASK_POLL_MS: '100',
     GITHUB_API_URL: provider.url,
+    // Nothing answers there: the user's automation key and aliases are made all the same.
+    AUTOMATION_URL: 'http://127.0.0.1:9',
+    AUTOMATION_SERVICE_KEY: SERVICE_KEY,
   });
   key = await app.keyFor('query-user');
 });
@@ -106,6 +110,12 @@ describe('every query of a representative run is served by a declared index', ()
     await ok('POST', '/api/v1/settings', { sandbox_grouping_strategy: 'ADD_TO_ANY' });
     const task = await ok('POST', '/api/v1/app-conversations', {});
     await ok('GET', '/api/quota/status');
+    // Automations: the forwarded call (its key made), users/me as the automation service asks it, the key route.
+    expect((await call(app, 'GET', '/api/automation/v1', { key })).status).toBe(502);
+    const trpc = await fetch(`${app.url}/trpc/automations.forwardingKey`, { headers: { 'x-session-api-key': key } });
+    const automationKey = ((await trpc.json()) as { result: { data: { json: { key: string } } } }).result.data.json.key;
+    const alias = (await call(app, 'GET', '/api/v1/users/me', { headers: { authorization: `Bearer ${automationKey}` } })).body.id;
+    await ok('POST', `/api/service/users/${alias}/orgs/${alias}/api-keys`, { name: 'automation' }, { 'x-service-api-key': SERVICE_KEY });
     const ready = await eventually('the start task to be READY', async () => {
       const [t] = await ok('GET', `/api/v1/app-conversations/start-tasks?ids=${task.id}`);
       return t?.status === 'READY' ? t : null;

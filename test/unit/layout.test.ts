@@ -92,7 +92,10 @@ const LAYERS: [number, RegExp][] = [
   [4, /^src\/trpc\/|^src\/domain\.ts$/],
   [3, /^src\/conversations\/|^src\/lifecycle-webhooks\/(?!lifecycle-events\.ts$)/],
   // The sandbox wing's services, lifecycle, access and entry point; its runtimes are layer 1.
-  [2, /^src\/services\/|^src\/organizations\/|^src\/llm-gateway\/|^src\/git\/[^/]+$|^src\/sandbox\/(service\/|lifecycle\/|sandbox-access\.ts$|index\.ts$)/],
+  [
+    2,
+    /^src\/services\/|^src\/organizations\/|^src\/automations\/|^src\/llm-gateway\/|^src\/git\/[^/]+$|^src\/sandbox\/(service\/|lifecycle\/|sandbox-access\.ts$|index\.ts$)/,
+  ],
   [
     1,
     // lifecycle-events.ts: the event the domain emits, below every emitter (sandboxes' and conversations').

@@ -335,6 +335,14 @@ const ROWS = [
   ['mcpTests.test', 'UNPROCESSABLE_CONTENT', 'stdio', 'mcp_stdio_not_testable', 422, { detail: 'stdio' }],
   ['mcpTests.testStored', 'SERVICE_UNAVAILABLE', 'Later', 'mcp_test_unavailable', 503, { detail: 'Later' }],
   [
+    'automations.forwardingKey',
+    'NOT_FOUND',
+    'Automations are not available on this server',
+    'automations_not_available',
+    404,
+    { detail: 'Automations are not available on this server' },
+  ],
+  [
     'webhookEndpoints.create',
     'UNPROCESSABLE_CONTENT',
     'Host not allowed',

@@ -12,8 +12,8 @@ import { createRequestContext } from '../request-context.js';
 import { carriesCredential } from '../request-credentials.js';
 import { chargeClient, chargeLeftCall, factsOf } from '../pipeline.js';
 import { NOT_AN_OBJECT, NOT_FOUND, setNoCache, writeFailure, writeJson, writeRestError } from './answers.js';
-import { handlerRoutes, type HandlerRoute } from './routes.js';
-import { procedureRoutes, queryInput, RouteTable, type ProcedureRoute } from './table.js';
+import { handlerRoutes } from './routes.js';
+import { procedureRoutes, queryInput, RouteTable, type HandlerRoute, type ProcedureRoute } from './table.js';
 
 /**
  * Paths of the REST door: /api and below, except the docs page (served with the web pages), and

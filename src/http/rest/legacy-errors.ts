@@ -236,6 +236,7 @@ export const FAILURES: Record<ErrorReason, LegacyAnswer & { routers?: Record<str
   mcp_server_not_found: { status: 404, body: detail },
   mcp_stdio_not_testable: { status: 422, body: detail },
   mcp_test_unavailable: { status: 503, body: detail },
+  automations_not_available: { status: 404, body: detail },
   // Those every operation can meet; listed by TRANSPORT_FAILURES.
   rate_limited: { status: 429, body: messageKey },
   database_unavailable: { status: 503, body: detail },

@@ -14,6 +14,8 @@
 //   - GET /api/v1/app-conversations/{conversation_id}/file: the text as text/plain (clients read it
 //     as text), and …/download: the zip's bytes as application/zip;
 //   - GET /api/audit/events/export: the audit log as JSON lines (every page of the search);
+//   - the automation service's routes, forwarded to it or "not available" (automation-routes.ts), and
+//     its key route for users' keys;
 //   - routes of other services that clients call here, answered "not available" (notAvailableRoutes).
 import type { ServerResponse } from 'node:http';
 import { isLaterSnapshot } from '../../../contract/app-conversations.schema.js';
@@ -21,20 +23,11 @@ import { createCaller } from '../../../routers/index.js';
 import type { Deps } from '../../trpc/context.js';
 import { writeBytes, writeJson, writeRestError } from './answers.js';
 import { openApiDocument } from './openapi-document.js';
-import type { HandlerCall, RoutePath } from './table.js';
+import type { HandlerCall, HandlerRoute } from './table.js';
+import { automationRoutes } from './automation-routes.js';
 import { uploadFiles } from './upload.js';
 
 const JSON_UTF8 = 'application/json; charset=utf-8';
-
-export interface HandlerRoute extends RoutePath {
-  /** Open routes are not rate-limited per client (documents, like the docs page). */
-  open?: boolean;
-  /** How the door reads the body first: a JSON object, any JSON value, a form's fields, or nothing (the handler reads it). */
-  body: 'json-object' | 'json' | 'form' | 'none';
-  /** The procedure whose failure-table rows answer this route's failures. */
-  procedurePath: string | undefined;
-  handle(call: HandlerCall): Promise<void>;
-}
 
 export function handlerRoutes(deps: Deps): HandlerRoute[] {
   const caller = async (call: HandlerCall, withBrowser: boolean) => createCaller(await call.context(withBrowser), { signal: call.signal });
@@ -229,6 +222,7 @@ export function handlerRoutes(deps: Deps): HandlerRoute[] {
       procedurePath: 'conversationWorkspace.uploadFiles',
       handle: (call) => uploadFiles(deps, call),
     },
+    ...automationRoutes(deps, caller),
     ...notAvailableRoutes(),
   ];
 }
@@ -236,8 +230,6 @@ export function handlerRoutes(deps: Deps): HandlerRoute[] {
 /**
  * Routes of other services that today's clients call on this server, answered "not available"
  * to a signed-in user (401 to anyone else), never a bare "Not Found" that reads as a wrong URL:
- *   - the automation service's API (/api/automation/v1…: the CloudClient and Agent Canvas; its
- *     health route answers "not available" too: account.router.ts);
  *   - the Model Router's meta-profiles (/api/organizations/{org}/meta-profiles…, newer Agent
  *     Canvas): switching a conversation's LLM by message class needs the LLM gateway to hold
  *     several upstreams per conversation, which it does not (docs/api.md, Not available here);
@@ -248,13 +240,10 @@ export function handlerRoutes(deps: Deps): HandlerRoute[] {
  *     wherever Canvas is served without its launcher.
  */
 function notAvailableRoutes(): HandlerRoute[] {
-  const automation = 'Automations are not available on this server';
   const proxy = 'The cloud proxy is not available on this server: the browser reaches agent servers directly';
   const router = 'The model router (meta-profiles) is not available on this server: a conversation uses one LLM';
   const routes: [string, string, string][] = [
     ...['GET', 'POST', 'PATCH', 'DELETE'].flatMap((method) => [
-      [method, '/api/automation/v1', automation] as [string, string, string],
-      [method, '/api/automation/v1/{rest:path}', automation] as [string, string, string],
       [method, '/api/organizations/{org_id}/meta-profiles', router] as [string, string, string],
       [method, '/api/organizations/{org_id}/meta-profiles/{rest:path}', router] as [string, string, string],
     ]),

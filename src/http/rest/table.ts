@@ -44,6 +44,16 @@ export interface RoutePath {
   path: string;
 }
 
+export interface HandlerRoute extends RoutePath {
+  /** Open routes are not rate-limited per client (documents, like the docs page). */
+  open?: boolean;
+  /** How the door reads the body first: a JSON object, any JSON value, a form's fields, or nothing (the handler reads it). */
+  body: 'json-object' | 'json' | 'form' | 'none';
+  /** The procedure whose failure-table rows answer this route's failures. */
+  procedurePath: string | undefined;
+  handle(call: HandlerCall): Promise<void>;
+}
+
 export class RouteTable<Route extends RoutePath> {
   private readonly byMethod = new Map<string, Compiled<Route>[]>();
 

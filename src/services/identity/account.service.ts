@@ -30,6 +30,8 @@ export class AccountService {
     private readonly sandboxKeys: SandboxKeys,
     private readonly options: OptionsService,
     private readonly web: Config['webUi'],
+    /** AUTOMATION_URL: the automation service behind this one (src/http/rest/automation-routes.ts). */
+    private readonly automationUrl: string | null = null,
   ) {}
 
   /** The key the request authenticated with; a browser session has none (400, which Agent Canvas reads as connected). */
@@ -62,8 +64,11 @@ export class AccountService {
     }
   }
 
-  automationHealth() {
-    return { status: 'error' as const, message: NOT_AVAILABLE };
+  /** The automation service's readiness (its database reached), when AUTOMATION_URL names one. */
+  async automationHealth(): Promise<{ status: 'ok' | 'error'; message?: string }> {
+    if (!this.automationUrl) return { status: 'error', message: NOT_AVAILABLE };
+    const answer = await fetch(`${this.automationUrl}/ready`, { signal: AbortSignal.timeout(5_000) }).catch(() => null);
+    return answer?.ok ? { status: 'ok' } : { status: 'error', message: 'The automation service is not ready' };
   }
 
   automationSdkVersion() {
@@ -88,7 +93,7 @@ export class AccountService {
         enable_acp: false,
         deployment_mode: null,
         enable_onboarding: false,
-        enable_automations: false,
+        enable_automations: this.automationUrl !== null,
       },
       // No provider signs users in here; users add their own git tokens.
       providers_configured: [],

@@ -1,0 +1,22 @@
+// The automation service's side of this service (docs/automation-service-notes.md): the key a
+// user's automation calls are forwarded with (src/http/rest/automation-routes.ts). It is the
+// user's own key, listed with their others as "automation" and revocable like them; tRPC shows
+// it too, so a frontend may point its user at it.
+import { z } from 'zod';
+import { NoInputSchema } from '../contract/common.schema.js';
+import { AppError } from '../src/errors.js';
+import { orgProcedure, ORG_SCOPE_ERRORS } from '../src/trpc/procedures.js';
+import { router } from '../src/trpc/init.js';
+
+export const automationsRouter = router({
+  forwardingKey: orgProcedure
+    .meta({ errors: [...ORG_SCOPE_ERRORS, 'automations_not_available'] })
+    .input(NoInputSchema)
+    .output(z.object({ key: z.string() }))
+    .query(async ({ ctx }) => {
+      if (!ctx.deps.config.automations) {
+        throw new AppError('NOT_FOUND', 'Automations are not available on this server', { reason: 'automations_not_available' });
+      }
+      return { key: await ctx.services.automations.keyFor(ctx.user.id, ctx.org.orgId) };
+    }),
+});

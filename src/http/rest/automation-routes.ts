@@ -1,0 +1,104 @@
+// The OpenHands automation service behind this one (docs/automation-service-notes.md), when
+// AUTOMATION_URL names it:
+//   - /api/automation/v1… from users (Agent Canvas, CloudClient) goes on to it with the user's
+//     automation key as the Bearer, whatever credential the user came with (the session cookie
+//     too, which the automation service would not take), their own and nothing else: no cookie,
+//     no other header of theirs. Without AUTOMATION_URL it answers "not available" (404) to a
+//     signed-in user, 401 to anyone else.
+//   - POST /api/service/users/{user_id}/orgs/{org_id}/api-keys is how the automation service gets
+//     a user's key (X-Service-API-Key: AUTOMATION_SERVICE_KEY), by the ids it knows them by.
+import http, { type IncomingMessage } from 'node:http';
+import https from 'node:https';
+import type { createCaller } from '../../../routers/index.js';
+import { secretsEqual } from '../../crypto.js';
+import { AUTOMATION_KEY_NAME } from '../../automations/automation-access.js';
+import type { Deps } from '../../trpc/context.js';
+import { writeJson, writeRestError } from './answers.js';
+import type { HandlerCall, HandlerRoute } from './table.js';
+
+type Caller = (call: HandlerCall, withBrowser: boolean) => Promise<ReturnType<typeof createCaller>>;
+
+/** What of the user's request the automation service gets: what it reads, never a credential. */
+const PASSED_REQUEST = ['content-type', 'content-length', 'accept', 'accept-encoding', 'if-none-match'];
+const DROPPED_ANSWER = new Set(['set-cookie', 'connection', 'keep-alive', 'transfer-encoding', 'trailer']);
+const NOT_AVAILABLE = 'Automations are not available on this server';
+
+export function automationRoutes(deps: Deps, caller: Caller): HandlerRoute[] {
+  const service = deps.config.automations;
+  const forwarded = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].flatMap((method) =>
+    ['/api/automation/v1', '/api/automation/v1/{rest:path}'].map((path): HandlerRoute => ({
+      method,
+      path,
+      body: 'none',
+      procedurePath: 'automations.forwardingKey',
+      handle: async (call) => {
+        if (!service) {
+          call.req.resume();
+          const { user } = await call.context(true);
+          return writeRestError(
+            call.res,
+            user ? { status: 404, body: { detail: NOT_AVAILABLE } } : { status: 401, body: { detail: 'Unauthorized' } },
+          );
+        }
+        const { key } = await (await caller(call, true)).automations.forwardingKey();
+        await forward(deps, service.url, key, call);
+      },
+    })),
+  );
+  return [
+    ...forwarded,
+    {
+      method: 'POST',
+      path: '/api/service/users/{user_id}/orgs/{org_id}/api-keys',
+      body: 'json-object',
+      procedurePath: undefined,
+      handle: async ({ req, res, params, body }) => {
+        if (!service || !presentedServiceKey(req, service.serviceKey))
+          return writeRestError(res, { status: 401, body: { detail: 'Unauthorized' } });
+        const name = (body as { name?: unknown }).name ?? AUTOMATION_KEY_NAME;
+        if (name !== AUTOMATION_KEY_NAME) {
+          return writeRestError(res, { status: 422, body: { detail: `Only the "${AUTOMATION_KEY_NAME}" key is handed out here` } });
+        }
+        const who = await deps.services.automations.fromAliases(params.user_id!, params.org_id!);
+        if (!who) return writeRestError(res, { status: 404, body: { detail: 'No such user in that organization' } });
+        const key = await deps.services.automations.keyFor(who.userId, who.orgId);
+        writeJson(res, 200, { key, user_id: params.user_id, org_id: params.org_id, name });
+      },
+    },
+  ];
+}
+
+function presentedServiceKey(req: IncomingMessage, serviceKey: string): boolean {
+  const presented = req.headers['x-service-api-key'];
+  return typeof presented === 'string' && secretsEqual(presented, serviceKey);
+}
+
+/** The request on to the automation service, its answer back as it comes. */
+function forward(deps: Deps, base: string, key: string, call: HandlerCall): Promise<void> {
+  const target = new URL(call.req.url!, base);
+  const headers: Record<string, string> = { authorization: `Bearer ${key}` };
+  for (const name of PASSED_REQUEST) {
+    const value = call.req.headers[name];
+    if (typeof value === 'string') headers[name] = value;
+  }
+  return new Promise((resolve) => {
+    const request = target.protocol === 'https:' ? https.request : http.request;
+    const upstream = request(target, { method: call.req.method, headers, signal: call.signal });
+    upstream.once('response', (answer) => {
+      const passed: Record<string, string | string[]> = {};
+      for (const [name, value] of Object.entries(answer.headers))
+        if (value !== undefined && !DROPPED_ANSWER.has(name)) passed[name] = value;
+      call.res.writeHead(answer.statusCode ?? 502, passed);
+      answer.pipe(call.res);
+      answer.once('end', resolve);
+      answer.once('error', () => (call.res.destroy(), resolve()));
+    });
+    upstream.once('error', (error) => {
+      if (!call.signal.aborted) deps.log.warn({ err: error }, 'automation service unreachable');
+      if (!call.res.headersSent) writeRestError(call.res, { status: 502, body: { detail: 'The automation service could not be reached' } });
+      else call.res.destroy();
+      resolve();
+    });
+    call.req.pipe(upstream);
+  });
+}

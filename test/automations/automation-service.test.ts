@@ -1,0 +1,132 @@
+// The real OpenHands automation service (test/helpers/automation-service.ts) behind the service
+// (AUTOMATION_URL): users reach it through the one origin with whatever credential they hold
+// here, it learns who they are from users/me (UUID aliases, the two permissions) and gets their
+// keys from the service-key route; each user sees their own automations only. Runs (a sandbox per
+// run, the SDK inside) are not covered yet: docs/automation-service-notes.md.
+import crypto from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { userAlias } from '../../src/automations/automation-access.js';
+import { freePort } from '../../src/processes.js';
+import { call, startTestApp, type TestApp } from '../helpers/app.js';
+import { startAutomationService, type AutomationService } from '../helpers/automation-service.js';
+import { signIn } from '../helpers/session.js';
+import { loadTsClient } from '../helpers/ts-client.js';
+
+const SERVICE_KEY = crypto.randomBytes(32).toString('hex');
+let app: TestApp;
+let automation: AutomationService;
+let alice: string;
+let bob: string;
+
+beforeAll(async () => {
+  // Each names the other: the automation service's port is taken first.
+  const port = await freePort();
+  app = await startTestApp('automations', { AUTOMATION_URL: `http://127.0.0.1:${port}`, AUTOMATION_SERVICE_KEY: SERVICE_KEY });
+  automation = await startAutomationService(app.url, SERVICE_KEY, port);
+  [alice, bob] = await Promise.all([app.keyFor('alice-automations'), app.keyFor('bob-automations')]);
+}, 6 * 60_000);
+
+afterAll(async () => {
+  await app?.stop();
+  await automation?.stop();
+});
+
+const bearer = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });
+const nightly = { name: 'nightly report', prompt: 'Say hello', trigger: { type: 'cron', schedule: '0 3 * * *' } };
+
+describe('the automation service behind the service', () => {
+  it('creates, lists, reads and deletes a user’s automation through the one origin, and shows it to nobody else', async () => {
+    const created = await call(app, 'POST', '/api/automation/v1/preset/prompt', { ...bearer(alice), body: nightly });
+    expect(created.status, created.text).toBeLessThan(300);
+    const id = created.body.id as string;
+    const listed = await call(app, 'GET', '/api/automation/v1', bearer(alice));
+    expect(listed.status, listed.text).toBe(200);
+    expect(listed.body.automations.map((a: { id: string }) => a.id)).toContain(id);
+    expect((await call(app, 'GET', `/api/automation/v1/${id}`, bearer(alice))).body).toMatchObject({ id, name: nightly.name });
+    // Bob: none of Alice's.
+    const bobs = await call(app, 'GET', '/api/automation/v1', bearer(bob));
+    expect(bobs.status).toBe(200);
+    expect(bobs.body.automations.map((a: { id: string }) => a.id)).not.toContain(id);
+    expect((await call(app, 'GET', `/api/automation/v1/${id}`, bearer(bob))).status).toBe(404);
+    expect((await call(app, 'GET', `/api/automation/v1/${id}/runs`, bearer(alice))).status).toBe(200);
+    expect((await call(app, 'DELETE', `/api/automation/v1/${id}`, bearer(alice))).status).toBeLessThan(300);
+    expect((await call(app, 'GET', `/api/automation/v1/${id}`, bearer(alice))).status).toBe(404);
+  });
+
+  it('takes the browser session too (the automation service itself would not), and refuses anyone signed out', async () => {
+    const { cookie } = await signIn(app, alice);
+    const listed = await fetch(`${app.url}/api/automation/v1`, { headers: { cookie, origin: app.url } });
+    expect(listed.status).toBe(200);
+    expect((await fetch(`${app.url}/api/automation/v1`)).status).toBe(401);
+    // A state change by another site's page is refused before it leaves the service.
+    const foreign = await fetch(`${app.url}/api/automation/v1/preset/prompt`, {
+      method: 'POST',
+      headers: { cookie, origin: 'https://evil.example', 'content-type': 'application/json' },
+      body: JSON.stringify(nightly),
+    });
+    expect(foreign.status).toBe(403);
+  });
+
+  it('acts with one automation key per user, listed with their keys and revocable like them', async () => {
+    await call(app, 'GET', '/api/automation/v1', bearer(alice));
+    await call(app, 'GET', '/api/automation/v1', bearer(alice));
+    const keys = (await call(app, 'GET', '/api/keys', bearer(alice))).body as { id: string; name: string }[];
+    const automationKeys = keys.filter((k) => k.name === 'automation');
+    expect(automationKeys).toHaveLength(1);
+    expect((await call(app, 'DELETE', `/api/keys/${automationKeys[0]!.id}`, bearer(alice))).status).toBeLessThan(300);
+    // The next call makes a new one; the old one opens nothing any more.
+    expect((await call(app, 'GET', '/api/automation/v1', bearer(alice))).status).toBe(200);
+    const after = ((await call(app, 'GET', '/api/keys', bearer(alice))).body as { id: string; name: string }[]).filter(
+      (k) => k.name === 'automation',
+    );
+    expect(after.map((k) => k.id)).not.toContain(automationKeys[0]!.id);
+    expect(after).toHaveLength(1);
+  });
+
+  it('hands the automation service a user’s key by their aliases and the service key only, the same key each time', async () => {
+    const me = userAlias('alice-automations');
+    const mint = (userId: string, orgId: string, key: string, body: object = { name: 'automation' }) =>
+      call(app, 'POST', `/api/service/users/${userId}/orgs/${orgId}/api-keys`, { headers: { 'x-service-api-key': key }, body });
+    const first = await mint(me, me, SERVICE_KEY);
+    expect(first.status, first.text).toBe(200);
+    expect(first.body).toEqual({ key: expect.stringMatching(/^ohk_/), user_id: me, org_id: me, name: 'automation' });
+    expect((await mint(me, me, SERVICE_KEY)).body.key).toBe(first.body.key);
+    // That key is Alice's, and users/me answers it as the automation service reads it.
+    const seen = await call(app, 'GET', '/api/v1/users/me', bearer(first.body.key));
+    expect(seen.body).toMatchObject({ id: me, org_id: me, role: 'owner', permissions: ['view_automations', 'manage_automations'] });
+    // Her own key still reads her own id, without the automation fields.
+    const own = (await call(app, 'GET', '/api/v1/users/me', bearer(alice))).body;
+    expect(own.id).toBe('alice-automations');
+    expect(own).not.toHaveProperty('permissions');
+    // Refused: a wrong or missing service key, an unknown user, another organisation, another key name.
+    expect((await mint(me, me, 'x'.repeat(64))).status).toBe(401);
+    expect((await call(app, 'POST', `/api/service/users/${me}/orgs/${me}/api-keys`, { body: {} })).status).toBe(401);
+    const stranger = userAlias('nobody-here');
+    expect((await mint(stranger, stranger, SERVICE_KEY)).status).toBe(404);
+    expect((await mint(me, crypto.randomUUID(), SERVICE_KEY)).status).toBe(404);
+    expect((await mint(me, me, SERVICE_KEY, { name: 'something-else' })).status).toBe(422);
+  });
+
+  it('serves CloudClient’s automation methods, unchanged: list, read, update, runs, the tarball, delete, health', async () => {
+    const ts = await loadTsClient();
+    const client = new ts.CloudClient({ host: app.url, apiKey: alice, timeout: 30_000 });
+    const created = await call(app, 'POST', '/api/automation/v1/preset/prompt', {
+      ...bearer(alice),
+      body: { ...nightly, name: 'via client' },
+    });
+    const id = created.body.id as string;
+    const listed = (await client.listAutomations()) as { automations: { id: string }[] };
+    expect(listed.automations.map((a) => a.id)).toContain(id);
+    expect(await client.getAutomation(id)).toMatchObject({ id, name: 'via client' });
+    expect(await client.updateAutomation(id, { name: 'renamed by the client' })).toMatchObject({ id, name: 'renamed by the client' });
+    expect(await client.listAutomationRuns(id)).toMatchObject({ runs: [] });
+    // The prompt preset's generated code, as a gzipped tarball.
+    const tarball = Buffer.from(await (await client.downloadAutomationTarball(id)).arrayBuffer());
+    expect([...tarball.subarray(0, 2)]).toEqual([0x1f, 0x8b]);
+    expect(await client.getAutomationHealth()).toMatchObject({ status: 'ok' });
+    // The web client's configuration turns the Automations pages on.
+    expect((await call(app, 'GET', '/api/v1/web-client/config', bearer(alice))).body.feature_flags.enable_automations).toBe(true);
+    await client.deleteAutomation(id);
+    expect(((await client.listAutomations()) as { automations: { id: string }[] }).automations.map((a) => a.id)).not.toContain(id);
+  });
+});
