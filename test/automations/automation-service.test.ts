@@ -13,6 +13,7 @@ import { signIn } from '../helpers/session.js';
 import { loadTsClient } from '../helpers/ts-client.js';
 
 const SERVICE_KEY = crypto.randomBytes(32).toString('hex');
+const WEBHOOK_SECRET = crypto.randomBytes(16).toString('hex');
 let app: TestApp;
 let automation: AutomationService;
 let alice: string;
@@ -22,7 +23,7 @@ beforeAll(async () => {
   // Each names the other: the automation service's port is taken first.
   const port = await freePort();
   app = await startTestApp('automations', { AUTOMATION_URL: `http://127.0.0.1:${port}`, AUTOMATION_SERVICE_KEY: SERVICE_KEY });
-  automation = await startAutomationService(app.url, SERVICE_KEY, port);
+  automation = await startAutomationService(app.url, SERVICE_KEY, port, WEBHOOK_SECRET);
   [alice, bob] = await Promise.all([app.keyFor('alice-automations'), app.keyFor('bob-automations')]);
 }, 6 * 60_000);
 
@@ -128,5 +129,43 @@ describe('the automation service behind the service', () => {
     expect((await call(app, 'GET', '/api/v1/web-client/config', bearer(alice))).body.feature_flags.enable_automations).toBe(true);
     await client.deleteAutomation(id);
     expect(((await client.listAutomations()) as { automations: { id: string }[] }).automations.map((a) => a.id)).not.toContain(id);
+  });
+
+  it('passes a provider’s signed event on without a user’s credential, and it makes a run of the automation it matches', async () => {
+    const created = await call(app, 'POST', '/api/automation/v1/preset/prompt', {
+      ...bearer(alice),
+      body: {
+        name: 'on push',
+        prompt: 'Review the push',
+        trigger: { type: 'event', source: 'github', on: 'push', filter: "glob(repository.full_name, 'acme/*')" },
+      },
+    });
+    expect(created.status, created.text).toBeLessThan(300);
+    const push = JSON.stringify({
+      payload: {
+        ref: 'refs/heads/main',
+        before: 'a'.repeat(40),
+        after: 'b'.repeat(40),
+        commits: [{ id: 'b'.repeat(40), message: 'fix', author: { name: 'octo' } }],
+        repository: { id: 1, name: 'repo', full_name: 'acme/repo', private: true },
+        sender: { id: 2, login: 'octo' },
+      },
+    });
+    const deliver = (orgId: string, signature: string, delivery: string) =>
+      fetch(`${app.url}/api/automation/v1/events/${orgId}/github`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature, 'x-github-delivery': delivery },
+        body: push,
+      });
+    const signed = `sha256=${crypto.createHmac('sha256', WEBHOOK_SECRET).update(push).digest('hex')}`;
+    const aliceOrg = userAlias('alice-automations');
+    const received = await deliver(aliceOrg, signed, 'delivery-1');
+    expect(received.status).toBe(200);
+    expect(await received.json()).toMatchObject({ matched: 1, runs_created: [expect.any(String)] });
+    const runs = await call(app, 'GET', `/api/automation/v1/${created.body.id}/runs`, bearer(alice));
+    expect(runs.body.runs).toHaveLength(1);
+    // A wrong signature is refused by the automation service; Bob's organisation has no such automation.
+    expect((await deliver(aliceOrg, `sha256=${'0'.repeat(64)}`, 'delivery-2')).status).toBeGreaterThanOrEqual(400);
+    expect(await (await deliver(userAlias('bob-automations'), signed, 'delivery-3')).json()).toMatchObject({ matched: 0 });
   });
 });

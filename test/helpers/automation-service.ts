@@ -27,7 +27,12 @@ export async function automationUvicorn(): Promise<string> {
 }
 
 /** Starts it at `port` (taken first, for the service's AUTOMATION_URL), pointed at `appUrl` with `serviceKey`; resolves once it answers. */
-export async function startAutomationService(appUrl: string, serviceKey: string, port: number): Promise<AutomationService> {
+export async function startAutomationService(
+  appUrl: string,
+  serviceKey: string,
+  port: number,
+  webhookSecret: string,
+): Promise<AutomationService> {
   const uvicorn = await automationUvicorn();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-automation-'));
   const url = `http://127.0.0.1:${port}`;
@@ -39,6 +44,9 @@ export async function startAutomationService(appUrl: string, serviceKey: string,
       HOME: dir,
       AUTOMATION_OPENHANDS_API_BASE_URL: appUrl,
       AUTOMATION_SERVICE_KEY: serviceKey,
+      AUTOMATION_WEBHOOK_SECRET: webhookSecret,
+      // Runs are made but not dispatched here (a run's sandbox side is not built yet).
+      AUTOMATION_DISPATCHER_INTERVAL_SECONDS: '3600',
       AUTOMATION_BASE_URL: url,
       AUTOMATION_DB_URL: `sqlite+aiosqlite:///${path.join(dir, 'automations.db')}`,
       LOCAL_STORAGE_PATH: path.join(dir, 'storage'),

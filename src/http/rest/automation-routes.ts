@@ -5,6 +5,8 @@
 //     too, which the automation service would not take), their own and nothing else: no cookie,
 //     no other header of theirs. Without AUTOMATION_URL it answers "not available" (404) to a
 //     signed-in user, 401 to anyone else.
+//   - POST /api/automation/v1/events/{org_id}/{source} (a provider's event) goes on without a
+//     user's credential: the automation service checks the source's signature;
 //   - POST /api/service/users/{user_id}/orgs/{org_id}/api-keys is how the automation service gets
 //     a user's key (X-Service-API-Key: AUTOMATION_SERVICE_KEY), by the ids it knows them by.
 import http, { type IncomingMessage } from 'node:http';
@@ -20,6 +22,17 @@ type Caller = (call: HandlerCall, withBrowser: boolean) => Promise<ReturnType<ty
 
 /** What of the user's request the automation service gets: what it reads, never a credential. */
 const PASSED_REQUEST = ['content-type', 'content-length', 'accept', 'accept-encoding', 'if-none-match'];
+const NEVER_PASSED = new Set([
+  'authorization',
+  'cookie',
+  'x-session-api-key',
+  'host',
+  'connection',
+  'keep-alive',
+  'te',
+  'trailer',
+  'upgrade',
+]);
 const DROPPED_ANSWER = new Set(['set-cookie', 'connection', 'keep-alive', 'transfer-encoding', 'trailer']);
 const NOT_AVAILABLE = 'Automations are not available on this server';
 
@@ -46,6 +59,20 @@ export function automationRoutes(deps: Deps, caller: Caller): HandlerRoute[] {
     })),
   );
   return [
+    {
+      // A provider's event: no user credential, its signature checked by the automation service.
+      method: 'POST',
+      path: '/api/automation/v1/events/{org_id}/{source}',
+      body: 'none',
+      procedurePath: undefined,
+      handle: async (call) => {
+        if (!service) {
+          call.req.resume();
+          return writeRestError(call.res, { status: 404, body: { detail: NOT_AVAILABLE } });
+        }
+        await forward(deps, service.url, null, call);
+      },
+    },
     ...forwarded,
     {
       method: 'POST',
@@ -73,13 +100,17 @@ function presentedServiceKey(req: IncomingMessage, serviceKey: string): boolean 
   return typeof presented === 'string' && secretsEqual(presented, serviceKey);
 }
 
-/** The request on to the automation service, its answer back as it comes. */
-function forward(deps: Deps, base: string, key: string, call: HandlerCall): Promise<void> {
+/**
+ * The request on to the automation service, its answer back as it comes: with the user's
+ * automation key, only what it reads of theirs; without one (a provider's event), every header
+ * but credentials and hop-by-hop ones, since each source signs in a header of its own.
+ */
+function forward(deps: Deps, base: string, key: string | null, call: HandlerCall): Promise<void> {
   const target = new URL(call.req.url!, base);
-  const headers: Record<string, string> = { authorization: `Bearer ${key}` };
-  for (const name of PASSED_REQUEST) {
-    const value = call.req.headers[name];
-    if (typeof value === 'string') headers[name] = value;
+  const headers: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
+  for (const [name, value] of Object.entries(call.req.headers)) {
+    const passed = key ? PASSED_REQUEST.includes(name) : !NEVER_PASSED.has(name);
+    if (passed && typeof value === 'string') headers[name] = value;
   }
   return new Promise((resolve) => {
     const request = target.protocol === 'https:' ? https.request : http.request;
