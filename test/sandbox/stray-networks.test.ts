@@ -10,7 +10,8 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
 import { createLogger } from '../../src/logger.js';
-import { stopStrayNetwork } from '../../src/sandbox/isolation/isolated-launch.js';
+import { stopNetwork, stopStrayNetwork } from '../../src/sandbox/isolation/isolated-launch.js';
+import { identify } from '../../src/sandbox/process/process-identity.js';
 import { detectLimitEnforcer } from '../../src/sandbox/isolation/limits.js';
 import { ProcessSandboxRuntime } from '../../src/sandbox/process/process-runtime.js';
 import { eventually } from '../helpers/eventually.js';
@@ -23,15 +24,16 @@ afterAll(() => {
   fs.rmSync(tmp, { recursive: true, force: true });
 });
 
-/** A detached process that ignores SIGTERM; `args` end up in its command line. */
+/** A detached process that ignores SIGTERM (once it has said so on stdout); `args` end up in its command line. */
 function decoy(args: string[]): ChildProcess {
-  const child = spawn(process.execPath, ['-e', 'process.on("SIGTERM", () => {}); setInterval(() => {}, 1000)', '--', ...args], {
-    detached: true,
-    stdio: 'ignore',
-  });
+  const script = 'process.on("SIGTERM", () => {}); process.stdout.write("ready\\n"); setInterval(() => {}, 1000)';
+  const child = spawn(process.execPath, ['-e', script, '--', ...args], { detached: true, stdio: ['ignore', 'pipe', 'ignore'] });
   started.push(child);
   return child;
 }
+
+/** Once the stand-in ignores SIGTERM. */
+const ignoring = (child: ChildProcess) => new Promise<void>((resolve) => child.stdout!.once('data', () => resolve()));
 
 const alive = (pid: number) => {
   try {
@@ -80,6 +82,14 @@ describe('networks nothing records', () => {
     fs.rmSync(path.join(dir, 'network.pid'));
     expect(stopStrayNetwork(dir)).toBe(false);
     return eventually('the named one to end', async () => !alive(named.pid!));
+  });
+
+  it('ends a recorded network that ignores SIGTERM, by SIGKILL after a grace', async () => {
+    const network = decoy(['--pid', '/nowhere/network.pid']);
+    await ignoring(network);
+    const ended = new Promise((resolve) => network.once('exit', (_code, signal) => resolve(signal)));
+    stopNetwork(identify(network.pid!));
+    expect(await ended).toBe('SIGKILL');
   });
 
   it('at start-up ends the networks of sandboxes whose process is gone, and keeps a running one’s', async () => {

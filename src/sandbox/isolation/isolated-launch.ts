@@ -77,9 +77,16 @@ export async function launchSandboxProcess(options: LaunchOptions): Promise<Laun
   }
 }
 
-/** Ends the sandbox's network (pasta outlives the namespace it served). */
+/** How long a network has after SIGTERM before SIGKILL. */
+const NETWORK_GRACE_MS = 2_000;
+
+/**
+ * Ends the sandbox's network (pasta outlives the namespace it served): SIGTERM, then SIGKILL if
+ * that same process still runs after a grace (strays were seen ignoring SIGTERM). Returns at once.
+ */
 export function stopNetwork(network: ProcessIdentity | null | undefined): void {
-  signalIfSame(network, 'SIGTERM');
+  if (!signalIfSame(network, 'SIGTERM')) return;
+  setTimeout(() => signalIfSame(network, 'SIGKILL'), NETWORK_GRACE_MS).unref();
 }
 
 /**
