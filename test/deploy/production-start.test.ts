@@ -99,6 +99,15 @@ describe('the production build', () => {
       }
       await restarted.stop();
       await mongo.close();
+      // The restarted service may have launched the handed-back task's sandbox again before its
+      // stop; it outlives the service by design, so it goes with the test's data.
+      for (const pid of processesNaming(env.DATA_DIR!)) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // ended meanwhile
+        }
+      }
     }
   });
 });
@@ -138,3 +147,18 @@ describe('the first minute', () => {
     expect(fs.existsSync(dataDir)).toBe(false);
   });
 });
+
+/** Running processes whose command line names `text` (the test's data directory: its sandboxes and their networks). */
+function processesNaming(text: string): number[] {
+  return fs
+    .readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(text);
+      } catch {
+        return false; // ended meanwhile
+      }
+    })
+    .map(Number);
+}
