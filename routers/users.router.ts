@@ -1,6 +1,7 @@
 // The current user (/api/v1/users/*; docs/api.md "2026 /api/v1 surface"): what the CLI, the
 // SDK workspace and the automation service read, and the user's git provider account.
 import { authedProcedure } from '../src/trpc/procedures.js';
+import { AppError } from '../src/errors.js';
 import { router, type Meta } from '../src/trpc/init.js';
 import { NoInputSchema } from '../contract/common.schema.js';
 import { UserInfoSchema, UserMeInputSchema } from '../contract/account.schema.js';
@@ -34,10 +35,13 @@ export const usersRouter = router({
     .input(UserMeInputSchema)
     .output(UserInfoSchema)
     .query(async ({ ctx, input }) => {
-      const [me, automation] = await Promise.all([
-        ctx.services.account.me(ctx.user.id, input.expose_secrets === true, ctx.sessionKey),
-        ctx.services.automations.meFor(ctx.user),
-      ]);
+      const automation = await ctx.services.automations.meFor(ctx.user);
+      // An automation key sits in its runs' sandboxes: it opens no secret until code there gets
+      // the LLM through the gateway instead (docs/automation-service-notes.md).
+      if (automation && input.expose_secrets === true) {
+        throw new AppError('FORBIDDEN', 'An automation key cannot open secrets', { reason: 'secrets_not_exposed' });
+      }
+      const me = await ctx.services.account.me(ctx.user.id, input.expose_secrets === true, ctx.sessionKey);
       return automation ? { ...me, ...automation } : me;
     }),
 

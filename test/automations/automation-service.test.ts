@@ -4,12 +4,17 @@
 // keys from the service-key route; each user sees their own automations only. Runs (a sandbox per
 // run, the SDK inside) are not covered yet: docs/automation-service-notes.md.
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { userAlias } from '../../src/automations/automation-access.js';
 import { freePort } from '../../src/processes.js';
 import { call, startTestApp, type TestApp } from '../helpers/app.js';
 import { startAutomationService, type AutomationService } from '../helpers/automation-service.js';
 import { signIn } from '../helpers/session.js';
+import { FAKE_AGENT_SPEC, writeSpecsFile } from '../helpers/specs.js';
+import { eventually } from '../helpers/eventually.js';
 import { loadTsClient } from '../helpers/ts-client.js';
 
 const SERVICE_KEY = crypto.randomBytes(32).toString('hex');
@@ -22,7 +27,11 @@ let bob: string;
 beforeAll(async () => {
   // Each names the other: the automation service's port is taken first.
   const port = await freePort();
-  app = await startTestApp('automations', { AUTOMATION_URL: `http://127.0.0.1:${port}`, AUTOMATION_SERVICE_KEY: SERVICE_KEY });
+  app = await startTestApp('automations', {
+    AUTOMATION_URL: `http://127.0.0.1:${port}`,
+    AUTOMATION_SERVICE_KEY: SERVICE_KEY,
+    SANDBOX_SPECS_FILE: writeSpecsFile(fs.mkdtempSync(path.join(os.tmpdir(), 'acp-automation-specs-')), [FAKE_AGENT_SPEC]),
+  });
   automation = await startAutomationService(app.url, SERVICE_KEY, port, WEBHOOK_SECRET);
   [alice, bob] = await Promise.all([app.keyFor('alice-automations'), app.keyFor('bob-automations')]);
 }, 6 * 60_000);
@@ -95,6 +104,23 @@ describe('the automation service behind the service', () => {
     // That key is Alice's, and users/me answers it as the automation service reads it.
     const seen = await call(app, 'GET', '/api/v1/users/me', bearer(first.body.key));
     expect(seen.body).toMatchObject({ id: me, org_id: me, role: 'owner', permissions: ['view_automations', 'manage_automations'] });
+    // It opens no secret (it sits in her runs' sandboxes), even beside her running sandbox's key,
+    // which opens them for her own key.
+    await call(app, 'POST', '/api/settings', { ...bearer(alice), body: { llm_model: 'openai/x', llm_api_key: 'sk-alice-automation' } });
+    const sandbox = (await call(app, 'POST', '/api/v1/sandboxes', bearer(alice))).body;
+    const running = await eventually('her sandbox to run', async () => {
+      const [info] = (await call(app, 'GET', `/api/v1/sandboxes?id=${sandbox.id}`, bearer(alice))).body;
+      return info?.status === 'RUNNING' ? info : null;
+    });
+    const exposing = (key: string) =>
+      call(app, 'GET', '/api/v1/users/me?expose_secrets=true', {
+        headers: { authorization: `Bearer ${key}`, 'x-session-api-key': running.session_api_key },
+      });
+    expect((await exposing(alice)).body.llm_api_key).toBe('sk-alice-automation');
+    const refused = await exposing(first.body.key);
+    expect(refused.status).toBe(403);
+    expect(refused.text).not.toContain('sk-alice-automation');
+    await call(app, 'DELETE', `/api/v1/sandboxes/${sandbox.id}`, bearer(alice));
     // Her own key still reads her own id, without the automation fields.
     const own = (await call(app, 'GET', '/api/v1/users/me', bearer(alice))).body;
     expect(own.id).toBe('alice-automations');
