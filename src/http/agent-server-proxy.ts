@@ -16,6 +16,7 @@ import net from 'node:net';
 import type { Duplex } from 'node:stream';
 import zlib from 'node:zlib';
 import { secretsEqual } from '../crypto.js';
+import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { SandboxesService } from '../sandbox/index.js';
 
@@ -30,9 +31,13 @@ const MAX_FIRST_MESSAGE = 4096;
 
 type Sandboxes = Pick<SandboxesService, 'credentials' | 'agentOf'>;
 type Target = { url: URL; path: string };
-type Refusal = { status: 401 | 404 | 503; detail: string };
+type Refusal = { status: 401 | 404 | 429 | 503; detail: string };
 
-export function agentServerProxy(sandboxes: Sandboxes, log: Logger) {
+/**
+ * `chargeRefused`: a refused request's address pays the per-IP limit (as any request whose
+ * credentials proved nothing); it throws once the address is over it.
+ */
+export function agentServerProxy(sandboxes: Sandboxes, log: Logger, chargeRefused: (req: IncomingMessage) => void = () => {}) {
   const agent = new http.Agent({ keepAlive: true });
   const sockets = new Set<Duplex>();
 
@@ -73,7 +78,16 @@ export function agentServerProxy(sandboxes: Sandboxes, log: Logger) {
   async function forward(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const { sandboxId, rest, presented } = parse(req.url!, req.headers);
     const key = await keyOf(sandboxId);
-    if (!key || presented === null || !secretsEqual(presented, key)) return refuse(res, WRONG_KEY);
+    if (!key || presented === null || !secretsEqual(presented, key)) {
+      try {
+        chargeRefused(req);
+      } catch (error) {
+        if (!(error instanceof AppError && error.reason === 'rate_limited')) throw error;
+        res.setHeader('retry-after', String(error.retryAfterSeconds ?? 1));
+        return refuse(res, { status: 429, detail: 'Too many requests' });
+      }
+      return refuse(res, WRONG_KEY);
+    }
     const target = await locate(sandboxId, rest);
     if ('status' in target) return refuse(res, target);
     const upstream = http.request({

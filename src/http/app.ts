@@ -30,7 +30,9 @@ export function createApp(deps: Deps, ui: ServedUi = { kind: 'none' }): App {
   const rest = restDoor(deps);
   const web = webRoutes(deps, ui);
   const llm = llmGatewayMount(deps.services.llmGateway, deps.log);
-  const agents = agentServerProxy(deps.services.sandboxes, deps.log.child({ component: 'agent-server-proxy' }));
+  const agents = agentServerProxy(deps.services.sandboxes, deps.log.child({ component: 'agent-server-proxy' }), (req) =>
+    deps.limits.ip(factsOf(req).clientAddress),
+  );
   const listener: RequestListener = (req, res) => {
     try {
       if (!begin(req, res)) return;

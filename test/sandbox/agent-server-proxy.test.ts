@@ -22,7 +22,8 @@ const sandboxOf = async (key: string, id: string) => (await call(app, 'GET', `/a
 const local = (url: string) => url.replace(PUBLIC_URL, app.url);
 
 beforeAll(async () => {
-  app = await startConversationApp('agent-server-proxy', { PUBLIC_URL });
+  // A low per-IP limit: refused calls pay it (the last test).
+  app = await startConversationApp('agent-server-proxy', { PUBLIC_URL, RATE_LIMIT_PER_IP: '30' });
   [alice, bob] = await Promise.all([app.user('alice'), app.user('bob')]);
   [task, bobTask] = await Promise.all([app.startConversation(alice), app.startConversation(bob)]);
 });
@@ -190,5 +191,17 @@ describe('agent servers through the service, deployed on a hostname', () => {
     const again = await fetch(through, { headers: { 'x-session-api-key': resumed.session_api_key } });
     expect(again.status).toBe(200);
     expect((await fetch(through, { headers })).status).toBe(401);
+  });
+
+  it('charges refused calls to their address (429 past the per-IP limit); calls with the key pay nothing', async () => {
+    const sandbox = await sandboxOf(alice, task.sandbox_id);
+    const through = `${local(sandbox.exposed_urls[0].url)}/api/test/echo`;
+    const statuses: number[] = [];
+    for (let i = 0; i < 40; i++) statuses.push((await fetch(through, { headers: { 'x-session-api-key': 'wrong' } })).status);
+    expect(statuses).toContain(401);
+    const limited = await fetch(through, { headers: { 'x-session-api-key': 'wrong' } });
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect((await fetch(through, { headers: { 'x-session-api-key': sandbox.session_api_key } })).status).toBe(200);
   });
 });
