@@ -4,6 +4,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './http/app.js';
+import { startEmbeddedAutomation } from './automations/embedded-service.js';
 import { resolveServedUi } from './http/web/served-ui.js';
 import { ensureBootstrapKey, ensureDataDir, loadSecretBox, openDatabase } from './bootstrap.js';
 import type { Config } from './config/config.js';
@@ -141,6 +142,18 @@ export async function startServer(config: Config, log: Logger, options: ServerOp
     services.startTasks.start();
     services.webhookDispatcher.start();
     services.sandboxLifecycle.start(); // after listening: warm sandboxes need the webhook URL
+    const embedded = config.automations?.embedded;
+    const automations =
+      embedded && services.automations.serviceKey
+        ? startEmbeddedAutomation({
+            ...embedded,
+            serviceKey: services.automations.serviceKey,
+            serviceUrl: config.webUrl ?? listeningUrl,
+            dataDir: config.dataDir,
+            cacheDir: config.cacheDir,
+            log: log.child({ component: 'automations' }),
+          })
+        : null;
     return {
       url: listeningUrl,
       port,
@@ -151,6 +164,7 @@ export async function startServer(config: Config, log: Logger, options: ServerOp
         await services.startTasks.stop();
         await services.webhookDispatcher.stop();
         await services.sandboxLifecycle.stop();
+        await automations?.stop();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         // Keep-alive connections that finish their in-flight request become idle only then;
         // close them as they do, rather than waiting out the keep-alive timeout.

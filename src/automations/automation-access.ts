@@ -30,12 +30,18 @@ export function userAlias(userId: string): string {
 }
 
 export class AutomationAccess {
+  /** The key the automation service presents on the key route (AUTOMATION_SERVICE_KEY, else derived from the encryption key); null: none configured. */
+  readonly serviceKey: string | null;
+
   constructor(
     private readonly models: Pick<Models, 'ApiKey' | 'AutomationUser'>,
     private readonly box: SecretBox,
     private readonly apiKeys: ApiKeysService,
     private readonly orgAccess: OrgAccess,
-  ) {}
+    configured: { serviceKey: string | null } | null = null,
+  ) {
+    this.serviceKey = configured ? (configured.serviceKey ?? box.deriveKey('automation-service-key').toString('hex')) : null;
+  }
 
   /** The user and organisation as the automation service knows them; the user's alias is recorded to map it back. */
   async aliases(userId: string, orgId: string): Promise<{ userId: string; orgId: string }> {

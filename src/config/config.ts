@@ -76,6 +76,9 @@ const EnvSchema = z
       message: 'must be an http(s) origin such as http://127.0.0.1:8100',
     }),
     AUTOMATION_SERVICE_KEY: optionalString.refine((v) => v === undefined || v.length >= 32, { message: 'must be at least 32 characters' }),
+    // AUTOMATIONS=on: the automation service runs here, beside this one (src/automations/embedded-service.ts).
+    AUTOMATIONS: z.enum(['off', 'on']).default('off'),
+    AUTOMATION_PORT: z.coerce.number().int().min(1).max(65535).default(8100),
     GITHUB_API_URL: z.url().default('https://api.github.com'),
     GITLAB_API_URL: z.url().default('https://gitlab.com/api/v4'),
     BITBUCKET_API_URL: z.url().default('https://api.bitbucket.org/2.0'),
@@ -176,6 +179,9 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
   }
   const e = parsed.data;
   if (e.OIDC_ISSUER && !e.OIDC_CLIENT_ID) throw new ConfigError('  OIDC_CLIENT_ID: required with OIDC_ISSUER');
+  if (e.AUTOMATION_URL && e.AUTOMATIONS === 'on') {
+    throw new ConfigError('  AUTOMATIONS: "on" starts an automation service here, AUTOMATION_URL names one elsewhere: set one of them');
+  }
   if (e.AUTOMATION_URL && !e.AUTOMATION_SERVICE_KEY) throw new ConfigError('  AUTOMATION_SERVICE_KEY: required with AUTOMATION_URL');
   const dataDir = path.resolve(e.DATA_DIR);
   const cacheDir = cacheRoot(e.AGENT_CP_CACHE_DIR);
@@ -257,8 +263,7 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
       historyMs: e.WEBHOOK_HISTORY_DAYS * 24 * 3600_000,
       testsPerMinute: e.WEBHOOK_TESTS_PER_MINUTE,
     },
-    automations:
-      e.AUTOMATION_URL && e.AUTOMATION_SERVICE_KEY ? { url: trimSlash(e.AUTOMATION_URL), serviceKey: e.AUTOMATION_SERVICE_KEY } : null,
+    automations: automationsConfig(e, env),
     mcpTests: {
       allowedHosts: splitList(e.MCP_TEST_HOSTS).map((h) => h.toLowerCase()),
       perMinute: e.MCP_TESTS_PER_MINUTE,
@@ -276,3 +281,22 @@ export function loadConfig(env: NodeJS.ProcessEnv) {
 }
 
 export type Config = ReturnType<typeof loadConfig>;
+
+/**
+ * The automation service behind this one: elsewhere (AUTOMATION_URL) or started here
+ * (AUTOMATIONS=on: its key derived from the encryption key unless given; the automation
+ * service's own AUTOMATION_* variables in this environment passed on to it). Null: none.
+ */
+function automationsConfig(e: z.output<typeof EnvSchema>, env: NodeJS.ProcessEnv) {
+  if (e.AUTOMATION_URL && e.AUTOMATION_SERVICE_KEY) {
+    return { url: trimSlash(e.AUTOMATION_URL), serviceKey: e.AUTOMATION_SERVICE_KEY as string | null, embedded: null };
+  }
+  if (e.AUTOMATIONS !== 'on') return null;
+  const ours = new Set(['AUTOMATIONS', 'AUTOMATION_URL', 'AUTOMATION_PORT', 'AUTOMATION_SERVICE_KEY']);
+  const passed = Object.entries(env).filter(([name, value]) => name.startsWith('AUTOMATION_') && !ours.has(name) && value !== undefined);
+  return {
+    url: `http://127.0.0.1:${e.AUTOMATION_PORT}`,
+    serviceKey: e.AUTOMATION_SERVICE_KEY ?? null,
+    embedded: { port: e.AUTOMATION_PORT, env: Object.fromEntries(passed) as Record<string, string> },
+  };
+}

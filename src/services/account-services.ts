@@ -35,6 +35,6 @@ export function createAccountServices({ models, box, config, settings, apiKeys, 
     agentProfiles: new AgentProfilesService(profiles, box),
     account: new AccountService(apiKeys, settings, llmProfiles, sandboxKeys, options, config.webUi, config.automations?.url ?? null),
     // The automation service's view of users and their keys (src/automations/).
-    automations: new AutomationAccess(models, box, apiKeys, new OrgAccess(models)),
+    automations: new AutomationAccess(models, box, apiKeys, new OrgAccess(models), config.automations),
   };
 }

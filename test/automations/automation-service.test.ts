@@ -1,6 +1,6 @@
-// The real OpenHands automation service (test/helpers/automation-service.ts) behind the service
-// (AUTOMATION_URL): users reach it through the one origin with whatever credential they hold
-// here, it learns who they are from users/me (UUID aliases, the two permissions) and gets their
+// The real OpenHands automation service (PyPI, installed into the cache), started by the service
+// itself (AUTOMATIONS=on; AUTOMATION_URL takes one run elsewhere the same way): users reach it
+// through the one origin with whatever credential they hold here, it learns who they are from users/me (UUID aliases, the two permissions) and gets their
 // keys from the service-key route; each user sees their own automations only. Runs (a sandbox per
 // run, the SDK inside) are not covered yet: docs/automation-service-notes.md.
 import crypto from 'node:crypto';
@@ -11,7 +11,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { userAlias } from '../../src/automations/automation-access.js';
 import { freePort } from '../../src/processes.js';
 import { call, startTestApp, type TestApp } from '../helpers/app.js';
-import { startAutomationService, type AutomationService } from '../helpers/automation-service.js';
 import { signIn } from '../helpers/session.js';
 import { FAKE_AGENT_SPEC, writeSpecsFile } from '../helpers/specs.js';
 import { eventually } from '../helpers/eventually.js';
@@ -20,28 +19,36 @@ import { loadTsClient } from '../helpers/ts-client.js';
 const SERVICE_KEY = crypto.randomBytes(32).toString('hex');
 const WEBHOOK_SECRET = crypto.randomBytes(16).toString('hex');
 let app: TestApp;
-let automation: AutomationService;
+let port: number;
 let alice: string;
 let bob: string;
 
+const bearer = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });
+
 beforeAll(async () => {
-  // Each names the other: the automation service's port is taken first.
-  const port = await freePort();
+  // AUTOMATIONS=on: the service starts the automation service itself; its own AUTOMATION_*
+  // variables pass on to it (runs are made but not dispatched here: a run's sandbox side is not built).
+  port = await freePort();
   app = await startTestApp('automations', {
-    AUTOMATION_URL: `http://127.0.0.1:${port}`,
+    AUTOMATIONS: 'on',
+    AUTOMATION_PORT: String(port),
     AUTOMATION_SERVICE_KEY: SERVICE_KEY,
+    AUTOMATION_WEBHOOK_SECRET: WEBHOOK_SECRET,
+    AUTOMATION_DISPATCHER_INTERVAL_SECONDS: '3600',
     SANDBOX_SPECS_FILE: writeSpecsFile(fs.mkdtempSync(path.join(os.tmpdir(), 'acp-automation-specs-')), [FAKE_AGENT_SPEC]),
   });
-  automation = await startAutomationService(app.url, SERVICE_KEY, port, WEBHOOK_SECRET);
   [alice, bob] = await Promise.all([app.keyFor('alice-automations'), app.keyFor('bob-automations')]);
+  await eventually(
+    'the automation service to be ready',
+    async () => (await call(app, 'GET', '/api/automation/health', bearer(alice))).body?.status === 'ok',
+    5 * 60_000,
+  );
 }, 6 * 60_000);
 
 afterAll(async () => {
   await app?.stop();
-  await automation?.stop();
 });
 
-const bearer = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });
 const nightly = { name: 'nightly report', prompt: 'Say hello', trigger: { type: 'cron', schedule: '0 3 * * *' } };
 
 describe('the automation service behind the service', () => {
@@ -193,5 +200,28 @@ describe('the automation service behind the service', () => {
     // A wrong signature is refused by the automation service; Bob's organisation has no such automation.
     expect((await deliver(aliceOrg, `sha256=${'0'.repeat(64)}`, 'delivery-2')).status).toBeGreaterThanOrEqual(400);
     expect(await (await deliver(userAlias('bob-automations'), signed, 'delivery-3')).json()).toMatchObject({ matched: 0 });
+  });
+
+  it('starts the automation service again when it dies, and answers 502 meanwhile, never a hang', async () => {
+    const pids = fs
+      .readdirSync('/proc')
+      .filter((entry) => /^\d+$/.test(entry))
+      .filter((pid) => {
+        try {
+          const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+          return cmdline.includes('openhands.automation.app:app') && cmdline.includes(`\0${port}`);
+        } catch {
+          return false;
+        }
+      });
+    expect(pids).toHaveLength(1);
+    process.kill(Number(pids[0]), 'SIGKILL');
+    const down = await call(app, 'GET', '/api/automation/v1', bearer(alice));
+    expect([200, 502]).toContain(down.status); // 200 only if it was back already
+    await eventually(
+      'the automation service back',
+      async () => (await call(app, 'GET', '/api/automation/v1', bearer(alice))).status === 200,
+      120_000,
+    );
   });
 });

@@ -80,7 +80,8 @@ export function automationRoutes(deps: Deps, caller: Caller): HandlerRoute[] {
       body: 'json-object',
       procedurePath: undefined,
       handle: async ({ req, res, params, body }) => {
-        if (!service || !presentedServiceKey(req, service.serviceKey))
+        const serviceKey = deps.services.automations.serviceKey;
+        if (!serviceKey || !presentedServiceKey(req, serviceKey))
           return writeRestError(res, { status: 401, body: { detail: 'Unauthorized' } });
         const name = (body as { name?: unknown }).name ?? AUTOMATION_KEY_NAME;
         if (name !== AUTOMATION_KEY_NAME) {
