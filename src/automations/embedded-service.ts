@@ -70,7 +70,10 @@ export function startEmbeddedAutomation(options: EmbeddedAutomationOptions): Emb
       lastLine = lines[lines.length - 1] ?? lastLine;
     });
     const mine = child;
-    child.once('spawn', () => log.info({ url, pid: mine.pid }, 'automation service starting'));
+    child.once('spawn', () => {
+      log.info({ url, pid: mine.pid }, 'automation service starting');
+      void announceReady(url, () => child === mine && !stopping, started, log);
+    });
     child.once('error', (error) => log.error({ err: error }, 'the automation service could not be started'));
     child.once('exit', (code, signal) => {
       if (child !== mine) return;
@@ -98,6 +101,18 @@ export function startEmbeddedAutomation(options: EmbeddedAutomationOptions): Emb
       if (child) await stopChild(child, 10_000);
     },
   };
+}
+
+/** One line once the started service answers /ready (its database reached), or nothing if it ends first. */
+async function announceReady(url: string, current: () => boolean, started: number, log: Logger): Promise<void> {
+  while (current()) {
+    const ready = await fetch(`${url}/ready`, { signal: AbortSignal.timeout(2_000) }).catch(() => null);
+    if (ready?.ok) {
+      log.info({ url, seconds: Math.round((Date.now() - started) / 100) / 10 }, 'automation service ready');
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+  }
 }
 
 /** The installed service's uvicorn (installed first if the cache lacks it), or null when that failed (logged). */
