@@ -18,9 +18,9 @@ import zlib from 'node:zlib';
 import { secretsEqual } from '../crypto.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { SandboxesService } from '../sandbox/index.js';
+import { AGENT_PROXY_PREFIX, type SandboxesService } from '../sandbox/index.js';
 
-const PATH = /^\/agent-servers\/([0-9a-f]{32})(\/[^?]*)?(\?.*)?$/;
+const PATH = new RegExp(`^${AGENT_PROXY_PREFIX}([0-9a-f]{32})(/[^?]*)?(\\?.*)?$`);
 /** Not passed on: the service's credentials, and hop-by-hop headers (RFC 9110 7.6.1). */
 const DROPPED_REQUEST = new Set(['cookie', 'authorization', 'host', 'connection', 'keep-alive', 'proxy-authorization', 'te', 'trailer']);
 const DROPPED_ANSWER = new Set(['set-cookie', 'connection', 'keep-alive', 'transfer-encoding', 'trailer']);
@@ -196,7 +196,7 @@ export function agentServerProxy(sandboxes: Sandboxes, log: Logger, chargeRefuse
   return {
     /** Serves /agent-servers/…; false for any other path. */
     http(req: IncomingMessage, res: ServerResponse, path: string): boolean {
-      if (!path.startsWith('/agent-servers/')) return false;
+      if (!path.startsWith(AGENT_PROXY_PREFIX)) return false;
       if (!PATH.test(req.url!)) {
         refuse(res, { status: 404, detail: 'Not Found' });
         return true;

@@ -5,6 +5,7 @@ import type { ServerResponse } from 'node:http';
 import type { Logger } from '../../logger.js';
 import { BodyProblem } from '../body.js';
 import { toRestError, type RestError } from './legacy-errors.js';
+import type { HandlerCall } from './table.js';
 
 export function writeJson(res: ServerResponse, status: number, value: unknown, contentType = 'application/json'): void {
   if (status === 204) {
@@ -82,4 +83,14 @@ export function setNoCache(res: ServerResponse): void {
   res.setHeader('cache-control', 'no-cache, no-store, must-revalidate, max-age=0');
   res.setHeader('pragma', 'no-cache');
   res.setHeader('expires', '0');
+}
+
+/**
+ * A route of another service that is not here: "not available" (404, its `detail`) to a
+ * signed-in user, never a bare "Not Found" that reads as a wrong URL; 401 to anyone else.
+ */
+export async function writeNotAvailable(call: HandlerCall, detail: string): Promise<void> {
+  call.req.resume();
+  const { user } = await call.context(true);
+  writeRestError(call.res, user ? { status: 404, body: { detail } } : { status: 401, body: { detail: 'Unauthorized' } });
 }

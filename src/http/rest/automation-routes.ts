@@ -15,7 +15,7 @@ import type { createCaller } from '../../../routers/index.js';
 import { secretsEqual } from '../../crypto.js';
 import { AUTOMATION_KEY_NAME } from '../../automations/automation-access.js';
 import type { Deps } from '../../trpc/context.js';
-import { writeJson, writeRestError } from './answers.js';
+import { writeJson, writeNotAvailable, writeRestError } from './answers.js';
 import type { HandlerCall, HandlerRoute } from './table.js';
 
 type Caller = (call: HandlerCall, withBrowser: boolean) => Promise<ReturnType<typeof createCaller>>;
@@ -45,14 +45,7 @@ export function automationRoutes(deps: Deps, caller: Caller): HandlerRoute[] {
       body: 'none',
       procedurePath: 'automations.forwardingKey',
       handle: async (call) => {
-        if (!service) {
-          call.req.resume();
-          const { user } = await call.context(true);
-          return writeRestError(
-            call.res,
-            user ? { status: 404, body: { detail: NOT_AVAILABLE } } : { status: 401, body: { detail: 'Unauthorized' } },
-          );
-        }
+        if (!service) return writeNotAvailable(call, NOT_AVAILABLE);
         const { key } = await (await caller(call, true)).automations.forwardingKey();
         await forward(deps, service.url, key, call);
       },

@@ -21,7 +21,7 @@ import type { ServerResponse } from 'node:http';
 import { isLaterSnapshot } from '../../../contract/app-conversations.schema.js';
 import { createCaller } from '../../../routers/index.js';
 import type { Deps } from '../../trpc/context.js';
-import { writeBytes, writeJson, writeRestError } from './answers.js';
+import { writeBytes, writeJson, writeNotAvailable } from './answers.js';
 import { openApiDocument } from './openapi-document.js';
 import type { HandlerCall, HandlerRoute } from './table.js';
 import { automationRoutes } from './automation-routes.js';
@@ -254,11 +254,7 @@ function notAvailableRoutes(): HandlerRoute[] {
     path,
     body: 'none' as const,
     procedurePath: undefined,
-    handle: async (call: HandlerCall) => {
-      call.req.resume();
-      const { user } = await call.context(true);
-      writeRestError(call.res, user ? { status: 404, body: { detail } } : { status: 401, body: { detail: 'Unauthorized' } });
-    },
+    handle: (call: HandlerCall) => writeNotAvailable(call, detail),
   }));
 }
 
