@@ -81,7 +81,7 @@ export function startEmbeddedAutomation(options: EmbeddedAutomationOptions): Emb
       if (stopping) return;
       // A run of a minute or more counts as recovered: the next exit starts the backoff afresh.
       if (Date.now() - started > MAX_DELAY_MS) failures = 0;
-      log.warn({ code, signal, last: lastLine.slice(0, 500) }, 'the automation service exited; starting it again');
+      log.warn({ code, signal, last: withoutSecrets(lastLine, options).slice(0, 500) }, 'the automation service exited; starting it again');
       retry();
     });
   };
@@ -101,6 +101,17 @@ export function startEmbeddedAutomation(options: EmbeddedAutomationOptions): Emb
       if (child) await stopChild(child, 10_000);
     },
   };
+}
+
+/** Its last words with the secrets it was given masked (the service key, a database URL's password, …): they go to the log. */
+export function withoutSecrets(line: string, options: EmbeddedAutomationOptions): string {
+  const secrets = [
+    options.serviceKey,
+    ...Object.entries(options.env)
+      .filter(([name]) => /KEY|SECRET|PASS|TOKEN|URL/.test(name))
+      .map(([, v]) => v),
+  ];
+  return secrets.filter((secret) => secret.length >= 8).reduce((text, secret) => text.split(secret).join('**********'), line);
 }
 
 /** One line once the started service answers /ready (its database reached), or nothing if it ends first. */
