@@ -17,19 +17,22 @@
 // which makes single-document updates atomic as they are on MongoDB.
 import type { CommandFailedEvent, CommandStartedEvent, CommandSucceededEvent, CreateIndexesOptions } from 'mongodb';
 import mongoose from 'mongoose';
+import { AppError } from '../errors.js';
 import { createModels, RecordListSchema, WriteLockSchema, type Models } from '../../models/index.js';
 import { interceptCollections } from '../library-internals.js';
 import { boundCollection } from './deadlines.js';
 import { assertGated, installWriteGate } from './write-gate/gated-collections.js';
 import { migrate } from './migrations.js';
 import { createTables, type ModelsAndTables } from './record-lists/record-tables.js';
-import { mapUnavailableErrors } from './unavailable.js';
+import { isDatabaseUnavailable, mapUnavailableErrors } from './unavailable.js';
 import { WriteGate, type WriteLockDoc } from './write-gate/write-gate.js';
 
 export const DEFAULT_DB_NAME = 'agent_control_plane';
 const READY_PING_TIMEOUT_MS = 2_000;
 /** What a call may take beyond the driver's per-step bound before its deadline fails it (deadlines.ts). */
 const DEADLINE_MARGIN_MS = 1_000;
+/** How long start-up waits out a database that answers "unavailable" (busy, restarting) before it fails. */
+const START_UP_PATIENCE_MS = 30_000;
 
 // Otherwise mongoose formats a stack trace (`new Error().stack`) for every query it runs, only
 // to attach it to a "query was already executed" error we never cause.
@@ -106,8 +109,12 @@ export async function connectDatabase(uri: string, options: DatabaseOptions): Pr
   if (writeGate) assertGated(models, ungated);
   // The stores' record tables: with the gate, the listed ones (record-lists/record-tables.ts).
   const tables = createTables(models, writeGate);
-  await Promise.all(Object.values(models).map((m) => (onlyUniqueIndexes ? createUniqueIndexes(m) : m.createIndexes())));
-  await migrate(connection, models, tables);
+  // Both are idempotent (replicas run them side by side), so a database too slow for one
+  // operation's bound at this moment delays the start instead of failing it.
+  await whileUnavailable(async () => {
+    await Promise.all(Object.values(models).map((m) => (onlyUniqueIndexes ? createUniqueIndexes(m) : m.createIndexes())));
+    await migrate(connection, models, tables);
+  });
   return {
     connection,
     models,
@@ -126,6 +133,20 @@ export async function connectDatabase(uri: string, options: DatabaseOptions): Pr
       await connection.close();
     },
   };
+}
+
+/** Runs a start-up step again while the database answers "unavailable", for up to START_UP_PATIENCE_MS. */
+async function whileUnavailable(step: () => Promise<void>): Promise<void> {
+  const giveUpAt = Date.now() + START_UP_PATIENCE_MS;
+  for (let pause = 250; ; pause = Math.min(pause * 2, 2_000)) {
+    try {
+      return await step();
+    } catch (error) {
+      const unavailable = isDatabaseUnavailable(error) || (error instanceof AppError && error.reason === 'database_unavailable');
+      if (!unavailable || Date.now() + pause > giveUpAt) throw error;
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  }
 }
 
 function hasPathDb(uri: string): boolean {

@@ -147,6 +147,30 @@ describe('a lock whose holder is gone or stuck', () => {
     expect(await locks.findOne({ _id: 'stuck-holder' as never })).toBeNull();
     expect((await call(service, 'GET', '/api/settings', { key })).body.language).toBe('de');
   });
+
+  it('a start-up that meets such a lock waits it out (its data moves answer 503 until the takeover) instead of failing', async () => {
+    const bound = 400;
+    const dbName = uniqueDbName('gate-start');
+    const raw = new MongoClient(testDatabaseUri(dbName));
+    cleanup.push(() => raw.close());
+    // Every start-up's data moves update sandboxes (migrations.ts: the lifecycle clocks).
+    await raw
+      .db()
+      .collection('write_locks')
+      .insertOne(lockOf('sandboxes', { _id: 'stuck-at-start', owner: 'elsewhere', pid: process.pid }));
+    const started = Date.now();
+    const service = await startTestApp('gate-start', { DB_OPERATION_TIMEOUT_MS: String(bound) }, { dbName });
+    cleanup.push(() => service.stop());
+    expect(Date.now() - started).toBeGreaterThanOrEqual(4 * bound);
+    expect(
+      await raw
+        .db()
+        .collection('write_locks')
+        .findOne({ _id: 'stuck-at-start' as never }),
+    ).toBeNull();
+    const key = await service.keyFor('after-start');
+    expect((await call(service, 'POST', '/api/settings', { key, body: { language: 'fr' } })).status).toBe(200);
+  });
 });
 
 describe('upserts and unique indexes', () => {
