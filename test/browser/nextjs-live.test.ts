@@ -85,9 +85,17 @@ async function approveUntil(selector: string, timeoutMs = 240_000) {
   while (!(await page.$(selector))) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${selector}`);
     if (await page.$('#confirmation')) {
+      const shownBefore = await page.locator('#events li').count();
       await page.click('#approve');
-      // The status says so once the agent has the answer: no second answer to the same question.
-      await waitFor('#status:not([data-status="waiting_for_confirmation"])', 60_000);
+      // Once the agent has the answer it acts (an event shows) or its status moves on: no second
+      // answer to the same question. Not the status alone: a finish asking again right after can
+      // come in the same render as the 'running' in between, which then never shows.
+      await page.waitForFunction(
+        `document.querySelectorAll('#events li').length > ${shownBefore} ||
+         document.querySelector('#status:not([data-status="waiting_for_confirmation"])') !== null`,
+        undefined,
+        { timeout: 60_000 },
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
   }

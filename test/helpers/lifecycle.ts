@@ -55,7 +55,7 @@ export async function startConversation(app: { url: string }, key: string, body:
 export const sandbox = async (app: { url: string }, key: string, id: string) =>
   (await call(app, 'GET', `/api/v1/sandboxes?id=${id}`, { key })).body[0];
 
-export const waitForSandbox = (app: { url: string }, key: string, id: string, status: string, timeoutMs = 20_000) =>
+export const waitForSandbox = (app: { url: string }, key: string, id: string, status: string, timeoutMs = 60_000) =>
   eventually(
     `sandbox ${status}`,
     async () => {
