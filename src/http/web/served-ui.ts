@@ -5,12 +5,11 @@
 //     the service starts without a UI: the API does not depend on it.
 //   - d6: the OpenHands web UI built into WEB_UI_DIR (docs/browser.md).
 //   - none: the small home page.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../../config/config.js';
 import type { Logger } from '../../logger.js';
-import { PACKAGE_ROOT } from '../../processes.js';
+import { runSetupScript } from '../../processes.js';
 
 export type ServedUi = { kind: 'canvas' | 'd6'; root: string } | { kind: 'none' };
 
@@ -38,42 +37,29 @@ export async function resolveServedUi(config: Config, log: Logger): Promise<Serv
  * Runs the setup script: instant when cached; otherwise one line saying what it fetches and one
  * with the outcome. Resolves to the build folder, or null when it cannot be had here.
  */
-export function fetchAgentCanvas(cacheDir: string, version: string, log: Logger): Promise<string | null> {
-  return new Promise((resolve) => {
-    const started = Date.now();
-    const child = spawn('bash', [path.join(PACKAGE_ROOT, 'scripts', 'setup-agent-canvas.sh')], {
-      env: { ...process.env, AGENT_CP_CACHE_DIR: cacheDir, AGENT_CANVAS_VERSION: version },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    let fetching = false;
-    child.stdout.on('data', (c: Buffer) => (stdout += c));
-    child.stderr.on('data', (c: Buffer) => {
-      stderr = (stderr + c.toString()).slice(-8000);
-      if (!fetching && stderr.includes('fetching')) {
+export async function fetchAgentCanvas(cacheDir: string, version: string, log: Logger): Promise<string | null> {
+  const started = Date.now();
+  let fetching = false;
+  const { provided, failure } = await runSetupScript(
+    'setup-agent-canvas.sh',
+    [],
+    { ...process.env, AGENT_CP_CACHE_DIR: cacheDir, AGENT_CANVAS_VERSION: version },
+    {
+      work: /fetching/,
+      onWork: () => {
         fetching = true;
         log.info({ version }, 'fetching the web UI (npm @openhands/agent-canvas, the package tarball only) for the first start');
         log.flush();
-      }
-    });
-    const fail = (reason: string) => {
-      log.warn({ version, reason }, 'Agent Canvas could not be fetched: starting without a web UI (the API is unaffected)');
-      resolve(null);
-    };
-    child.on('error', (error) => fail(error.message));
-    child.on('exit', (code) => {
-      const root = stdout.trim().split('\n').pop() ?? '';
-      if (code === 0 && fs.existsSync(path.join(root, 'index.html'))) {
-        if (fetching) log.info({ seconds: Math.round((Date.now() - started) / 100) / 10, root }, 'fetched the web UI (Agent Canvas)');
-        return resolve(root);
-      }
-      // The script's own last error line: what went wrong, without npm's stack.
-      const said = stderr
-        .match(/ERROR: (.*)/g)
-        ?.pop()
-        ?.slice(7);
-      fail(said ?? `setup-agent-canvas.sh exited ${code}`);
-    });
-  });
+      },
+    },
+  );
+  if (provided && fs.existsSync(path.join(provided, 'index.html'))) {
+    if (fetching) log.info({ seconds: Math.round((Date.now() - started) / 100) / 10, root: provided }, 'fetched the web UI (Agent Canvas)');
+    return provided;
+  }
+  log.warn(
+    { version, reason: failure ?? 'the fetched build has no index.html' },
+    'Agent Canvas could not be fetched: starting without a web UI (the API is unaffected)',
+  );
+  return null;
 }
