@@ -27,3 +27,5 @@ optional setup-openhands-cli.sh
 optional setup-agent-canvas.sh
 # The automation service (test/automations/): about 800 MB and 4 minutes on a cold machine.
 optional setup-automation.sh
+# Its PostgreSQL (Debian's, installed or unpacked into the cache).
+optional setup-postgres.sh

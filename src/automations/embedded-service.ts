@@ -2,17 +2,14 @@
 // (docs/automation-service-notes.md). Installed into the cache on the first start
 // (scripts/setup-automation.sh: about 800 MB and 4 minutes, in the background: until it answers,
 // automation calls get 502), then started on 127.0.0.1:AUTOMATION_PORT in cloud mode against this
-// service, and started again with backoff whenever it exits. Its database is SQLite in the data
-// directory unless AUTOMATION_DB_URL names another (PostgreSQL for more than one replica: SQLite
-// serves a single automation service). Each step and failure is one log line.
+// service, and started again with backoff whenever it exits. Its database is PostgreSQL run here
+// (embedded-postgres.ts) unless AUTOMATION_DB_URL names another. Each step and failure is one log line.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../logger.js';
-import { PACKAGE_ROOT, stopChild } from '../processes.js';
-
-const FIRST_DELAY_MS = 1_000;
-const MAX_DELAY_MS = 60_000;
+import { runSetupScript, supervise, type Supervised } from '../processes.js';
+import { startEmbeddedPostgres } from './embedded-postgres.js';
 
 export interface EmbeddedAutomationOptions {
   port: number;
@@ -23,90 +20,76 @@ export interface EmbeddedAutomationOptions {
   serviceUrl: string;
   dataDir: string;
   cacheDir: string;
+  /** The embedded PostgreSQL's port (unused with AUTOMATION_DB_URL). */
+  databasePort: number;
   log: Logger;
 }
 
-export interface EmbeddedAutomation {
-  stop(): Promise<void>;
-}
+export type EmbeddedAutomation = Supervised;
 
 export function startEmbeddedAutomation(options: EmbeddedAutomationOptions): EmbeddedAutomation {
   const { log } = options;
   const home = path.join(options.dataDir, 'automations');
-  let child: ChildProcess | null = null;
-  let stopping = false;
-  let failures = 0;
-  let timer: NodeJS.Timeout | undefined;
-
-  const run = async () => {
-    if (stopping) return;
-    const uvicorn = await install(options);
-    if (stopping) return;
-    if (!uvicorn) return retry();
-    fs.mkdirSync(path.join(home, 'storage'), { recursive: true, mode: 0o700 });
-    const started = Date.now();
-    const url = `http://127.0.0.1:${options.port}`;
-    child = spawn(uvicorn, ['openhands.automation.app:app', '--host', '127.0.0.1', '--port', String(options.port)], {
-      cwd: home,
-      env: {
-        PATH: process.env.PATH,
-        HOME: home,
-        AUTOMATION_DB_URL: `sqlite+aiosqlite:///${path.join(home, 'automations.db')}`,
-        LOG_JSON: '1',
-        ...options.env,
-        AUTOMATION_OPENHANDS_API_BASE_URL: options.serviceUrl,
-        AUTOMATION_SERVICE_KEY: options.serviceKey,
-        AUTOMATION_BASE_URL: options.env.AUTOMATION_BASE_URL ?? url,
-        AUTOMATION_RUN_MIGRATIONS_ON_STARTUP: 'true',
-        LOCAL_STORAGE_PATH: path.join(home, 'storage'),
-        LITELLM_LOCAL_MODEL_COST_MAP: 'True',
-        DO_NOT_TRACK: '1',
-      },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let lastLine = '';
-    child.stderr!.on('data', (chunk: Buffer) => {
-      const lines = chunk.toString().trim().split('\n');
-      lastLine = lines[lines.length - 1] ?? lastLine;
-    });
-    const mine = child;
-    child.once('spawn', () => {
-      log.info({ url, pid: mine.pid }, 'automation service starting');
-      void announceReady(url, () => child === mine && !stopping, started, log);
-    });
-    child.once('error', (error) => log.error({ err: error }, 'the automation service could not be started'));
-    child.once('exit', (code, signal) => {
-      if (child !== mine) return;
-      child = null;
-      if (stopping) return;
-      // A run of a minute or more counts as recovered: the next exit starts the backoff afresh.
-      if (Date.now() - started > MAX_DELAY_MS) failures = 0;
-      log.warn({ code, signal, last: withoutSecrets(lastLine, options).slice(0, 500) }, 'the automation service exited; starting it again');
-      retry();
-    });
-  };
-
-  const retry = () => {
-    if (stopping) return;
-    const delay = Math.min(FIRST_DELAY_MS * 2 ** failures, MAX_DELAY_MS);
-    failures++;
-    timer = setTimeout(() => void run(), delay);
-  };
-
-  void run();
+  const url = `http://127.0.0.1:${options.port}`;
+  const database = options.env.AUTOMATION_DB_URL
+    ? null
+    : startEmbeddedPostgres({ port: options.databasePort, dataDir: options.dataDir, cacheDir: options.cacheDir, log });
+  let current: ChildProcess | null = null;
+  /** The embedded database's password, masked like the secrets in options.env. */
+  let databasePassword = '';
+  const service = supervise({
+    start: async () => {
+      const uvicorn = await install(options);
+      const databaseUrl = uvicorn && (options.env.AUTOMATION_DB_URL ?? (await database!.url()));
+      if (!uvicorn || !databaseUrl) return null;
+      databasePassword = decodeURIComponent(new URL(databaseUrl).password);
+      fs.mkdirSync(path.join(home, 'storage'), { recursive: true, mode: 0o700 });
+      const started = Date.now();
+      const child = spawn(uvicorn, ['openhands.automation.app:app', '--host', '127.0.0.1', '--port', String(options.port)], {
+        cwd: home,
+        env: {
+          PATH: process.env.PATH,
+          HOME: home,
+          LOG_JSON: '1',
+          ...options.env,
+          AUTOMATION_DB_URL: databaseUrl,
+          AUTOMATION_OPENHANDS_API_BASE_URL: options.serviceUrl,
+          AUTOMATION_SERVICE_KEY: options.serviceKey,
+          AUTOMATION_BASE_URL: options.env.AUTOMATION_BASE_URL ?? url,
+          AUTOMATION_RUN_MIGRATIONS_ON_STARTUP: 'true',
+          LOCAL_STORAGE_PATH: path.join(home, 'storage'),
+          LITELLM_LOCAL_MODEL_COST_MAP: 'True',
+          DO_NOT_TRACK: '1',
+        },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      current = child;
+      child.once('spawn', () => {
+        log.info({ url, pid: child.pid }, 'automation service starting');
+        void announceReady(url, () => current === child && child.exitCode === null, started, log);
+      });
+      return child;
+    },
+    exited: (code, signal, lastLine) =>
+      log.warn(
+        { code, signal, last: withoutSecrets(lastLine, options, [databasePassword]).slice(0, 500) },
+        'the automation service exited; starting it again',
+      ),
+    graceMs: 10_000,
+  });
   return {
     async stop() {
-      stopping = true;
-      clearTimeout(timer);
-      if (child) await stopChild(child, 10_000);
+      await service.stop();
+      await database?.stop();
     },
   };
 }
 
 /** Its last words with the secrets it was given masked (the service key, a database URL's password, …): they go to the log. */
-export function withoutSecrets(line: string, options: EmbeddedAutomationOptions): string {
+export function withoutSecrets(line: string, options: EmbeddedAutomationOptions, others: string[] = []): string {
   const secrets = [
     options.serviceKey,
+    ...others,
     ...Object.entries(options.env)
       .filter(([name]) => /KEY|SECRET|PASS|TOKEN|URL/.test(name))
       .map(([, v]) => v),
@@ -127,29 +110,18 @@ async function announceReady(url: string, current: () => boolean, started: numbe
 }
 
 /** The installed service's uvicorn (installed first if the cache lacks it), or null when that failed (logged). */
-function install(options: EmbeddedAutomationOptions): Promise<string | null> {
-  return new Promise((resolve) => {
-    const script = spawn('bash', [path.join(PACKAGE_ROOT, 'scripts', 'setup-automation.sh')], {
-      env: { ...process.env, AGENT_CP_CACHE_DIR: options.cacheDir },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    let announced = false;
-    script.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
-    script.stderr.on('data', (chunk: Buffer) => {
-      stderr = (stderr + chunk.toString()).slice(-4000);
-      if (!announced && /install/i.test(stderr)) {
-        announced = true;
-        options.log.info('installing the automation service (PyPI openhands-automation) into the cache: a few minutes on the first start');
-      }
-    });
-    script.once('error', (error) => (options.log.error({ err: error }, 'the automation service could not be installed'), resolve(null)));
-    script.once('exit', (code) => {
-      const uvicorn = stdout.trim().split('\n').pop() ?? '';
-      if (code === 0 && fs.existsSync(uvicorn)) return resolve(uvicorn);
-      options.log.error({ code, last: stderr.trim().split('\n').pop() }, 'the automation service could not be installed');
-      resolve(null);
-    });
-  });
+async function install(options: EmbeddedAutomationOptions): Promise<string | null> {
+  const { provided, failure } = await runSetupScript(
+    'setup-automation.sh',
+    [],
+    { ...process.env, AGENT_CP_CACHE_DIR: options.cacheDir },
+    {
+      work: /install/i,
+      onWork: () =>
+        options.log.info('installing the automation service (PyPI openhands-automation) into the cache: a few minutes on the first start'),
+    },
+  );
+  if (provided && fs.existsSync(provided)) return provided;
+  options.log.error({ last: failure }, 'the automation service could not be installed');
+  return null;
 }

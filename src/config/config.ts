@@ -79,6 +79,8 @@ const EnvSchema = z
     // AUTOMATIONS=on: the automation service runs here, beside this one (src/automations/embedded-service.ts).
     AUTOMATIONS: z.enum(['off', 'on']).default('off'),
     AUTOMATION_PORT: z.coerce.number().int().min(1).max(65535).default(8100),
+    // Its PostgreSQL's port on 127.0.0.1 (AUTOMATIONS=on without AUTOMATION_DB_URL); default AUTOMATION_PORT + 1.
+    AUTOMATION_DB_PORT: z.coerce.number().int().min(1).max(65535).optional(),
     GITHUB_API_URL: z.url().default('https://api.github.com'),
     GITLAB_API_URL: z.url().default('https://gitlab.com/api/v4'),
     BITBUCKET_API_URL: z.url().default('https://api.bitbucket.org/2.0'),
@@ -292,11 +294,15 @@ function automationsConfig(e: z.output<typeof EnvSchema>, env: NodeJS.ProcessEnv
     return { url: trimSlash(e.AUTOMATION_URL), serviceKey: e.AUTOMATION_SERVICE_KEY as string | null, embedded: null };
   }
   if (e.AUTOMATIONS !== 'on') return null;
-  const ours = new Set(['AUTOMATIONS', 'AUTOMATION_URL', 'AUTOMATION_PORT', 'AUTOMATION_SERVICE_KEY']);
+  const ours = new Set(['AUTOMATIONS', 'AUTOMATION_URL', 'AUTOMATION_PORT', 'AUTOMATION_DB_PORT', 'AUTOMATION_SERVICE_KEY']);
   const passed = Object.entries(env).filter(([name, value]) => name.startsWith('AUTOMATION_') && !ours.has(name) && value !== undefined);
   return {
     url: `http://127.0.0.1:${e.AUTOMATION_PORT}`,
     serviceKey: e.AUTOMATION_SERVICE_KEY ?? null,
-    embedded: { port: e.AUTOMATION_PORT, env: Object.fromEntries(passed) as Record<string, string> },
+    embedded: {
+      port: e.AUTOMATION_PORT,
+      databasePort: e.AUTOMATION_DB_PORT ?? Math.min(e.AUTOMATION_PORT + 1, 65535),
+      env: Object.fromEntries(passed) as Record<string, string>,
+    },
   };
 }

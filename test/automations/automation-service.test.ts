@@ -20,6 +20,7 @@ const SERVICE_KEY = crypto.randomBytes(32).toString('hex');
 const WEBHOOK_SECRET = crypto.randomBytes(16).toString('hex');
 let app: TestApp;
 let port: number;
+let databasePort: number;
 let alice: string;
 let bob: string;
 
@@ -28,10 +29,11 @@ const bearer = (key: string) => ({ headers: { authorization: `Bearer ${key}` } }
 beforeAll(async () => {
   // AUTOMATIONS=on: the service starts the automation service itself; its own AUTOMATION_*
   // variables pass on to it (runs are made but not dispatched here: a run's sandbox side is not built).
-  port = await freePort();
+  [port, databasePort] = await Promise.all([freePort(), freePort()]);
   app = await startTestApp('automations', {
     AUTOMATIONS: 'on',
     AUTOMATION_PORT: String(port),
+    AUTOMATION_DB_PORT: String(databasePort),
     AUTOMATION_SERVICE_KEY: SERVICE_KEY,
     AUTOMATION_WEBHOOK_SECRET: WEBHOOK_SECRET,
     AUTOMATION_DISPATCHER_INTERVAL_SECONDS: '3600',
@@ -203,19 +205,9 @@ describe('the automation service behind the service', () => {
   });
 
   it('starts the automation service again when it dies, and answers 502 meanwhile, never a hang', async () => {
-    const pids = fs
-      .readdirSync('/proc')
-      .filter((entry) => /^\d+$/.test(entry))
-      .filter((pid) => {
-        try {
-          const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-          return cmdline.includes('openhands.automation.app:app') && cmdline.includes(`\0${port}`);
-        } catch {
-          return false;
-        }
-      });
-    expect(pids).toHaveLength(1);
-    process.kill(Number(pids[0]), 'SIGKILL');
+    const [pid] = processesNaming('openhands.automation.app:app', `\0${port}`);
+    expect(pid).toBeDefined();
+    process.kill(pid!, 'SIGKILL');
     const down = await call(app, 'GET', '/api/automation/v1', bearer(alice));
     expect([200, 502]).toContain(down.status); // 200 only if it was back already
     await eventually(
@@ -224,4 +216,49 @@ describe('the automation service behind the service', () => {
       120_000,
     );
   });
+
+  it('runs its PostgreSQL, starts it again when it dies, and keeps what was stored', async () => {
+    const created = await call(app, 'POST', '/api/automation/v1/preset/prompt', { ...bearer(alice), body: { ...nightly, name: 'kept' } });
+    expect(created.status, created.text).toBeLessThan(300);
+    const [postgres] = processesNaming('postgres', `\0${databasePort}`);
+    expect(postgres).toBeDefined();
+    // PostgreSQL refuses root: from a root service it runs as nobody in a user namespace of its own.
+    if (process.getuid?.() === 0) {
+      expect(fs.readlinkSync(`/proc/${postgres}/ns/user`)).not.toBe(fs.readlinkSync('/proc/self/ns/user'));
+      expect(fs.readFileSync(`/proc/${postgres}/uid_map`, 'utf8').trim().split(/\s+/)).toEqual(['65534', '0', '1']);
+    }
+    // Only on loopback, and only with the password made at the first start (kept owner-only).
+    const password = path.join(app.server.deps.config.dataDir, 'automations', 'postgres.password');
+    expect(fs.statSync(password).mode & 0o077).toBe(0);
+    process.kill(postgres!, 'SIGKILL');
+    await eventually(
+      'the automation database back',
+      async () => {
+        const [again] = processesNaming('postgres', `\0${databasePort}`);
+        return again !== undefined && again !== postgres;
+      },
+      60_000,
+    );
+    await eventually(
+      'the automation read again',
+      async () => (await call(app, 'GET', `/api/automation/v1/${created.body.id}`, bearer(alice))).body?.name === 'kept',
+      120_000,
+    );
+  });
 });
+
+/** Pids of the processes whose command line holds every one of `parts`. */
+function processesNaming(...parts: string[]): number[] {
+  return fs
+    .readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+        return parts.every((part) => cmdline.includes(part));
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
