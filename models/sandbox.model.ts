@@ -25,6 +25,9 @@ export const SandboxSchema = new Schema(
     // Started for the warm pool with deferred initialisation: its agent server waits for
     // POST /api/init, which the claim sends (with the claimant's environment).
     dormant: { type: Boolean, default: false },
+    // 'automation': started for an automation run (by its automation key): the service is reached
+    // inside at its own port and uv is on its PATH (docs/automation-service-notes.md). Null: any other.
+    purpose: { type: String, enum: ['automation', null], default: null },
     desired: { type: String, required: true, enum: ['running', 'paused', 'deleting'] },
     // When `desired` last changed: retention counts paused time from here.
     desiredSince: { type: Date, default: null },

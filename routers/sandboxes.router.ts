@@ -46,7 +46,14 @@ export const sandboxesRouter = router({
     })
     .input(StartSandboxInputSchema.prefault({}))
     .output(SandboxInfoSchema)
-    .mutation(({ ctx, input }) => ctx.services.sandboxes.start(ctx.user.id, input.sandbox_spec_id)),
+    .mutation(async ({ ctx, input }) =>
+      // The automation service starts each run's sandbox with its automation key.
+      ctx.services.sandboxes.start(
+        ctx.user.id,
+        input.sandbox_spec_id,
+        (await ctx.services.automations.isAutomationKey(ctx.user)) ? 'automation' : null,
+      ),
+    ),
 
   pause: authedProcedure
     .meta({

@@ -76,13 +76,18 @@ export class AutomationAccess {
     return key;
   }
 
+  /** Whether the request was made with an automation key (the automation service, or a run's code in its sandbox). */
+  async isAutomationKey(user: { keyId?: string | undefined }): Promise<boolean> {
+    return !!user.keyId && (await this.models.ApiKey.exists({ _id: user.keyId, purpose: 'automation' })) !== null;
+  }
+
   /**
    * users/me as the automation service reads it, for a request made with an automation key: the
    * aliases, the role and the two permissions (every member may see and edit the organisation's
    * automations here: roles do not narrow them yet). Null for any other request.
    */
   async meFor(user: { id: string; keyId?: string | undefined; boundOrgId?: string | null | undefined }) {
-    if (!user.keyId || !(await this.models.ApiKey.exists({ _id: user.keyId, purpose: 'automation' }))) return null;
+    if (!(await this.isAutomationKey(user))) return null;
     const orgId = user.boundOrgId ?? user.id;
     const membership = await this.orgAccess.membership(user.id, orgId);
     if (!membership) return null;

@@ -62,6 +62,11 @@ export interface SandboxLaunch {
   env?: Record<string, string>;
   /** OH_DEFERRED_INIT: the agent server waits for POST /api/init (a warm sandbox, initialised at its claim). */
   deferredInit?: boolean;
+  /**
+   * An automation run's sandbox: the code the automation service runs there calls the URLs it was
+   * given for this service (its own address), and installs the SDK with uv (docs/automation-service-notes.md).
+   */
+  automationRun?: boolean;
 }
 
 /**

@@ -24,7 +24,8 @@ export function vscodeEnabled(spec: SandboxSpec): boolean {
 
 /** Environment naming the extra ports. */
 export function exposureEnv(ports: SandboxPorts): Record<string, string> {
-  const env: Record<string, string> = {};
+  // Where code in the sandbox finds its agent server (the SDK's cloud workspace in local mode, as automation runs use it).
+  const env: Record<string, string> = { AGENT_SERVER_PORT: String(ports.agentServer) };
   WORKERS.forEach((name, i) => {
     if (ports.workers[i] !== undefined) env[name] = String(ports.workers[i]);
   });

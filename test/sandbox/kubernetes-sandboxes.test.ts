@@ -98,6 +98,7 @@ describe('Kubernetes runtime', () => {
     expect(container.args).toEqual(['--port', '8000']);
     expect(container.env).toEqual([
       { name: 'LOG_JSON', value: 'true' },
+      { name: 'AGENT_SERVER_PORT', value: '8000' },
       // The worker and VS Code ports, named as the reference's Docker sandboxes name them.
       { name: 'WORKER_1', value: '8011' },
       { name: 'WORKER_2', value: '8012' },

@@ -140,12 +140,9 @@ export class StartWorkflow {
       const acquired = await timings.time('sandbox claim', () =>
         whenCapacity(
           () =>
-            this.deps.sandboxes.acquire(
-              task.userId,
-              task.sandboxSpecId,
-              task.reservedSandboxId,
-              Object.fromEntries(secrets.map((s) => [s.name, s.value])),
-            ),
+            this.deps.sandboxes.acquire(task.userId, task.sandboxSpecId, task.reservedSandboxId, {
+              env: Object.fromEntries(secrets.map((s) => [s.name, s.value])),
+            }),
           deadline,
           waitFor,
         ),

@@ -56,10 +56,17 @@ export interface NetworkPlan {
   outbound: { inside: number; host: number }[];
 }
 
-/** The outbound paths of a sandbox: the service (when it listens) and the operator's host ports. */
-export function outboundPlan(servicePort: number | null, hostPorts: number[]): NetworkPlan['outbound'] {
+/**
+ * The outbound paths of a sandbox: the service (when it listens) and the operator's host ports.
+ * `serviceAtOwnPort` (an automation run's): the service also at its own port inside, so the URLs
+ * the automation service hands the run's code (this service's own address) work there; not where
+ * that port is one of the sandbox's own.
+ */
+export function outboundPlan(servicePort: number | null, hostPorts: number[], serviceAtOwnPort = false): NetworkPlan['outbound'] {
   const paths = servicePort ? [{ inside: CONTROL_PLANE_PORT, host: servicePort }] : [];
   for (const port of hostPorts) if (port !== CONTROL_PLANE_PORT) paths.push({ inside: port, host: port });
+  const taken = new Set([...paths.map((p) => p.inside), INSIDE_PORTS.agentServer, INSIDE_PORTS.vscode, ...INSIDE_PORTS.workers]);
+  if (servicePort && serviceAtOwnPort && !taken.has(servicePort)) paths.push({ inside: servicePort, host: servicePort });
   return paths;
 }
 

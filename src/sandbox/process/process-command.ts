@@ -3,6 +3,7 @@
 // database URI, no encryption key), and, when isolated, bubblewrap around it all with the plan
 // of its network (sandbox-network.ts).
 import fs from 'node:fs';
+import path from 'node:path';
 import { AppError } from '../../errors.js';
 import { freePorts } from '../../processes.js';
 import { wrapCommand, type Isolation } from '../isolation/isolation.js';
@@ -32,6 +33,8 @@ export interface CommandContext {
   servicePort: number | null;
   /** SANDBOX_HOST_PORTS: host loopback ports an isolated sandbox may reach. */
   hostPorts: number[];
+  /** An automation run's tools (uv's folder): on its PATH and in its view. */
+  runTools: string[];
 }
 
 /** Fills the spec, makes the folders (given to the sandbox's uid) and checks the command runs here. */
@@ -61,8 +64,11 @@ export async function prepareCommand(
     throw unrunnable((error as Error).message);
   }
 
+  const python = extra.agent_server_python ? pythonPaths(extra.agent_server_python) : [];
+  // An automation run's setup finds uv, and a Python for its venv (the agent server's own), on its PATH.
+  const runPath = launch.automationRun ? [...context.runTools, ...python.slice(1).map((dir) => path.join(dir, 'bin'))] : [];
   const base: Record<string, string> = {
-    PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+    PATH: [...runPath, process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin'].join(':'),
     HOME: dir,
     USER: 'sandbox',
     LOGNAME: 'sandbox',
@@ -83,7 +89,11 @@ export async function prepareCommand(
     dir,
     stateDir,
     uid: uid ?? process.getuid?.() ?? 0,
-    readOnlyPaths: [...(launch.spec.read_only_paths ?? []), ...(extra.agent_server_python ? pythonPaths(extra.agent_server_python) : [])],
+    readOnlyPaths: [
+      ...(launch.spec.read_only_paths ?? []),
+      ...python,
+      ...(launch.automationRun ? context.runTools.map((dir) => path.dirname(dir)) : []),
+    ],
   };
   // Checked here: inside bubblewrap a missing command would only show as an early exit.
   if (!locateCommand(command, env.PATH!, isolated ? insideView(view) : null)) {
@@ -101,7 +111,7 @@ export async function prepareCommand(
       ...ports.workers.map((host, i) => ({ host, inside: insidePorts.workers[i]! })),
       ...(ports.vscode !== null && insidePorts.vscode !== null ? [{ host: ports.vscode, inside: insidePorts.vscode }] : []),
     ],
-    outbound: outboundPlan(context.servicePort, context.hostPorts),
+    outbound: outboundPlan(context.servicePort, context.hostPorts, launch.automationRun === true),
   };
   return { ...wrapCommand(isolation, view, command, args), env, ports, insidePorts, network, name: command };
 }

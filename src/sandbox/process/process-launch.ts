@@ -29,6 +29,8 @@ export interface LaunchContext {
   limits: { enforcer: LimitEnforcer; defaults: SandboxLimits };
   servicePort: number | null;
   hostPorts: number[];
+  /** An automation run's tools (process-command.ts). */
+  runTools: string[];
   /** The service is stopping: nothing more starts. */
   closed: () => boolean;
   /** Whether the handle is still the sandbox's current one when its process exits. */

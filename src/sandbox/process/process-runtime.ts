@@ -23,6 +23,7 @@ import { fill, groupAlive, isHealthy, stopProcessGroup, vscodeRunning } from './
 import { LimitsWatch, watchHealth } from './process-watch.js';
 import type { SandboxLaunch, SandboxLimits, SandboxRuntime, SandboxSpec, SandboxState } from '../runtime.js';
 import { CONTROL_PLANE_ORIGIN } from '../isolation/sandbox-network.js';
+import { RunTools } from './run-tools.js';
 import { forwardedUrls } from '../sandbox-ports.js';
 
 export interface ProcessRuntimeOptions {
@@ -52,6 +53,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
   /** Per-sandbox operation queue: a resume racing a delete must not bring a process back. */
   private readonly locks = new KeyedQueue();
   private readonly agentServers: AgentServerInstalls;
+  private readonly runTools: RunTools;
 
   /** Each running sandbox's disk limit (from its spec), for the limits watch. */
   private readonly diskLimits = new Map<string, number>();
@@ -60,6 +62,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
   constructor(private readonly options: ProcessRuntimeOptions) {
     this.folders = new SandboxFolders(options.rootDir, options.isolation, options.log);
     this.agentServers = new AgentServerInstalls(options);
+    this.runTools = new RunTools(options.cacheDir, options.log);
     this.limitsWatch = new LimitsWatch(
       () => this.handles.entries(),
       (id) => this.sandboxDir(id),
@@ -238,6 +241,7 @@ export class ProcessSandboxRuntime implements SandboxRuntime {
       limits: this.options.limits,
       servicePort: this.options.servicePort(),
       hostPorts: this.options.hostPorts,
+      runTools: launch.automationRun ? await this.runTools.dirs() : [],
       closed: () => this.closed,
       current: (h) => this.handles.get(sandboxId) === h,
       log: this.options.log,

@@ -9,6 +9,13 @@ import { AppError } from '../../errors.js';
 
 /** What the service reads of a sandbox record (updatedAt is the database's own). */
 export type SandboxFields = Omit<SandboxRecord, 'updatedAt'>;
+/** Why a sandbox was started, where it changes how it runs (models/sandbox.model.ts). */
+export type SandboxPurpose = 'automation';
+/** What a new sandbox is started with: its agent server's environment (a conversation's secrets), and why. */
+export interface LaunchChoices {
+  env?: Record<string, string>;
+  purpose?: SandboxPurpose | null;
+}
 
 export const newSandboxId = () => crypto.randomBytes(16).toString('hex');
 
@@ -40,7 +47,7 @@ export function desiredChange(
 export function newSandboxRecord(
   box: SecretBox,
   identity: Pick<SandboxFields, '_id' | 'userId' | 'specId' | 'runtime'>,
-  opts: { env?: Record<string, string>; dormant?: boolean },
+  opts: LaunchChoices & { dormant?: boolean },
 ): SandboxFields {
   const now = new Date();
   return {
@@ -48,6 +55,7 @@ export function newSandboxRecord(
     ...sealedKeys(box, identity._id).fields,
     sealedEnv: sealEnv(box, identity._id, opts.env ?? {}),
     dormant: opts.dormant ?? false,
+    purpose: opts.purpose ?? null,
     desired: 'running',
     desiredSince: now,
     pausedBy: null,

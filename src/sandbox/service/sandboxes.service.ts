@@ -20,6 +20,8 @@ import {
   newSandboxRecord,
   rotateSessionKey,
   type SandboxFields,
+  type LaunchChoices,
+  type SandboxPurpose,
 } from './sandbox-records.js';
 import { PAUSE_REASONS, SandboxEvents } from './sandbox-events.js';
 import { pauseLeastRecentlyUsed } from './sandbox-room.js';
@@ -36,6 +38,11 @@ export interface WarmSandboxes {
 }
 
 const BEING_DELETED = 'The sandbox is being deleted';
+const startsBusy = () =>
+  new AppError('SERVICE_UNAVAILABLE', 'Too many sandboxes starting at once, retry shortly', {
+    reason: 'sandbox_starts_busy',
+    retryAfterSeconds: 5,
+  });
 /** How often a watched sandbox is read again (a change on another replica shows within this). */
 const WATCH_MS = 1_000;
 
@@ -56,14 +63,7 @@ export class SandboxesService {
     private readonly agentBase: () => string | null = () => null,
   ) {
     this.records = db.tables.sandboxes;
-    this.starts = new ConcurrencyGate(
-      settings.maxConcurrentStarts,
-      () =>
-        new AppError('SERVICE_UNAVAILABLE', 'Too many sandboxes starting at once, retry shortly', {
-          reason: 'sandbox_starts_busy',
-          retryAfterSeconds: 5,
-        }),
-    );
+    this.starts = new ConcurrencyGate(settings.maxConcurrentStarts, startsBusy);
     const release: ReleaseSlot = (userId, sandboxId) => this.slots.release(userId, sandboxId);
     const room =
       settings.atLimit === 'pause-oldest' ? pauseLeastRecentlyUsed(db.models, runtime, metrics, release, undefined, this.events) : null;
@@ -93,23 +93,23 @@ export class SandboxesService {
     this.warm = warm;
   }
 
-  async start(userId: string, specId?: string | null): Promise<SandboxInfo> {
-    return (await this.acquire(userId, specId)).info;
+  /** purpose 'automation': an automation run's, started cold (a warm sandbox was launched without what a run needs). */
+  async start(userId: string, specId?: string | null, purpose: SandboxPurpose | null = null): Promise<SandboxInfo> {
+    return (await this.acquire(userId, specId, null, { purpose })).info;
   }
 
   /**
-   * A new sandbox for the user: a claimed warm one when there is one, else a cold start. A
-   * running slot is taken first (or was, by the start's request: `reserved`), under the id a
-   * cold start gives its sandbox. `env`: the conversation's secrets, for its agent server's
-   * environment (a cold start's, or a dormant warm one's at its claim).
+   * A new sandbox for the user: a claimed warm one when there is one, else a cold start. A running
+   * slot is taken first (or was, by the start's request: `reserved`), under the id a cold start
+   * gives its sandbox. `launch.env`: the conversation's secrets, for its agent server's environment.
    */
-  async acquire(userId: string, specId?: string | null, reserved?: string | null, env: Record<string, string> = {}) {
+  async acquire(userId: string, specId?: string | null, reserved?: string | null, launch: LaunchChoices = {}) {
     const spec = specId ? this.specs.find(specId) : this.specs.default;
     if (!spec) throw new AppError('NOT_FOUND', `Sandbox spec not found: ${specId}`, { reason: 'sandbox_spec_not_found' });
     await this.runtime.admit?.(userId);
     const sandboxId = reserved ?? newSandboxId();
     await this.slots.claim(userId, sandboxId);
-    const { record, source } = await this.warmOrCold(userId, spec, sandboxId, env).catch(async (error: unknown) => {
+    const { record, source } = await this.warmOrCold(userId, spec, sandboxId, launch).catch(async (error: unknown) => {
       await this.slots.release(userId, sandboxId);
       throw error;
     });
@@ -121,17 +121,17 @@ export class SandboxesService {
     userId: string,
     spec: SandboxSpec,
     sandboxId: string,
-    env: Record<string, string>,
+    launch: LaunchChoices,
   ): Promise<{ record: SandboxFields; source: SandboxSource }> {
-    const claimed = await this.warm?.claim(userId, spec.id);
+    const claimed = launch.purpose ? null : await this.warm?.claim(userId, spec.id);
     const cold = async () => ({
-      record: await this.starts.run(() => this.launchNew(userId, spec, sandboxId, env)),
+      record: await this.starts.run(() => this.launchNew(userId, spec, sandboxId, launch)),
       source: 'cold_start' as const,
     });
     if (!claimed) return cold();
     await this.slots.move(userId, sandboxId, claimed._id);
     if (!claimed.dormant) return { record: claimed, source: 'warm_pool' };
-    const initialised = await this.dormant.initialise(claimed, env).catch(async () => {
+    const initialised = await this.dormant.initialise(claimed, launch.env ?? {}).catch(async () => {
       // A warm sandbox that cannot be initialised is no use to anyone: gone, and a cold one instead.
       this.metrics.lifecycleActions.inc({ action: 'warm_init_failed' });
       await this.slots.move(userId, claimed._id, sandboxId);
@@ -142,8 +142,8 @@ export class SandboxesService {
   }
 
   /** Creates the record and starts the sandbox. */
-  async launchNew(ownerId: string, spec: SandboxSpec, sandboxId?: string, env: Record<string, string> = {}): Promise<SandboxFields> {
-    const record = await this.insertRecord(ownerId, spec, sandboxId, { env });
+  async launchNew(ownerId: string, spec: SandboxSpec, sandboxId?: string, launch: LaunchChoices = {}): Promise<SandboxFields> {
+    const record = await this.insertRecord(ownerId, spec, sandboxId, launch);
     await this.startRecorded(record);
     return record;
   }
@@ -157,7 +157,7 @@ export class SandboxesService {
     spec: SandboxSpec,
     sandboxId = newSandboxId(),
     /** env: its agent server's environment; dormant: started to wait for POST /api/init (the warm pool's, where the spec can). */
-    opts: { env?: Record<string, string>; dormant?: boolean } = {},
+    opts: LaunchChoices & { dormant?: boolean } = {},
   ): Promise<SandboxFields> {
     const record = newSandboxRecord(this.box, { _id: sandboxId, userId: ownerId, specId: spec.id, runtime: this.runtime.kind }, opts);
     await this.records.insert(record);
@@ -322,6 +322,7 @@ export class SandboxesService {
       corsOrigins: this.corsOrigins(),
       env: openEnv(this.box, record),
       deferredInit: record.dormant === true,
+      automationRun: record.purpose === 'automation',
     };
   }
 
