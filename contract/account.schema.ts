@@ -25,7 +25,7 @@ export const AutomationHealthSchema = z
   .object({ status: z.enum(['ok', 'error']), message: z.string().optional() })
   .meta({ id: 'AutomationHealth' });
 export const AutomationSdkVersionSchema = z
-  .object({ sdk_version: z.null(), version: z.null(), message: z.string() })
+  .object({ sdk_version: z.string().nullable(), version: z.string().nullable(), message: z.string().optional() })
   .meta({ id: 'AutomationSdkVersion' });
 
 export const WebClientConfigSchema = z

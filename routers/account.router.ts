@@ -1,7 +1,7 @@
 // The routes today's clients call on start-up whatever they do next (docs/api.md "2026
 // /api/v1 surface"): the key's own record, the CLI's BYOR key, the automation service's
 // "not available", the web client's configuration and the model, provider and skill searches.
-import { authedProcedure, orgProcedure } from '../src/trpc/procedures.js';
+import { authedProcedure, orgProcedure, publicProcedure } from '../src/trpc/procedures.js';
 import { router } from '../src/trpc/init.js';
 import { NoInputSchema } from '../contract/common.schema.js';
 import {
@@ -48,8 +48,18 @@ export const accountRouter = router({
     .output(AutomationHealthSchema)
     .query(({ ctx }) => ctx.services.account.automationHealth()),
 
-  automationSdkVersion: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/api/automation/sdk-version', tags: ['account'], summary: 'No automation SDK: null' } })
+  // Public, as upstream's: an automation run's setup.sh reads it before it holds a credential, and
+  // it is a public package's version (the SDK the automation service runs).
+  automationSdkVersion: publicProcedure
+    .meta({
+      auth: 'none',
+      openapi: {
+        method: 'GET',
+        path: '/api/automation/sdk-version',
+        tags: ['account'],
+        summary: 'The SDK version automation runs install',
+      },
+    })
     .input(NoInputSchema)
     .output(AutomationSdkVersionSchema)
     .query(({ ctx }) => ctx.services.account.automationSdkVersion()),

@@ -36,13 +36,20 @@ export const usersRouter = router({
     .output(UserInfoSchema)
     .query(async ({ ctx, input }) => {
       const automation = await ctx.services.automations.meFor(ctx.user);
-      // An automation key sits in its runs' sandboxes: it opens no secret until code there gets
-      // the LLM through the gateway instead (docs/automation-service-notes.md).
-      if (automation && input.expose_secrets === true) {
-        throw new AppError('FORBIDDEN', 'An automation key cannot open secrets', { reason: 'secrets_not_exposed' });
+      if (!automation) return ctx.services.account.me(ctx.user.id, input.expose_secrets === true, ctx.sessionKey);
+      // An automation key sits in its runs' sandboxes: it opens no secret of the user's. Code in
+      // the run's own sandbox gets the LLM (and MCP servers with credentials) through the
+      // gateway instead (src/automations/run-settings.ts).
+      const run = await ctx.services.automationRuns.forSandbox(ctx.user.id, ctx.sessionKey);
+      if (input.expose_secrets === true && !run) {
+        throw new AppError('FORBIDDEN', 'expose_secrets needs the X-Session-API-Key of a running sandbox of yours', {
+          reason: 'secrets_not_exposed',
+        });
       }
-      const me = await ctx.services.account.me(ctx.user.id, input.expose_secrets === true, ctx.sessionKey);
-      return automation ? { ...me, ...automation } : me;
+      const me = await ctx.services.account.me(ctx.user.id, false, undefined);
+      if (!run) return { ...me, ...automation };
+      const { mcp_config, ...llm } = run;
+      return { ...me, ...automation, mcp_config, ...(input.expose_secrets === true ? llm : {}) };
     }),
 
   gitInfo: authedProcedure

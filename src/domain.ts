@@ -36,19 +36,16 @@ import { SpendRecords } from './conversations/budgets/spend-records.js';
 import { AgentCallbacksService } from './conversations/events/agent-callbacks.service.js';
 import { ConversationLifecycleEvents } from './conversations/conversation-lifecycle-events.js';
 import { createLifecycleWebhooks } from './lifecycle-webhooks/index.js';
-import { AgentLlms } from './llm-gateway/agent-llm.js';
-import { ModelPolicy } from './llm-gateway/model-policy.js';
-import { LlmGateway } from './llm-gateway/llm-gateway.service.js';
+import { createLlmGateway } from './llm-gateway/index.js';
 import { LlmRoutes } from './llm-gateway/llm-routes.js';
 import type { PriceTable } from './llm-gateway/prices.js';
-import { llmHostPolicy } from './llm-gateway/upstream.js';
-import { TokenBuckets } from './rate-limit.js';
 import type { SecretBox } from './crypto.js';
 import { DecisionClaims } from './db/claims.js';
 import type { Database } from './db/database.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
 import { createAccountServices } from './services/account-services.js';
+import { AutomationRunSettings } from './automations/run-settings.js';
 import { createCredentialServices } from './services/identity/credential-services.js';
 import { ProviderHttp } from './git/providers/provider-http.js';
 import { providerHostPolicy } from './git/providers/provider-hosts.js';
@@ -189,36 +186,21 @@ export function createServices({ db, box, config, runtime: bareRuntime, webUrl, 
   );
   const pendingMessages = new PendingMessages(models, store, sandboxAccess, log.child({ component: 'pending-messages' }));
   const startLog = log.child({ component: 'start-tasks' });
-  const modelPolicy = new ModelPolicy({
-    serviceGlobs: config.llmGateway.allowedModels,
-    Policy: models.UserLlmPolicy,
+  const { modelPolicy, agentLlms, llmGateway } = createLlmGateway({
+    config,
+    models,
+    routes: llmRoutes,
+    prices: prices ?? null,
+    budgets,
     isAdmin: (userId) => audit.isAdmin(userId),
-    ...(clock ? { now: clock } : {}),
-  });
-  const agentLlms = new AgentLlms(llmRoutes, {
-    enabled: config.llmGateway.enabled,
-    modelPolicy,
+    keyInSandboxChosen: async (userId) => (await settings.stored(userId))?.record.llm_key_in_sandbox === true,
     origin: callbackUrl,
-    keyInSandboxChosen: config.llmGateway.keyInSandboxByChoice
-      ? async (userId) => (await settings.stored(userId))?.record.llm_key_in_sandbox === true
-      : null,
+    sandboxExists: async (sandboxId) => (await sandboxes.credentials(sandboxId)) !== null,
+    sandboxConversation: (sandboxId, userId) => store.latestInSandbox(userId, sandboxId),
+    metrics,
+    log,
+    clock,
   });
-  const llmGateway =
-    config.llmGateway.enabled && prices
-      ? new LlmGateway({
-          models,
-          routes: llmRoutes,
-          prices,
-          budgets,
-          modelPolicy,
-          sandboxExists: async (sandboxId) => (await sandboxes.credentials(sandboxId)) !== null,
-          hosts: llmHostPolicy(config),
-          userLimits: config.llmGateway.ratePerUser ? new TokenBuckets(config.llmGateway.ratePerUser, config.rateLimits.windowMs) : null,
-          config: config.llmGateway,
-          metrics,
-          log: log.child({ component: 'llm-gateway' }),
-        })
-      : null;
   if (llmGateway) sandboxes.events.whenDeleted((sandboxId) => llmGateway.forgetSandbox(sandboxId));
   const workflow = new StartWorkflow({
     store,
@@ -325,6 +307,8 @@ export function createServices({ db, box, config, runtime: bareRuntime, webUrl, 
       budgets,
       conversationLifecycle,
     ),
+    /** What an automation run's code gets of users/me in its sandbox (the LLM through the gateway). */
+    automationRuns: new AutomationRunSettings(sandboxKeys, settings, agentLlms),
     budgets,
     webhookEndpoints: lifecycleWebhooks.service,
     dailyStarts,

@@ -55,7 +55,8 @@ export function startEmbeddedAutomation(options: EmbeddedAutomationOptions): Emb
           AUTOMATION_DB_URL: databaseUrl,
           AUTOMATION_OPENHANDS_API_BASE_URL: options.serviceUrl,
           AUTOMATION_SERVICE_KEY: options.serviceKey,
-          AUTOMATION_BASE_URL: options.env.AUTOMATION_BASE_URL ?? url,
+          // Its callbacks, events and SDK version reach it through this service (automation-routes.ts), as providers and runs do.
+          AUTOMATION_BASE_URL: options.env.AUTOMATION_BASE_URL ?? options.serviceUrl,
           AUTOMATION_RUN_MIGRATIONS_ON_STARTUP: 'true',
           LOCAL_STORAGE_PATH: path.join(home, 'storage'),
           LITELLM_LOCAL_MODEL_COST_MAP: 'True',

@@ -16,7 +16,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { Reach } from '../git/providers/provider-hosts.js';
 import type { TokenBuckets } from '../rate-limit.js';
-import type { LlmRoute, LlmRoutes, McpUpstream } from './llm-routes.js';
+import { isSandboxRoute, type LlmRoute, type LlmRoutes, type McpUpstream } from './llm-routes.js';
 import type { ModelPolicy } from './model-policy.js';
 import type { PriceTable } from './prices.js';
 import { familyOf, providerModel, upstreamUrl, type ApiStyle, type Family } from './upstream.js';
@@ -85,6 +85,8 @@ export interface GatewayDeps {
   modelPolicy: Pick<ModelPolicy, 'refusal'>;
   /** Whether the sandbox still exists (its deletion ends its conversations' tokens). */
   sandboxExists(sandboxId: string): Promise<boolean>;
+  /** The conversation the sandbox's agent server reported last for its owner, or null: none yet (a sandbox route's calls count against it). */
+  sandboxConversation(sandboxId: string, userId: string): Promise<string | null>;
   /** How the owner's base URL may be reached (the host rules, as for git providers), or null: not at all. */
   hosts: { decide(url: string, namedHost: string | null): { reach: Reach } | null; readonly lookup: LookupFunction };
   userLimits: TokenBuckets | null;
@@ -103,6 +105,8 @@ export class LlmGateway {
   /** Sandboxes found to exist, by when; `forgotten` counts deletions, so that a read made across one is not kept. */
   private readonly sandboxesSeen = new Map<string, number>();
   private forgotten = 0;
+  /** Sandbox routes' conversations, once reported (a run's agent server has one). */
+  private readonly sandboxConversations = new Map<string, string>();
 
   constructor(private readonly deps: GatewayDeps) {
     this.ledger = new CallLedger(deps);
@@ -119,11 +123,12 @@ export class LlmGateway {
 
   /** A call allowed to go, or the refusal (before anything reaches the provider). */
   async begin(style: GatewayCall['style'], token: string | undefined, body: Record<string, unknown>): Promise<GatewayCall> {
-    const route = await this.deps.routes.byToken(token);
-    if (!route)
+    const opened = await this.deps.routes.byToken(token);
+    if (!opened)
       throw new GatewayRefusal(401, 'invalid_api_key', 'This gateway token opens no conversation (unknown, or its sandbox was deleted)');
-    if (!(await this.sandboxExists(route.sandboxId)))
+    if (!(await this.sandboxExists(opened.sandboxId)))
       throw new GatewayRefusal(401, 'invalid_api_key', 'This gateway token opens no conversation (its sandbox was deleted)');
+    const route = await this.countedAgainst(opened);
     const family = familyOf(style);
     const asked = typeof body.model === 'string' ? body.model : '';
     // The conversation's own model only: the token is not a key to the owner's whole account.
@@ -233,6 +238,24 @@ export class LlmGateway {
     return { route, server, url, reach: decision.reach };
   }
 
+  /**
+   * A sandbox route's calls count against the conversation its agent server reported there (its
+   * budget, its totals, its stop); before there is one, a call is refused as "retry shortly" (the
+   * SDK retries a 429), so that no call goes unbudgeted. A conversation's route is its own.
+   */
+  private async countedAgainst(route: LlmRoute): Promise<LlmRoute> {
+    if (!isSandboxRoute(route.conversationId)) return route;
+    let conversationId = this.sandboxConversations.get(route.sandboxId);
+    if (!conversationId) {
+      conversationId = (await this.deps.sandboxConversation(route.sandboxId, route.userId)) ?? undefined;
+      if (!conversationId)
+        throw new GatewayRefusal(429, 'rate_limit_exceeded', 'The conversation in this sandbox is not known yet; retry shortly', 2);
+      if (this.sandboxConversations.size >= MAX_SEEN) this.sandboxConversations.clear();
+      this.sandboxConversations.set(route.sandboxId, conversationId);
+    }
+    return { ...route, conversationId };
+  }
+
   /** Dollars of a call's usage at its model's price. */
   cost(call: GatewayCall, usage: CallUsage): number {
     return this.deps.prices.cost(call.price, usage);
@@ -242,6 +265,7 @@ export class LlmGateway {
   forgetSandbox(sandboxId: string): void {
     this.forgotten++;
     this.sandboxesSeen.delete(sandboxId);
+    this.sandboxConversations.delete(sandboxId);
   }
 
   private async sandboxExists(sandboxId: string): Promise<boolean> {

@@ -51,6 +51,14 @@ export interface LlmTotals {
   reasoningTokens: number;
 }
 
+/**
+ * The route of a sandbox rather than of a conversation: an automation run's code asked for its LLM
+ * (src/automations/run-settings.ts) before its agent server had a conversation; the gateway counts
+ * its calls against the conversation that agent server reports in the sandbox (llm-gateway.service.ts).
+ */
+export const sandboxRouteId = (sandboxId: string) => `sandbox:${sandboxId}`;
+export const isSandboxRoute = (routeId: string) => routeId.startsWith('sandbox:');
+
 const keyContext = (conversationId: string) => `llm-route:${conversationId}:api_key`;
 const tokenContext = (conversationId: string) => `llm-route:${conversationId}:token`;
 const mcpKeyContext = (conversationId: string, name: string) => `llm-route:${conversationId}:mcp:${name}`;

@@ -72,6 +72,14 @@ describe('the automation service behind the service', () => {
     expect((await call(app, 'GET', `/api/automation/v1/${id}`, bearer(alice))).status).toBe(404);
   });
 
+  it("answers the SDK version runs install without a credential (a run's setup asks before it holds one), as upstream does", async () => {
+    const answer = await fetch(`${app.url}/api/automation/sdk-version`);
+    expect(answer.status).toBe(200);
+    const body = (await answer.json()) as { version: string; sdk_version: string };
+    expect(body.version).toMatch(/^\d+\.\d+\.\d+/);
+    expect(body.sdk_version).toBe(body.version);
+  });
+
   it('takes the browser session too (the automation service itself would not), and refuses anyone signed out', async () => {
     const { cookie } = await signIn(app, alice);
     const listed = await fetch(`${app.url}/api/automation/v1`, { headers: { cookie, origin: app.url } });
@@ -113,8 +121,8 @@ describe('the automation service behind the service', () => {
     // That key is Alice's, and users/me answers it as the automation service reads it.
     const seen = await call(app, 'GET', '/api/v1/users/me', bearer(first.body.key));
     expect(seen.body).toMatchObject({ id: me, org_id: me, role: 'owner', permissions: ['view_automations', 'manage_automations'] });
-    // It opens no secret (it sits in her runs' sandboxes), even beside her running sandbox's key,
-    // which opens them for her own key.
+    // It opens no secret (it sits in her runs' sandboxes): beside her running sandbox's key, which
+    // opens them for her own key, it gets the LLM gateway and a token for that sandbox instead.
     await call(app, 'POST', '/api/settings', { ...bearer(alice), body: { llm_model: 'openai/x', llm_api_key: 'sk-alice-automation' } });
     const sandbox = (await call(app, 'POST', '/api/v1/sandboxes', bearer(alice))).body;
     const running = await eventually('her sandbox to run', async () => {
@@ -126,9 +134,26 @@ describe('the automation service behind the service', () => {
         headers: { authorization: `Bearer ${key}`, 'x-session-api-key': running.session_api_key },
       });
     expect((await exposing(alice)).body.llm_api_key).toBe('sk-alice-automation');
-    const refused = await exposing(first.body.key);
-    expect(refused.status).toBe(403);
-    expect(refused.text).not.toContain('sk-alice-automation');
+    const gateway = await exposing(first.body.key);
+    expect(gateway.status, gateway.text).toBe(200);
+    expect(gateway.text).not.toContain('sk-alice-automation');
+    expect(gateway.body).toMatchObject({ llm_model: 'openai/x', llm_api_key: expect.stringMatching(/^ohg_/) });
+    expect(gateway.body.llm_base_url).toMatch(/\/llm\/v1$/);
+    // The same token on each ask (one route per sandbox); without a sandbox's key, or with another's, nothing.
+    expect((await exposing(first.body.key)).body.llm_api_key).toBe(gateway.body.llm_api_key);
+    const bare = await call(app, 'GET', '/api/v1/users/me?expose_secrets=true', bearer(first.body.key));
+    expect(bare.status).toBe(403);
+    const bobs = (await call(app, 'POST', '/api/v1/sandboxes', bearer(bob))).body;
+    const bobRunning = await eventually('his sandbox to run', async () => {
+      const [info] = (await call(app, 'GET', `/api/v1/sandboxes?id=${bobs.id}`, bearer(bob))).body;
+      return info?.status === 'RUNNING' ? info : null;
+    });
+    const crossed = await call(app, 'GET', '/api/v1/users/me?expose_secrets=true', {
+      headers: { authorization: `Bearer ${first.body.key}`, 'x-session-api-key': bobRunning.session_api_key },
+    });
+    expect(crossed.status).toBe(403);
+    expect(crossed.text).not.toMatch(/ohg_|sk-alice/);
+    await call(app, 'DELETE', `/api/v1/sandboxes/${bobs.id}`, bearer(bob));
     await call(app, 'DELETE', `/api/v1/sandboxes/${sandbox.id}`, bearer(alice));
     // Her own key still reads her own id, without the automation fields.
     const own = (await call(app, 'GET', '/api/v1/users/me', bearer(alice))).body;

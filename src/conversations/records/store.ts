@@ -253,6 +253,12 @@ export class ConversationStore {
     return (await this.searches.inSandbox(userId, sandboxId)).length;
   }
 
+  /** The user's newest conversation in the sandbox, or null. */
+  async latestInSandbox(userId: string, sandboxId: string): Promise<string | null> {
+    const found = await this.searches.inSandbox(userId, sandboxId);
+    return found.sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime())[0]?._id ?? null;
+  }
+
   /** The sandbox a task's conversation runs in, once the task knows it. */
   async setConversationSandbox(task: StartTask, sandboxId: string): Promise<void> {
     await this.tables.conversations.update(task.conversationId, { userId: task.userId }, { $set: { sandboxId, updatedAt: new Date() } });

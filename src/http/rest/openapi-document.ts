@@ -56,7 +56,8 @@ export function openApiDocument(): OpenAPIObject {
       'or the X-Session-API-Key header (browsers: the acp_session cookie from POST /api/auth/session), ' +
       "except the agent servers' webhooks and sandbox routes (the sandbox's own key in X-Session-API-Key) and " +
       "except the device flow's own steps (/oauth/device/authorize, /token) and the reads of a public conversation " +
-      '(/api/shared-conversations[/{id}], /api/shared-events/search); ' +
+      '(/api/shared-conversations[/{id}], /api/shared-events/search) and the SDK version automation runs install ' +
+      '(/api/automation/sdk-version); ' +
       'the same operations are available as typed tRPC procedures at /trpc. Error bodies are the ' +
       "reference server's: {detail}, {error}, {message}, the V0 {status, message, msg_id}, or a bare string.",
     version: '0.1.0',

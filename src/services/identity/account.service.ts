@@ -71,8 +71,13 @@ export class AccountService {
     return answer?.ok ? { status: 'ok' } : { status: 'error', message: 'The automation service is not ready' };
   }
 
-  automationSdkVersion() {
-    return { sdk_version: null, version: null, message: NOT_AVAILABLE };
+  /** The SDK version the automation service runs (its runs install the same), or null with why. */
+  async automationSdkVersion() {
+    if (!this.automationUrl) return { sdk_version: null, version: null, message: NOT_AVAILABLE };
+    const answer = await fetch(`${this.automationUrl}/sdk-version`, { signal: AbortSignal.timeout(5_000) }).catch(() => null);
+    const version = answer?.ok ? ((await answer.json().catch(() => null)) as { version?: unknown } | null)?.version : null;
+    if (typeof version !== 'string') throw new AppError('BAD_GATEWAY', 'The automation service could not be reached');
+    return { sdk_version: version, version };
   }
 
   webClientConfig(): WebClientConfig {
