@@ -28,7 +28,7 @@ export interface LedgerDeps {
 export interface LedgerCall {
   id: string;
   style: string;
-  route: Pick<LlmRoute, 'conversationId' | 'userId' | 'model'>;
+  route: Pick<LlmRoute, 'conversationId' | 'userId' | 'model' | 'routeId'>;
   startedAt: number;
 }
 
@@ -86,7 +86,7 @@ export class CallLedger {
       const written = (this.lastWrite.get(conversationId) ?? Promise.resolve()).then(() => {
         // From here on, calls that end wait for the next write.
         if (this.waiting.get(conversationId)?.calls === calls) this.waiting.delete(conversationId);
-        return this.write(conversationId, calls);
+        return this.write(call.route.routeId ?? conversationId, conversationId, calls);
       });
       batch = { calls, written };
       this.waiting.set(conversationId, batch);
@@ -163,8 +163,8 @@ export class CallLedger {
     while (this.writing.size > 0) await Promise.allSettled([...this.writing]);
   }
 
-  /** One conversation's ended calls: into the ledger, their usage added to its totals at once, then the budgets told. */
-  private async write(conversationId: string, calls: EndedCall[]): Promise<void> {
+  /** One conversation's ended calls: into the ledger, their usage added to its route's totals at once, then the budgets told. */
+  private async write(routeId: string, conversationId: string, calls: EndedCall[]): Promise<void> {
     try {
       // lean: the documents are complete as they are (no casting or validation per call).
       await this.deps.models.LlmCall.insertMany(
@@ -174,7 +174,7 @@ export class CallLedger {
       const counted = calls.filter((c) => c.usage !== null);
       if (counted.length === 0) return;
       const sum = (pick: (c: EndedCall) => number) => counted.reduce((total, c) => total + pick(c), 0);
-      const totals = await this.deps.routes.add(conversationId, {
+      const totals = await this.deps.routes.add(routeId, {
         calls: counted.length,
         cost: sum((c) => c.cost),
         promptTokens: sum((c) => c.promptTokens),

@@ -253,7 +253,7 @@ export class LlmGateway {
       if (this.sandboxConversations.size >= MAX_SEEN) this.sandboxConversations.clear();
       this.sandboxConversations.set(route.sandboxId, conversationId);
     }
-    return { ...route, conversationId };
+    return { ...route, conversationId, routeId: route.conversationId };
   }
 
   /** Dollars of a call's usage at its model's price. */

@@ -31,7 +31,10 @@ export interface McpUpstream {
 }
 
 export interface LlmRoute {
+  /** The conversation its calls count against (a sandbox route's: the one reported in its sandbox, llm-gateway.service.ts). */
   conversationId: string;
+  /** The route's own id where it is not the conversation's (a sandbox route's), which holds its totals. */
+  routeId?: string;
   userId: string;
   sandboxId: string;
   model: string;
@@ -56,8 +59,8 @@ export interface LlmTotals {
  * (src/automations/run-settings.ts) before its agent server had a conversation; the gateway counts
  * its calls against the conversation that agent server reports in the sandbox (llm-gateway.service.ts).
  */
-export const sandboxRouteId = (sandboxId: string) => `sandbox:${sandboxId}`;
-export const isSandboxRoute = (routeId: string) => routeId.startsWith('sandbox:');
+export const sandboxRouteId = (sandboxId: string) => `sandbox-${sandboxId}`;
+export const isSandboxRoute = (routeId: string) => routeId.startsWith('sandbox-');
 
 const keyContext = (conversationId: string) => `llm-route:${conversationId}:api_key`;
 const tokenContext = (conversationId: string) => `llm-route:${conversationId}:token`;
@@ -129,7 +132,7 @@ export class LlmRoutes {
   }
 
   openKey(route: LlmRoute): string | null {
-    return route.sealedKey === null ? null : this.box.decrypt(route.sealedKey, keyContext(route.conversationId));
+    return route.sealedKey === null ? null : this.box.decrypt(route.sealedKey, keyContext(route.routeId ?? route.conversationId));
   }
 
   /** A remote MCP server of the route, with its key opened; null when it has none of that name. */

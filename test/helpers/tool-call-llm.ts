@@ -26,7 +26,39 @@ interface ChatRequest {
   model?: string;
   stream?: boolean;
   messages?: { role?: string; content?: unknown }[];
-  tools?: { function?: { name?: string } }[];
+  tools?: { function?: { name?: string; parameters?: JsonSchema } }[];
+}
+
+interface JsonSchema {
+  type?: string;
+  enum?: unknown[];
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  $ref?: string;
+  $defs?: Record<string, JsonSchema>;
+  anyOf?: JsonSchema[];
+}
+
+/**
+ * finish's arguments: the message, and whatever else its schema requires filled in (an
+ * automation run's finish carries a structured outcome: each enum's first value, the message as
+ * every required text).
+ */
+function finishArguments(schema: JsonSchema | undefined, message: string): Record<string, unknown> {
+  const fill = (node: JsonSchema | undefined, depth: number): unknown => {
+    if (!node || depth > 5) return message;
+    if (node.$ref) return fill(schema?.$defs?.[node.$ref.split('/').pop()!], depth + 1);
+    if (node.anyOf)
+      return fill(
+        node.anyOf.find((n) => n.type !== 'null'),
+        depth + 1,
+      );
+    if (node.enum) return node.enum[0];
+    if (node.type === 'object' || node.properties)
+      return Object.fromEntries((node.required ?? []).map((name) => [name, fill(node.properties?.[name], depth + 1)]));
+    return node.type === 'string' || !node.type ? message : node.type === 'boolean' ? true : node.type === 'array' ? [] : 0;
+  };
+  return { ...(fill(schema, 0) as Record<string, unknown>), message };
 }
 
 export async function startToolCallLlm(
@@ -47,8 +79,9 @@ export async function startToolCallLlm(
     const done = commandDone(request);
     const terminal = (request.tools ?? []).map((t) => t.function?.name ?? '').find((name) => /terminal|bash/.test(name)) ?? 'terminal';
     const id = `call_${done ? 'finish' : 'terminal'}_${answered}`;
+    const finish = (request.tools ?? []).find((t) => t.function?.name === 'finish')?.function?.parameters;
     return done
-      ? { id, type: 'function', function: { name: 'finish', arguments: JSON.stringify({ message: finalMessage }) } }
+      ? { id, type: 'function', function: { name: 'finish', arguments: JSON.stringify(finishArguments(finish, finalMessage)) } }
       : { id, type: 'function', function: { name: terminal, arguments: JSON.stringify({ command, is_input: false }) } };
   };
 

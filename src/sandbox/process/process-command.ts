@@ -67,6 +67,8 @@ export async function prepareCommand(
   const python = extra.agent_server_python ? pythonPaths(extra.agent_server_python) : [];
   // An automation run's setup finds uv, and a Python for its venv (the agent server's own), on its PATH.
   const runPath = launch.automationRun ? [...context.runTools, ...python.slice(1).map((dir) => path.join(dir, 'bin'))] : [];
+  // uv trusts its own roots unless told: the system's store (the sandbox sees /etc) holds the operator's too.
+  const runEnv: Record<string, string> = launch.automationRun ? { UV_SYSTEM_CERTS: '1' } : {};
   const base: Record<string, string> = {
     PATH: [...runPath, process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin'].join(':'),
     HOME: dir,
@@ -74,6 +76,7 @@ export async function prepareCommand(
     LOGNAME: 'sandbox',
     LANG: process.env.LANG ?? 'C.UTF-8',
     TMPDIR: dir,
+    ...runEnv,
     ...Object.fromEntries(Object.entries(launch.spec.initial_env).map(([k, v]) => [k, fill(v, values)])),
     OH_SESSION_API_KEYS_0: launch.sessionApiKey,
     OH_SECRET_KEY: launch.secretKey,
