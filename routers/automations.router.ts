@@ -19,4 +19,21 @@ export const automationsRouter = router({
       }
       return { key: await ctx.services.automations.keyFor(ctx.user.id, ctx.org.orgId) };
     }),
+
+  /**
+   * How a run's conversation ended here, for its completion report (automation-routes.ts): the
+   * budget stop that cut it short, if one did, and its cost as the gateway counted it.
+   */
+  runOutcome: orgProcedure
+    .meta({ errors: [...ORG_SCOPE_ERRORS] })
+    .input(z.object({ conversation_id: z.string().max(100) }))
+    .output(z.object({ stopped_for: z.string().nullable(), cost: z.number().nullable() }))
+    .query(async ({ ctx, input }) => {
+      const found = await ctx.services.appConversations.get(ctx.user.id, input.conversation_id.replace(/-/g, ''));
+      const stoppedFor = found?.execution_status_reason;
+      return {
+        stopped_for: stoppedFor === 'budget_reached' || stoppedFor === 'monthly_budget_reached' ? stoppedFor : null,
+        cost: found?.metrics?.accumulated_cost ?? null,
+      };
+    }),
 });

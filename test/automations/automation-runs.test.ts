@@ -32,6 +32,7 @@ beforeAll(async () => {
       AUTOMATION_DB_PORT: String(databasePort),
       AUTOMATION_SERVICE_KEY: crypto.randomBytes(32).toString('hex'),
       AUTOMATION_DISPATCHER_INTERVAL_SECONDS: '2',
+      AUTOMATION_SCHEDULER_INTERVAL_SECONDS: '5',
     },
     { logLines },
   );
@@ -53,50 +54,102 @@ afterAll(async () => {
   await llm?.close();
 });
 
+/** The run of `automationId` (the first, or `runId`) once it has ended. */
+async function endedRun(automationId: string, runId?: string) {
+  return eventually(
+    'the run to end',
+    async () => {
+      const runs = (await call(app, 'GET', `/api/automation/v1/${automationId}/runs`, bearer())).body;
+      const all = runs.runs as { id: string; status: string }[]; // newest first
+      const found = runId ? all.find((r) => r.id === runId) : all.at(-1);
+      return found && !['PENDING', 'RUNNING', 'DISPATCHING'].includes(found.status) ? (found as Record<string, any>) : null;
+    },
+    12 * 60_000,
+  ).catch((error: unknown) => {
+    console.log(
+      logLines
+        .filter((l) => /automation|sandbox|gateway|error/i.test(l))
+        .slice(-40)
+        .join('\n'),
+    );
+    throw error;
+  });
+}
+
+/** Our id of a conversation the automation service names by its UUID. */
+const ours = (uuid: unknown) => String(uuid).replace(/-/g, '');
+
 describe('an automation run', () => {
   it(
-    'runs its prompt in a sandbox of its own, its agent through the gateway, and completes, its conversation listed',
+    'on a one-minute schedule: runs its prompt in a sandbox of its own, its agent through the gateway, completes, its conversation listed',
     { timeout: 15 * 60_000 },
     async () => {
       const created = await call(app, 'POST', '/api/automation/v1/preset/prompt', {
         ...bearer(),
-        body: { name: 'say hello', prompt: 'Run echo automation-hello, then finish.', trigger: { type: 'cron', schedule: '0 3 * * *' } },
+        body: { name: 'say hello', prompt: 'Run echo automation-hello, then finish.', trigger: { type: 'cron', schedule: '* * * * *' } },
       });
       expect(created.status, created.text).toBeLessThan(300);
       const id = created.body.id as string;
-      const dispatched = await call(app, 'POST', `/api/automation/v1/${id}/dispatch`, bearer());
-      expect(dispatched.status, dispatched.text).toBe(201);
-      const run = await eventually(
-        'the run to end',
-        async () => {
-          const runs = (await call(app, 'GET', `/api/automation/v1/${id}/runs`, bearer())).body;
-          const found = (runs.runs ?? runs.items ?? runs)?.find?.((r: { id: string }) => r.id === dispatched.body.id);
-          return found && !['PENDING', 'RUNNING', 'DISPATCHING'].includes(found.status) ? found : null;
-        },
-        12 * 60_000,
-      ).catch((error: unknown) => {
-        console.log(
-          logLines
-            .filter((l) => /automation|sandbox|gateway|error/i.test(l))
-            .slice(-40)
-            .join('\n'),
-        );
-        throw error;
-      });
-      if (run.status !== 'COMPLETED') {
-        console.log(JSON.stringify(run, null, 2));
-        console.log(
-          logLines
-            .filter((l) => /llm|gateway|users\/me|refus|warn|error/i.test(l))
-            .slice(-60)
-            .join('\n'),
-        );
-      }
+      await eventually(
+        'the schedule to make a run, and dispatch it',
+        async () =>
+          ((await call(app, 'GET', `/api/automation/v1/${id}/runs`, bearer())).body.runs ?? []).some(
+            (r: { status: string }) => r.status !== 'PENDING',
+          ),
+        4 * 60_000,
+      );
+      // Once is enough here: no more runs of it (a disabled automation's runs not yet dispatched are skipped).
+      expect((await call(app, 'PATCH', `/api/automation/v1/${id}`, { ...bearer(), body: { enabled: false } })).status).toBe(200);
+      const run = await endedRun(id);
+      if (run.status !== 'COMPLETED') console.log(JSON.stringify(run, null, 2));
       expect(run.status).toBe('COMPLETED');
+      expect(run.trigger_source).not.toBe('manual');
+      // The agent's calls reached the LLM with the user's key, swapped in by the gateway: the
+      // sandbox only ever held the gateway's token for it.
       expect(llm.calls()).toBeGreaterThanOrEqual(2);
-      // Its conversation is the user's, listed like any other.
+      expect(new Set(llm.authorizations())).toEqual(new Set([`Bearer ${USER_KEY}`]));
+      // Its conversation is the user's, listed like any other, its cost counted.
       const listed = (await call(app, 'GET', '/api/v1/app-conversations/search?limit=20', bearer())).body.items as { id: string }[];
-      expect(listed.map((c) => c.id)).toContain(String(run.conversation_id).replace(/-/g, ''));
+      expect(listed.map((c) => c.id)).toContain(ours(run.conversation_id));
+      const [conversation] = (await call(app, 'GET', `/api/v1/app-conversations?ids=${ours(run.conversation_id)}`, bearer())).body;
+      expect(conversation.metrics.accumulated_cost).toBeGreaterThan(0);
+      // Its sandbox is gone with the run.
+      await eventually("the run's sandbox to be gone", async () => {
+        const [sandbox] = (await call(app, 'GET', `/api/v1/sandboxes?id=${run.sandbox_id}`, bearer())).body;
+        return !sandbox || sandbox.status === 'MISSING';
+      });
+    },
+  );
+
+  it(
+    "past its user's budget: the gateway refuses the next call, the run fails and its conversation stops with budget_reached",
+    { timeout: 15 * 60_000 },
+    async () => {
+      // The first call is under it (nothing spent yet); the next is past it.
+      const saved = await call(app, 'POST', '/api/settings', { key, body: { max_budget_per_task: 0.00001 } });
+      expect(saved.status, saved.text).toBe(200);
+      const created = await call(app, 'POST', '/api/automation/v1/preset/prompt', {
+        ...bearer(),
+        body: { name: 'over budget', prompt: 'Run echo automation-hello, then finish.', trigger: { type: 'cron', schedule: '0 3 * * *' } },
+      });
+      const dispatched = await call(app, 'POST', `/api/automation/v1/${created.body.id}/dispatch`, bearer());
+      expect(dispatched.status, dispatched.text).toBe(201);
+      const run = await endedRun(created.body.id, dispatched.body.id);
+      if (run.status !== 'FAILED') {
+        console.log(JSON.stringify((await call(app, 'GET', `/api/v1/app-conversations?ids=${ours(run.conversation_id)}`, bearer())).body));
+        console.log(logLines.filter((l) => /llm\/v1|budget/i.test(l)).join('\n'));
+      }
+      // Upstream's script reports an agent that was paused as done: the report, through this
+      // service, says the budget cut it short; no call past the budget reached the LLM.
+      expect(run.status).toBe('FAILED');
+      expect(JSON.stringify(run.error_detail)).toMatch(/budget_reached/);
+      const ledger = await app
+        .rawCollection('llm_calls')
+        .find({ conversationId: ours(run.conversation_id) })
+        .toArray();
+      expect(ledger.map((c) => c.outcome)).toEqual(['ok']);
+      const [conversation] = (await call(app, 'GET', `/api/v1/app-conversations?ids=${ours(run.conversation_id)}`, bearer())).body;
+      expect(conversation.execution_status_reason).toBe('budget_reached');
     },
   );
 });

@@ -19,6 +19,8 @@ export interface ToolCallLlm {
   calls(): number;
   /** The system message of each request, as sent (the latest 50). */
   systemPrompts(): string[];
+  /** The Authorization header of each request (the latest 50): the key the gateway swapped in. */
+  authorizations(): string[];
   close(): Promise<void>;
 }
 
@@ -68,6 +70,7 @@ export async function startToolCallLlm(
   const finalMessage = opts.finalMessage ?? 'The command printed hello. Done.';
   let answered = 0;
   const systemPrompts: string[] = [];
+  const authorizations: string[] = [];
 
   const commandDone = (request: ChatRequest) => {
     const results = (request.messages ?? []).filter((m) => m.role === 'tool');
@@ -98,6 +101,7 @@ export async function startToolCallLlm(
       if (req.method !== 'POST' || !req.url?.startsWith('/v1/chat/completions')) {
         return res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"unknown route"}}');
       }
+      authorizations.push(req.headers.authorization ?? '') > 50 && authorizations.shift();
       const system = (request.messages ?? []).find((m) => m.role === 'system');
       if (system) systemPrompts.push(JSON.stringify(system.content)) > 50 && systemPrompts.shift();
       const call = toolCall(request);
@@ -127,6 +131,7 @@ export async function startToolCallLlm(
     finalMessage,
     calls: () => answered,
     systemPrompts: () => [...systemPrompts],
+    authorizations: () => [...authorizations],
     async close() {
       disallow();
       server.closeAllConnections();

@@ -66,6 +66,30 @@ export function automationRoutes(deps: Deps, caller: Caller): HandlerRoute[] {
         await forward(deps, service.url, null, call);
       },
     },
+    {
+      // A run's completion report (its code in the sandbox sends it): a run its budget cut short
+      // is reported failed with why (upstream's script reports a paused agent as done), and its
+      // cost is the gateway's count.
+      method: 'POST',
+      path: '/api/automation/v1/runs/{run_id}/complete',
+      body: 'json-object',
+      procedurePath: 'automations.runOutcome',
+      handle: async (call) => {
+        if (!service) return writeNotAvailable(call, NOT_AVAILABLE);
+        const procedures = await caller(call, true);
+        const { key } = await procedures.automations.forwardingKey();
+        const report = call.body as { status?: unknown; conversation_id?: unknown; error?: unknown; cost?: unknown };
+        if (typeof report.conversation_id === 'string') {
+          const outcome = await procedures.automations.runOutcome({ conversation_id: report.conversation_id });
+          if (outcome.cost !== null) report.cost = outcome.cost;
+          if (outcome.stopped_for) {
+            report.status = 'FAILED';
+            report.error = `${outcome.stopped_for}: the conversation was stopped at its budget`;
+          }
+        }
+        await forward(deps, service.url, key, call, Buffer.from(JSON.stringify(report)));
+      },
+    },
     ...forwarded,
     {
       method: 'POST',
@@ -99,13 +123,14 @@ function presentedServiceKey(req: IncomingMessage, serviceKey: string): boolean 
  * automation key, only what it reads of theirs; without one (a provider's event), every header
  * but credentials and hop-by-hop ones, since each source signs in a header of its own.
  */
-function forward(deps: Deps, base: string, key: string | null, call: HandlerCall): Promise<void> {
+function forward(deps: Deps, base: string, key: string | null, call: HandlerCall, body: Buffer | null = null): Promise<void> {
   const target = new URL(call.req.url!, base);
   const headers: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
   for (const [name, value] of Object.entries(call.req.headers)) {
     const passed = key ? PASSED_REQUEST.includes(name) : !NEVER_PASSED.has(name);
     if (passed && typeof value === 'string') headers[name] = value;
   }
+  if (body) Object.assign(headers, { 'content-type': 'application/json', 'content-length': String(body.length) });
   return new Promise((resolve) => {
     const request = target.protocol === 'https:' ? https.request : http.request;
     const upstream = request(target, { method: call.req.method, headers, signal: call.signal });
@@ -124,6 +149,7 @@ function forward(deps: Deps, base: string, key: string | null, call: HandlerCall
       else call.res.destroy();
       resolve();
     });
-    call.req.pipe(upstream);
+    if (body) upstream.end(body);
+    else call.req.pipe(upstream);
   });
 }
