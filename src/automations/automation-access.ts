@@ -1,7 +1,8 @@
 // What the OpenHands automation service needs of identities here (docs/automation-service-notes.md):
 // it knows users and organisations by UUIDs only, and acts for a user with a key this service
 // hands it (POST /api/service/users/{user}/orgs/{org}/api-keys) again and again, so the same key
-// must come back each time. A user's alias is a UUID derived from their id (recorded, to map it
+// must come back each time; only a key the user holds (made when they use automations), so that
+// revoking it, or leaving the organisation, stops their automations. A user's alias is a UUID derived from their id (recorded, to map it
 // back); a personal organisation's alias is its user's (the Cloud's convention: a personal
 // organisation's id is its user's), a team organisation's id is a UUID already. The automation
 // key is an API key like any other (listed, revocable, bound to the organisation) that is also
@@ -59,21 +60,33 @@ export class AutomationAccess {
     return (await this.orgAccess.membership(record.userId, orgId)) ? { userId: record.userId, orgId } : null;
   }
 
-  /** The key automations act with for the user in the organisation: the same one each time, until it is revoked. */
+  /**
+   * The key automations act with for the user in the organisation, as the user's own calls get it:
+   * the same one each time, a new one after they revoked it (they use automations again).
+   */
   async keyFor(userId: string, orgId: string): Promise<string> {
-    const kept = await this.models.ApiKey.findOne(
-      { userId, orgId, purpose: 'automation', revokedAt: null, sealedKey: { $ne: null } },
-      { sealedKey: 1 },
-    )
-      .sort({ createdAt: 1 })
-      .lean();
-    if (kept?.sealedKey) return this.box.decrypt(kept.sealedKey, automationKeyContext(kept._id));
+    const kept = await this.heldKey(userId, orgId);
+    if (kept) return kept;
     const { key, info } = await this.apiKeys.create(userId, AUTOMATION_KEY_NAME, null, orgId);
     await this.models.ApiKey.updateOne(
       { _id: info.id },
       { $set: { purpose: 'automation', sealedKey: this.box.encrypt(key, automationKeyContext(info.id)) } },
     );
     return key;
+  }
+
+  /**
+   * The key the automation service gets for the user (the key route): only one they hold. None
+   * made yet, or revoked: null, and their automations do not run until they use automations again.
+   */
+  async heldKey(userId: string, orgId: string): Promise<string | null> {
+    const kept = await this.models.ApiKey.findOne(
+      { userId, orgId, purpose: 'automation', revokedAt: null, sealedKey: { $ne: null } },
+      { sealedKey: 1 },
+    )
+      .sort({ createdAt: 1 })
+      .lean();
+    return kept?.sealedKey ? this.box.decrypt(kept.sealedKey, automationKeyContext(kept._id)) : null;
   }
 
   /** Whether the request was made with an automation key (the automation service, or a run's code in its sandbox). */

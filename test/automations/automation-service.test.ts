@@ -101,13 +101,20 @@ describe('the automation service behind the service', () => {
     const automationKeys = keys.filter((k) => k.name === 'automation');
     expect(automationKeys).toHaveLength(1);
     expect((await call(app, 'DELETE', `/api/keys/${automationKeys[0]!.id}`, bearer(alice))).status).toBeLessThan(300);
-    // The next call makes a new one; the old one opens nothing any more.
+    // Revoked, it stops her automations: the automation service gets no key for her (its runs
+    // cannot start), until she uses automations again.
+    const me = userAlias('alice-automations');
+    const ask = () =>
+      call(app, 'POST', `/api/service/users/${me}/orgs/${me}/api-keys`, { headers: { 'x-service-api-key': SERVICE_KEY }, body: {} });
+    expect((await ask()).status).toBe(404);
+    // The next call of hers makes a new one; the old one opens nothing any more.
     expect((await call(app, 'GET', '/api/automation/v1', bearer(alice))).status).toBe(200);
     const after = ((await call(app, 'GET', '/api/keys', bearer(alice))).body as { id: string; name: string }[]).filter(
       (k) => k.name === 'automation',
     );
     expect(after.map((k) => k.id)).not.toContain(automationKeys[0]!.id);
     expect(after).toHaveLength(1);
+    expect((await ask()).status).toBe(200);
   });
 
   it('hands the automation service a user’s key by their aliases and the service key only, the same key each time', async () => {

@@ -106,7 +106,9 @@ export function automationRoutes(deps: Deps, caller: Caller): HandlerRoute[] {
         }
         const who = await deps.services.automations.fromAliases(params.user_id!, params.org_id!);
         if (!who) return writeRestError(res, { status: 404, body: { detail: 'No such user in that organization' } });
-        const key = await deps.services.automations.keyFor(who.userId, who.orgId);
+        // Only a key the user holds: revoking it (or leaving the organisation) stops their automations.
+        const key = await deps.services.automations.heldKey(who.userId, who.orgId);
+        if (!key) return writeRestError(res, { status: 404, body: { detail: 'No automation access for that user' } });
         writeJson(res, 200, { key, user_id: params.user_id, org_id: params.org_id, name });
       },
     },
