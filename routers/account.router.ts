@@ -57,7 +57,8 @@ export const accountRouter = router({
         method: 'GET',
         path: '/api/automation/sdk-version',
         tags: ['account'],
-        summary: 'The SDK version automation runs install',
+        summary: 'The SDK version automation runs install; no credential needed',
+        protect: false,
       },
     })
     .input(NoInputSchema)

@@ -3,15 +3,18 @@
 // agent server, isolated) with the user's automation key, runs its preset there (setup.sh: uv
 // makes a venv and installs the SDK from PyPI; main.py: the SDK's cloud workspace in local mode),
 // whose agent gets its LLM through the gateway (the loopback fake behind it, the user's key never
-// in the sandbox), runs a command, finishes, and reports back through this service. The run
-// completes, its conversation is in the user's list, its sandbox is gone.
+// in the sandbox), runs a command, finishes, and reports back through this service. Runs made by
+// a one-minute schedule and by a provider's signed event complete, their conversations in the
+// user's list, their sandboxes gone; a run past its user's budget fails with budget_reached.
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { userAlias } from '../../src/automations/automation-access.js';
 import { freePorts } from '../../src/processes.js';
 import { call, startTestApp, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/eventually.js';
 import { startToolCallLlm, type ToolCallLlm } from '../helpers/tool-call-llm.js';
 
+const WEBHOOK_SECRET = crypto.randomBytes(16).toString('hex');
 const USER_KEY = `sk-user-${crypto.randomBytes(8).toString('hex')}`;
 const FINAL = 'The automation said hello. Done.';
 let app: TestApp;
@@ -33,6 +36,7 @@ beforeAll(async () => {
       AUTOMATION_SERVICE_KEY: crypto.randomBytes(32).toString('hex'),
       AUTOMATION_DISPATCHER_INTERVAL_SECONDS: '2',
       AUTOMATION_SCHEDULER_INTERVAL_SECONDS: '5',
+      AUTOMATION_WEBHOOK_SECRET: WEBHOOK_SECRET,
     },
     { logLines },
   );
@@ -120,6 +124,46 @@ describe('an automation run', () => {
       });
     },
   );
+
+  it("on a provider's event: the signed event through this service makes a run that completes", { timeout: 15 * 60_000 }, async () => {
+    const created = await call(app, 'POST', '/api/automation/v1/preset/prompt', {
+      ...bearer(),
+      body: {
+        name: 'on push',
+        prompt: 'Run echo automation-hello, then finish.',
+        trigger: { type: 'event', source: 'github', on: 'push', filter: "glob(repository.full_name, 'acme/*')" },
+      },
+    });
+    expect(created.status, created.text).toBeLessThan(300);
+    const push = JSON.stringify({
+      payload: {
+        ref: 'refs/heads/main',
+        before: 'a'.repeat(40),
+        after: 'b'.repeat(40),
+        commits: [{ id: 'b'.repeat(40), message: 'fix', author: { name: 'octo' } }],
+        repository: { id: 1, name: 'widgets', full_name: 'acme/widgets', private: true },
+        sender: { id: 2, login: 'octo' },
+      },
+    });
+    const delivered = await fetch(`${app.url}/api/automation/v1/events/${userAlias('automation-runner')}/github`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-hub-signature-256': `sha256=${crypto.createHmac('sha256', WEBHOOK_SECRET).update(push).digest('hex')}`,
+        'x-github-delivery': crypto.randomUUID(),
+      },
+      body: push,
+    });
+    expect(delivered.status).toBe(200);
+    const answer = (await delivered.json()) as { matched: number; runs_created: string[] };
+    expect(answer, JSON.stringify(answer)).toMatchObject({ matched: 1, runs_created: [expect.any(String)] });
+    const { runs_created } = answer;
+    const run = await endedRun(created.body.id, runs_created[0]);
+    if (run.status !== 'COMPLETED') console.log(JSON.stringify(run, null, 2));
+    expect(run.status).toBe('COMPLETED');
+    const [conversation] = (await call(app, 'GET', `/api/v1/app-conversations?ids=${ours(run.conversation_id)}`, bearer())).body;
+    expect(conversation.metrics.accumulated_cost).toBeGreaterThan(0);
+  });
 
   it(
     "past its user's budget: the gateway refuses the next call, the run fails and its conversation stops with budget_reached",

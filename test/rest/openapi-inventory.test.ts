@@ -6,7 +6,7 @@ import { CONTRACT_ROUTES } from '../contract-routes.js';
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
-/** Operations that take no credential (the device flow's own steps: the device has none yet; public conversations, by link). */
+/** Operations that take no credential (the device flow's own steps: the device has none yet; public conversations, by link; the SDK version automation runs read first). */
 const OPEN = new Set(
   [...PROCEDURES.values()].flatMap((p) =>
     p.meta?.openapi && p.meta.auth === 'none' ? [`${p.meta.openapi.method} ${p.meta.openapi.path}`] : [],
@@ -82,6 +82,7 @@ describe('OpenAPI responses describe the wire', () => {
 
   it('lists the transport failures on every operation and the body failures on body operations', () => {
     expect([...OPEN].sort()).toEqual([
+      'GET /api/automation/sdk-version',
       'GET /api/shared-conversations',
       'GET /api/shared-conversations/{conversation_id}',
       'GET /api/shared-events/search',
