@@ -19,12 +19,13 @@ export class AutomationRunSettings {
   ) {}
 
   /**
-   * users/me's LLM and MCP fields for code in the user's own running sandbox (the session key's);
-   * null for any other session key, or none.
+   * users/me's LLM and MCP fields for code in a running automation run's sandbox of the user's
+   * (the session key's); null for any other session key (another's, a sandbox of theirs not
+   * started for a run), or none.
    */
   async forSandbox(userId: string, sessionKey: string | undefined) {
     const sandbox = await this.sandboxKeys.running(sessionKey);
-    if (!sandbox || sandbox.userId !== userId) return null;
+    if (!sandbox || sandbox.userId !== userId || sandbox.purpose !== 'automation') return null;
     const settings = await this.settings.resolve(userId);
     if (!settings?.llm_model) {
       throw new AppError('BAD_REQUEST', 'No LLM model configured: set llm_model in your settings');

@@ -128,10 +128,12 @@ describe('the automation service behind the service', () => {
     // That key is Alice's, and users/me answers it as the automation service reads it.
     const seen = await call(app, 'GET', '/api/v1/users/me', bearer(first.body.key));
     expect(seen.body).toMatchObject({ id: me, org_id: me, role: 'owner', permissions: ['view_automations', 'manage_automations'] });
-    // It opens no secret (it sits in her runs' sandboxes): beside her running sandbox's key, which
-    // opens them for her own key, it gets the LLM gateway and a token for that sandbox instead.
+    // It opens no secret (it sits in her runs' sandboxes): beside the key of a run's sandbox (one
+    // it started), which opens them for her own key, it gets the LLM gateway and a token for that
+    // sandbox instead; beside her other sandboxes' keys, nothing.
     await call(app, 'POST', '/api/settings', { ...bearer(alice), body: { llm_model: 'openai/x', llm_api_key: 'sk-alice-automation' } });
-    const sandbox = (await call(app, 'POST', '/api/v1/sandboxes', bearer(alice))).body;
+    const sandbox = (await call(app, 'POST', '/api/v1/sandboxes', bearer(first.body.key))).body;
+    const ordinary = (await call(app, 'POST', '/api/v1/sandboxes', bearer(alice))).body;
     const running = await eventually('her sandbox to run', async () => {
       const [info] = (await call(app, 'GET', `/api/v1/sandboxes?id=${sandbox.id}`, bearer(alice))).body;
       return info?.status === 'RUNNING' ? info : null;
@@ -150,6 +152,15 @@ describe('the automation service behind the service', () => {
     expect((await exposing(first.body.key)).body.llm_api_key).toBe(gateway.body.llm_api_key);
     const bare = await call(app, 'GET', '/api/v1/users/me?expose_secrets=true', bearer(first.body.key));
     expect(bare.status).toBe(403);
+    const ordinaryRunning = await eventually('her other sandbox to run', async () => {
+      const [info] = (await call(app, 'GET', `/api/v1/sandboxes?id=${ordinary.id}`, bearer(alice))).body;
+      return info?.status === 'RUNNING' ? info : null;
+    });
+    const notARun = await call(app, 'GET', '/api/v1/users/me?expose_secrets=true', {
+      headers: { authorization: `Bearer ${first.body.key}`, 'x-session-api-key': ordinaryRunning.session_api_key },
+    });
+    expect(notARun.status).toBe(403);
+    await call(app, 'DELETE', `/api/v1/sandboxes/${ordinary.id}`, bearer(alice));
     const bobs = (await call(app, 'POST', '/api/v1/sandboxes', bearer(bob))).body;
     const bobRunning = await eventually('his sandbox to run', async () => {
       const [info] = (await call(app, 'GET', `/api/v1/sandboxes?id=${bobs.id}`, bearer(bob))).body;
