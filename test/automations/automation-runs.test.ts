@@ -58,26 +58,23 @@ afterAll(async () => {
   await llm?.close();
 });
 
-/** The run of `automationId` (the first, or `runId`) once it has ended. */
+/** The run of `automationId` (the first, or `runId`) once it has ended; asked every 2 s (the user's rate limit). */
 async function endedRun(automationId: string, runId?: string) {
-  return eventually(
-    'the run to end',
-    async () => {
-      const runs = (await call(app, 'GET', `/api/automation/v1/${automationId}/runs`, bearer())).body;
-      const all = runs.runs as { id: string; status: string }[]; // newest first
-      const found = runId ? all.find((r) => r.id === runId) : all.at(-1);
-      return found && !['PENDING', 'RUNNING', 'DISPATCHING'].includes(found.status) ? (found as Record<string, any>) : null;
-    },
-    12 * 60_000,
-  ).catch((error: unknown) => {
-    console.log(
-      logLines
-        .filter((l) => /automation|sandbox|gateway|error/i.test(l))
-        .slice(-40)
-        .join('\n'),
-    );
-    throw error;
-  });
+  let last = '';
+  for (const deadline = Date.now() + 12 * 60_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 2_000))) {
+    const answer = await call(app, 'GET', `/api/automation/v1/${automationId}/runs`, bearer());
+    last = `${answer.status} ${answer.text.slice(0, 300)}`;
+    const all = (answer.body?.runs ?? []) as { id: string; status: string }[]; // newest first
+    const found = runId ? all.find((r) => r.id === runId) : all.at(-1);
+    if (found && !['PENDING', 'RUNNING', 'DISPATCHING'].includes(found.status)) return found as Record<string, any>;
+  }
+  console.log(
+    logLines
+      .filter((l) => /automation|sandbox|gateway|error/i.test(l))
+      .slice(-40)
+      .join('\n'),
+  );
+  throw new Error(`the run did not end; last answer: ${last}`);
 }
 
 /** Our id of a conversation the automation service names by its UUID. */
@@ -96,10 +93,11 @@ describe('an automation run', () => {
       const id = created.body.id as string;
       await eventually(
         'the schedule to make a run, and dispatch it',
-        async () =>
-          ((await call(app, 'GET', `/api/automation/v1/${id}/runs`, bearer())).body.runs ?? []).some(
-            (r: { status: string }) => r.status !== 'PENDING',
-          ),
+        async () => {
+          await new Promise((r) => setTimeout(r, 1_000)); // within the user's rate limit
+          const runs = (await call(app, 'GET', `/api/automation/v1/${id}/runs`, bearer())).body?.runs ?? [];
+          return runs.some((r: { status: string }) => r.status !== 'PENDING');
+        },
         4 * 60_000,
       );
       // Once is enough here: no more runs of it (a disabled automation's runs not yet dispatched are skipped).
@@ -118,10 +116,15 @@ describe('an automation run', () => {
       const [conversation] = (await call(app, 'GET', `/api/v1/app-conversations?ids=${ours(run.conversation_id)}`, bearer())).body;
       expect(conversation.metrics.accumulated_cost).toBeGreaterThan(0);
       // Its sandbox is gone with the run.
-      await eventually("the run's sandbox to be gone", async () => {
-        const [sandbox] = (await call(app, 'GET', `/api/v1/sandboxes?id=${run.sandbox_id}`, bearer())).body;
-        return !sandbox || sandbox.status === 'MISSING';
-      });
+      await eventually(
+        "the run's sandbox to be gone",
+        async () => {
+          await new Promise((r) => setTimeout(r, 1_000)); // within the user's rate limit
+          const answer = (await call(app, 'GET', `/api/v1/sandboxes?id=${run.sandbox_id}`, bearer())).body;
+          return Array.isArray(answer) && (!answer[0] || answer[0].status === 'MISSING');
+        },
+        120_000,
+      );
     },
   );
 
