@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/processes.js';
 import { call, startTestApp, type TestApp } from '../helpers/app.js';
+import { eventually } from '../helpers/eventually.js';
 import { signIn, startOidcProvider, type TestProvider } from '../helpers/oidc-provider.js';
 
 let app: TestApp;
@@ -108,7 +109,11 @@ describe('OpenID Connect sign-in', () => {
       expect(final.status, `${login}: ${final.text}`).toBe(403);
       expect(jar.get(app.url, 'acp_session'), login).toBeUndefined();
     }
-    const refused = await app.server.deps.services.audit.search('default', { action: 'oidc.signIn', user_id: '-', limit: 10 });
+    // The audit entry is written beside the answer, not before it: the last may land just after.
+    const refused = await eventually('the three refusals in the audit log', async () => {
+      const found = await app.server.deps.services.audit.search('default', { action: 'oidc.signIn', user_id: '-', limit: 10 });
+      return found.items.length >= 3 ? found : null;
+    });
     expect(refused.items.map((e) => e.outcome)).toEqual(['FORBIDDEN', 'FORBIDDEN', 'FORBIDDEN']);
   });
 
