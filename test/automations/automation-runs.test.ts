@@ -12,6 +12,7 @@ import { userAlias } from '../../src/automations/automation-access.js';
 import { freePorts } from '../../src/processes.js';
 import { call, startTestApp, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/eventually.js';
+import { deliverGithubEvent, githubPush } from '../helpers/github-event.js';
 import { startToolCallLlm, type ToolCallLlm } from '../helpers/tool-call-llm.js';
 
 const WEBHOOK_SECRET = crypto.randomBytes(16).toString('hex');
@@ -138,25 +139,8 @@ describe('an automation run', () => {
       },
     });
     expect(created.status, created.text).toBeLessThan(300);
-    const push = JSON.stringify({
-      payload: {
-        ref: 'refs/heads/main',
-        before: 'a'.repeat(40),
-        after: 'b'.repeat(40),
-        commits: [{ id: 'b'.repeat(40), message: 'fix', author: { name: 'octo' } }],
-        repository: { id: 1, name: 'widgets', full_name: 'acme/widgets', private: true },
-        sender: { id: 2, login: 'octo' },
-      },
-    });
-    const delivered = await fetch(`${app.url}/api/automation/v1/events/${userAlias('automation-runner')}/github`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'x-hub-signature-256': `sha256=${crypto.createHmac('sha256', WEBHOOK_SECRET).update(push).digest('hex')}`,
-        'x-github-delivery': crypto.randomUUID(),
-      },
-      body: push,
-    });
+    const push = githubPush('acme/widgets');
+    const delivered = await deliverGithubEvent(app.url, userAlias('automation-runner'), push, { secret: WEBHOOK_SECRET });
     expect(delivered.status).toBe(200);
     const answer = (await delivered.json()) as { matched: number; runs_created: string[] };
     expect(answer, JSON.stringify(answer)).toMatchObject({ matched: 1, runs_created: [expect.any(String)] });

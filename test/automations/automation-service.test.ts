@@ -14,6 +14,8 @@ import { call, startTestApp, type TestApp } from '../helpers/app.js';
 import { signIn } from '../helpers/session.js';
 import { FAKE_AGENT_SPEC, writeSpecsFile } from '../helpers/specs.js';
 import { eventually } from '../helpers/eventually.js';
+import { deliverGithubEvent, githubPush } from '../helpers/github-event.js';
+import { sandboxRunning } from '../helpers/real-sandbox.js';
 import { loadTsClient } from '../helpers/ts-client.js';
 
 const SERVICE_KEY = crypto.randomBytes(32).toString('hex');
@@ -134,10 +136,7 @@ describe('the automation service behind the service', () => {
     await call(app, 'POST', '/api/settings', { ...bearer(alice), body: { llm_model: 'openai/x', llm_api_key: 'sk-alice-automation' } });
     const sandbox = (await call(app, 'POST', '/api/v1/sandboxes', bearer(first.body.key))).body;
     const ordinary = (await call(app, 'POST', '/api/v1/sandboxes', bearer(alice))).body;
-    const running = await eventually('her sandbox to run', async () => {
-      const [info] = (await call(app, 'GET', `/api/v1/sandboxes?id=${sandbox.id}`, bearer(alice))).body;
-      return info?.status === 'RUNNING' ? info : null;
-    });
+    const running = await sandboxRunning(app, alice, sandbox.id, 60_000);
     const exposing = (key: string) =>
       call(app, 'GET', '/api/v1/users/me?expose_secrets=true', {
         headers: { authorization: `Bearer ${key}`, 'x-session-api-key': running.session_api_key },
@@ -152,20 +151,14 @@ describe('the automation service behind the service', () => {
     expect((await exposing(first.body.key)).body.llm_api_key).toBe(gateway.body.llm_api_key);
     const bare = await call(app, 'GET', '/api/v1/users/me?expose_secrets=true', bearer(first.body.key));
     expect(bare.status).toBe(403);
-    const ordinaryRunning = await eventually('her other sandbox to run', async () => {
-      const [info] = (await call(app, 'GET', `/api/v1/sandboxes?id=${ordinary.id}`, bearer(alice))).body;
-      return info?.status === 'RUNNING' ? info : null;
-    });
+    const ordinaryRunning = await sandboxRunning(app, alice, ordinary.id, 60_000);
     const notARun = await call(app, 'GET', '/api/v1/users/me?expose_secrets=true', {
       headers: { authorization: `Bearer ${first.body.key}`, 'x-session-api-key': ordinaryRunning.session_api_key },
     });
     expect(notARun.status).toBe(403);
     await call(app, 'DELETE', `/api/v1/sandboxes/${ordinary.id}`, bearer(alice));
     const bobs = (await call(app, 'POST', '/api/v1/sandboxes', bearer(bob))).body;
-    const bobRunning = await eventually('his sandbox to run', async () => {
-      const [info] = (await call(app, 'GET', `/api/v1/sandboxes?id=${bobs.id}`, bearer(bob))).body;
-      return info?.status === 'RUNNING' ? info : null;
-    });
+    const bobRunning = await sandboxRunning(app, bob, bobs.id, 60_000);
     const crossed = await call(app, 'GET', '/api/v1/users/me?expose_secrets=true', {
       headers: { authorization: `Bearer ${first.body.key}`, 'x-session-api-key': bobRunning.session_api_key },
     });
@@ -219,32 +212,18 @@ describe('the automation service behind the service', () => {
       },
     });
     expect(created.status, created.text).toBeLessThan(300);
-    const push = JSON.stringify({
-      payload: {
-        ref: 'refs/heads/main',
-        before: 'a'.repeat(40),
-        after: 'b'.repeat(40),
-        commits: [{ id: 'b'.repeat(40), message: 'fix', author: { name: 'octo' } }],
-        repository: { id: 1, name: 'repo', full_name: 'acme/repo', private: true },
-        sender: { id: 2, login: 'octo' },
-      },
-    });
-    const deliver = (orgId: string, signature: string, delivery: string) =>
-      fetch(`${app.url}/api/automation/v1/events/${orgId}/github`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature, 'x-github-delivery': delivery },
-        body: push,
-      });
-    const signed = `sha256=${crypto.createHmac('sha256', WEBHOOK_SECRET).update(push).digest('hex')}`;
+    const push = githubPush('acme/repo');
+    const deliver = (orgId: string, delivery: string, signature?: string) =>
+      deliverGithubEvent(app.url, orgId, push, { secret: WEBHOOK_SECRET, delivery, ...(signature ? { signature } : {}) });
     const aliceOrg = userAlias('alice-automations');
-    const received = await deliver(aliceOrg, signed, 'delivery-1');
+    const received = await deliver(aliceOrg, 'delivery-1');
     expect(received.status).toBe(200);
     expect(await received.json()).toMatchObject({ matched: 1, runs_created: [expect.any(String)] });
     const runs = await call(app, 'GET', `/api/automation/v1/${created.body.id}/runs`, bearer(alice));
     expect(runs.body.runs).toHaveLength(1);
     // A wrong signature is refused by the automation service; Bob's organisation has no such automation.
-    expect((await deliver(aliceOrg, `sha256=${'0'.repeat(64)}`, 'delivery-2')).status).toBeGreaterThanOrEqual(400);
-    expect(await (await deliver(userAlias('bob-automations'), signed, 'delivery-3')).json()).toMatchObject({ matched: 0 });
+    expect((await deliver(aliceOrg, 'delivery-2', `sha256=${'0'.repeat(64)}`)).status).toBeGreaterThanOrEqual(400);
+    expect(await (await deliver(userAlias('bob-automations'), 'delivery-3')).json()).toMatchObject({ matched: 0 });
   });
 
   it('starts the automation service again when it dies, and answers 502 meanwhile, never a hang', async () => {
