@@ -19,6 +19,8 @@ import {
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
+import { loadConfig } from '../../src/config/config.js';
+import { generateKeyText } from '../../src/crypto.js';
 import { PACKAGE_ROOT } from '../../src/processes.js';
 import { createLogger } from '../../src/logger.js';
 import { buildPod } from '../../src/sandbox/kubernetes/kubernetes-objects.js';
@@ -72,8 +74,8 @@ afterAll(async () => {
 }, 60_000);
 
 describe('k8s/ kustomize targets, rendered by kubectl', () => {
-  it('are the base and the trial overlay', () => {
-    expect(TARGETS).toEqual(['base', 'overlays/trial']);
+  it('are the base, the automations overlay and the trial overlay', () => {
+    expect(TARGETS).toEqual(['base', 'overlays/automations', 'overlays/trial']);
   });
 
   it.each(TARGETS)('%s renders every manifest file of its folder', (target) => {
@@ -221,6 +223,117 @@ describe('the sandbox network and pod security, in every kustomize target', () =
       expect(find(target, 'Namespace', 'agent-sandboxes').metadata.labels).toMatchObject(Object.fromEntries(levels));
     },
   );
+});
+
+describe('the automations overlay (docs/automation-service-notes.md)', () => {
+  const overlay = rendered.get('overlays/automations') ?? [];
+  const find = (kind: string, name: string) => overlay.find((d) => d.kind === kind && d.metadata?.name === name) as any;
+  const podSpec = (kind: string, name: string) => find(kind, name).spec.template.spec;
+  const envOf = (kind: string, name: string) =>
+    Object.fromEntries(podSpec(kind, name).containers[0].env.map((e: any) => [e.name, e.value ?? e.valueFrom]));
+  /** The container port a Service sends to (its first port's target, by name). */
+  const targetOf = (service: string, kind: string, workload: string) =>
+    podSpec(kind, workload).containers[0].ports.find((p: any) => p.name === find('Service', service).spec.ports[0].targetPort)
+      .containerPort;
+  const dnsOf = (service: string) => `${service}.agent-control-plane.svc.cluster.local`;
+  const ingressOf = (policy: string, namespace = 'agent-control-plane') => {
+    const found = overlay.find(
+      (d) => d.kind === 'NetworkPolicy' && d.metadata?.name === policy && d.metadata.namespace === namespace,
+    ) as any;
+    return found.spec;
+  };
+
+  it('is the base, its ConfigMap naming the automation service, plus the service, its PostgreSQL and their policies', () => {
+    const added = overlay.filter((d) => !base.some((b) => nameOf(b) === nameOf(d)));
+    expect(names(added)).toEqual([
+      'Deployment/agent-control-plane/automation',
+      'NetworkPolicy/agent-control-plane/automation-ingress',
+      'NetworkPolicy/agent-control-plane/automation-postgres-ingress',
+      'NetworkPolicy/agent-sandboxes/sandboxes-ingress-from-automation',
+      'PersistentVolumeClaim/agent-control-plane/automation-data',
+      'Service/agent-control-plane/automation',
+      'Service/agent-control-plane/automation-postgres',
+      'StatefulSet/agent-control-plane/automation-postgres',
+    ]);
+    const configMap = find('ConfigMap', 'agent-control-plane');
+    for (const object of base.filter((b) => b !== ofKind('ConfigMap')[0]))
+      expect(overlay.find((d) => nameOf(d) === nameOf(object))).toEqual(object);
+    expect(configMap.data).toEqual({ ...(ofKind('ConfigMap')[0] as any).data, AUTOMATION_URL: `http://${dnsOf('automation')}` });
+  });
+
+  it("makes a configuration the service starts with (given the Secret's keys), forwarding to the automation service", () => {
+    const config = loadConfig({
+      ...find('ConfigMap', 'agent-control-plane').data,
+      MONGODB_URI: 'mongodb://mongo:27017/acp',
+      ENCRYPTION_KEY: generateKeyText(),
+      AUTOMATION_SERVICE_KEY: 'k'.repeat(32),
+    });
+    expect(config.automations).toMatchObject({ url: `http://${dnsOf('automation')}`, embedded: null });
+  });
+
+  it('wires the automation service to the control plane, its database and the runs, and no one else to it', () => {
+    const env = envOf('Deployment', 'automation');
+    const controlPlane = `http://${dnsOf('agent-control-plane')}`;
+    expect(find('Service', 'agent-control-plane').spec.ports[0].port).toBe(80);
+    // Cloud mode against the control plane, and runs report to it (what the sandboxes may reach).
+    expect(env).toMatchObject({ AUTOMATION_OPENHANDS_API_BASE_URL: controlPlane, AUTOMATION_BASE_URL: controlPlane });
+    expect(env.AUTOMATION_AGENT_SERVER_URL).toBeUndefined();
+    expect(find('ConfigMap', 'agent-control-plane').data.WEB_URL).toBe(controlPlane);
+    // Its key is the control plane's, from the one Secret; the database password is referenced, never written.
+    expect(env.AUTOMATION_SERVICE_KEY).toEqual({ secretKeyRef: { name: 'agent-control-plane', key: 'AUTOMATION_SERVICE_KEY' } });
+    const database = new URL(env.AUTOMATION_DB_URL.replace('$(POSTGRES_PASSWORD)', 'p'));
+    expect([database.protocol, database.hostname, Number(database.port)]).toEqual([
+      'postgresql+asyncpg:',
+      dnsOf('automation-postgres'),
+      find('Service', 'automation-postgres').spec.ports[0].port,
+    ]);
+    const names = podSpec('Deployment', 'automation').containers[0].env.map((e: any) => e.name);
+    expect(names.indexOf('POSTGRES_PASSWORD')).toBeLessThan(names.indexOf('AUTOMATION_DB_URL')); // $(…) expands only earlier variables
+    expect(envOf('StatefulSet', 'automation-postgres').POSTGRES_PASSWORD).toEqual(env.POSTGRES_PASSWORD);
+    // Who may connect: the control plane's pods to the automation service, it alone to its database.
+    const controlPlaneLabels = find('Deployment', 'agent-control-plane').spec.template.metadata.labels;
+    const automationLabels = find('Deployment', 'automation').spec.template.metadata.labels;
+    expect(ingressOf('automation-ingress')).toEqual({
+      podSelector: { matchLabels: automationLabels },
+      policyTypes: ['Ingress'],
+      ingress: [
+        {
+          from: [{ podSelector: { matchLabels: controlPlaneLabels } }],
+          ports: [{ port: targetOf('automation', 'Deployment', 'automation'), protocol: 'TCP' }],
+        },
+      ],
+    });
+    expect(ingressOf('automation-postgres-ingress')).toMatchObject({
+      podSelector: { matchLabels: find('StatefulSet', 'automation-postgres').spec.template.metadata.labels },
+      ingress: [
+        {
+          from: [{ podSelector: { matchLabels: automationLabels } }],
+          ports: [{ port: targetOf('automation-postgres', 'StatefulSet', 'automation-postgres'), protocol: 'TCP' }],
+        },
+      ],
+    });
+    // The automation service reaches runs' agent servers as the control plane does: the same pods, the same port.
+    const sandboxes = ingressOf('sandboxes-ingress-from-control-plane', 'agent-sandboxes');
+    const fromAutomation = ingressOf('sandboxes-ingress-from-automation', 'agent-sandboxes');
+    expect(fromAutomation.podSelector).toEqual(sandboxes.podSelector);
+    expect(fromAutomation.ingress[0].ports).toEqual(sandboxes.ingress[0].ports);
+    expect(fromAutomation.ingress[0].from).toEqual([
+      { namespaceSelector: sandboxes.ingress[0].from[0].namespaceSelector, podSelector: { matchLabels: automationLabels } },
+    ]);
+  });
+
+  it.each([
+    ['Deployment', 'automation'],
+    ['StatefulSet', 'automation-postgres'],
+  ])("%s %s's pods pass the namespace's restricted pod security (server dry run)", async (kind, name) => {
+    const core = cp.kubeConfig.makeApiClient(CoreV1Api);
+    const { template, volumeClaimTemplates = [] } = find(kind, name).spec;
+    // A StatefulSet's claims become volumes of its pods: stood in for by empty folders.
+    const claimed = volumeClaimTemplates.map((claim: any) => ({ name: claim.metadata.name, emptyDir: {} }));
+    const spec = { ...template.spec, volumes: [...(template.spec.volumes ?? []), ...claimed] };
+    const pod = { metadata: { name: `${name}-check`, labels: template.metadata.labels }, spec };
+    await expect(core.createNamespacedPod({ namespace: 'agent-control-plane', body: pod, dryRun: 'All' })).resolves.toBeDefined();
+  });
 });
 
 describe('the Kubernetes runtime as the manifests ServiceAccount', () => {
