@@ -106,4 +106,22 @@ export const organizationMembersRouter = router({
     .input(AcceptInvitationInputSchema)
     .output(AcceptedInvitationSchema)
     .mutation(({ ctx, input }) => ctx.services.orgInvitations.accept(ctx.user.id, input.token)),
+
+  // Last: its path would otherwise take .../members/count and .../members/invite (first match wins).
+  member: orgProcedure
+    .meta({
+      errors: [...inOrg, 'org_member_not_found'],
+      orgPermission: 'view_org_settings',
+      openapi: {
+        method: 'GET',
+        path: `${base}/{user_id}`,
+        tags,
+        summary: 'One member, by user id or the UUID the automation service knows them by (Canvas shows who an automation runs as)',
+      },
+    })
+    .input(MemberInputSchema)
+    .output(OrgMemberSchema)
+    .query(async ({ ctx, input }) =>
+      ctx.services.orgMembers.one(ctx.org, (await ctx.services.automations.userOf(input.user_id)) ?? input.user_id),
+    ),
 });

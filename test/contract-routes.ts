@@ -145,6 +145,7 @@ export const CONTRACT_ROUTES = [
   'GET /api/organizations/{org_id}/members/count',
   'PATCH /api/organizations/{org_id}/members/{user_id}',
   'DELETE /api/organizations/{org_id}/members/{user_id}',
+  'GET /api/organizations/{org_id}/members/{user_id}',
   'POST /api/organizations/{org_id}/members/invite',
   'GET /api/organizations/{org_id}/members/invite',
   'DELETE /api/organizations/{org_id}/members/invite/{invitation_id}',

@@ -51,6 +51,12 @@ export class AutomationAccess {
     return { userId: alias, orgId: orgId === userId ? alias : orgId };
   }
 
+  /** The user an alias stands for (the automation service's user_id, which Canvas looks up as a member); null: no alias. */
+  async userOf(alias: string): Promise<string | null> {
+    if (!UUID.test(alias)) return null;
+    return (await this.models.AutomationUser.findById(alias, { userId: 1 }).lean())?.userId ?? null;
+  }
+
   /** Back from the automation service's ids; null for an unknown user or an organisation they are not in. */
   async fromAliases(userAliasId: string, orgAliasId: string): Promise<{ userId: string; orgId: string } | null> {
     if (!UUID.test(userAliasId) || !UUID.test(orgAliasId)) return null;

@@ -44,6 +44,17 @@ export class MembersService {
     return this.models.OrgMember.countDocuments(this.filter(org.orgId, email));
   }
 
+  /** One member by user id; a personal organisation's only member is its user. */
+  async one(org: OrgMembership, userId: string) {
+    if (org.personal) {
+      if (userId === org.userId) return memberView(await this.personalMember(userId));
+      throw memberNotFound();
+    }
+    const record = await this.models.OrgMember.findById(memberId(org.orgId, userId)).lean();
+    if (!record) throw memberNotFound();
+    return memberView(record);
+  }
+
   async update(actor: OrgMembership, userId: string, role: OrgRole | null | undefined) {
     const target = await this.target(actor, userId);
     if (!role || role === target.role) return memberView(target);
@@ -75,7 +86,7 @@ export class MembersService {
       throw new AppError('FORBIDDEN', 'The personal organization has no other members', { reason: 'org_personal' });
     }
     const target = await this.models.OrgMember.findById(memberId(actor.orgId, userId)).lean();
-    if (!target) throw new AppError('NOT_FOUND', 'Member not found in this organization', { reason: 'org_member_not_found' });
+    if (!target) throw memberNotFound();
     return target as OrgMemberRecord & { _id: string };
   }
 
@@ -91,6 +102,8 @@ export class MembersService {
     return { userId, email: await this.emailOf(userId), role: 'owner' as const };
   }
 }
+
+const memberNotFound = () => new AppError('NOT_FOUND', 'Member not found in this organization', { reason: 'org_member_not_found' });
 
 const lastOwner = (what: 'demote' | 'remove') =>
   new AppError('BAD_REQUEST', `Cannot ${what} the last owner of an organization`, { reason: 'org_last_owner' });

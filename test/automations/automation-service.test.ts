@@ -64,6 +64,10 @@ describe('the automation service behind the service', () => {
     expect(listed.status, listed.text).toBe(200);
     expect(listed.body.automations.map((a: { id: string }) => a.id)).toContain(id);
     expect((await call(app, 'GET', `/api/automation/v1/${id}`, bearer(alice))).body).toMatchObject({ id, name: nightly.name });
+    // Canvas shows whom it runs as by looking its user_id (Alice's alias there) up as a member.
+    const runsAs = await call(app, 'GET', `/api/organizations/alice-automations/members/${created.body.user_id}`, bearer(alice));
+    expect(runsAs).toMatchObject({ status: 200, body: { user_id: 'alice-automations', role: 'owner' } });
+    expect((await call(app, 'GET', `/api/organizations/bob-automations/members/${created.body.user_id}`, bearer(bob))).status).toBe(404);
     // Bob: none of Alice's.
     const bobs = await call(app, 'GET', '/api/automation/v1', bearer(bob));
     expect(bobs.status).toBe(200);

@@ -208,6 +208,22 @@ describe('roles', () => {
     expect((await call(app, 'GET', `/api/organizations/${org}/members/count?email=CAROL`, as('carol'))).body).toBe(1);
   });
 
+  it('reads one member by id (not count or invite, whose paths it shares); nobody outside, in a personal one only its user', async () => {
+    const bob = await call(app, 'GET', `/api/organizations/${org}/members/bob`, as('carol'));
+    expect(bob).toMatchObject({ status: 200, body: { user_id: 'bob', email: 'bob@example.com', role: 'admin', status: 'active' } });
+    expect(await call(app, 'GET', `/api/organizations/${org}/members/erin`, as('carol'))).toMatchObject({
+      status: 404,
+      body: { detail: 'Member not found in this organization' },
+    });
+    expect(await call(app, 'GET', `/api/organizations/${org}/members/bob`, as('erin'))).toMatchObject({ status: 404 });
+    expect((await call(app, 'GET', `/api/organizations/${org}/members/count`, as('carol'))).body).toBe(3);
+    expect(await call(app, 'GET', '/api/organizations/erin/members/erin', as('erin'))).toMatchObject({
+      status: 200,
+      body: { user_id: 'erin', email: 'erin@example.com', role: 'owner' },
+    });
+    expect(await call(app, 'GET', '/api/organizations/erin/members/bob', as('erin'))).toMatchObject({ status: 404 });
+  });
+
   it('lets admins manage members but not owners, nobody their own role, and owners anyone', async () => {
     const patch = (actor: string, user: string, role: string) =>
       call(app, 'PATCH', `/api/organizations/${org}/members/${user}`, { ...as(actor), body: { role } });
