@@ -3,14 +3,18 @@
 // agent server, isolated) with the user's automation key, runs its preset there (setup.sh: uv
 // makes a venv and installs the SDK from PyPI; main.py: the SDK's cloud workspace in local mode),
 // whose agent gets its LLM through the gateway (the loopback fake behind it, the user's key never
-// in the sandbox), runs a command, finishes, and reports back through this service. Runs made by
-// a one-minute schedule and by a provider's signed event complete, their conversations in the
-// user's list, their sandboxes gone; a run past its user's budget fails with budget_reached.
+// in the sandbox), runs a command, finishes, and reports back through this service. A run made
+// by a one-minute schedule set on Agent Canvas's Automations page (Chromium, Canvas served here)
+// and one made by a provider's signed event complete, their conversations in the user's list,
+// their sandboxes gone, Canvas showing the run and opening its conversation; a run past its
+// user's budget fails with budget_reached.
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { userAlias } from '../../src/automations/automation-access.js';
 import { freePorts } from '../../src/processes.js';
+import { agentCanvasBuild } from '../helpers/agent-canvas.js';
 import { call, startTestApp, type TestApp } from '../helpers/app.js';
+import { launchBrowser, type TestBrowser } from '../helpers/browser.js';
 import { eventually } from '../helpers/eventually.js';
 import { deliverGithubEvent, githubPush } from '../helpers/github-event.js';
 import { startToolCallLlm, type ToolCallLlm } from '../helpers/tool-call-llm.js';
@@ -20,6 +24,7 @@ const USER_KEY = `sk-user-${crypto.randomBytes(8).toString('hex')}`;
 const FINAL = 'The automation said hello. Done.';
 let app: TestApp;
 let llm: ToolCallLlm;
+let browser: TestBrowser;
 let key: string;
 const logLines: string[] = [];
 
@@ -38,15 +43,19 @@ beforeAll(async () => {
       AUTOMATION_DISPATCHER_INTERVAL_SECONDS: '2',
       AUTOMATION_SCHEDULER_INTERVAL_SECONDS: '5',
       AUTOMATION_WEBHOOK_SECRET: WEBHOOK_SECRET,
+      WEB_UI: 'canvas',
+      AGENT_CANVAS_DIR: agentCanvasBuild(),
     },
     { logLines },
   );
+  browser = await launchBrowser('automation-runs');
   key = await app.keyFor('automation-runner');
   const saved = await call(app, 'POST', '/api/settings', {
     key,
     body: { llm_model: 'openai/automation-stub', llm_base_url: llm.url, llm_api_key: USER_KEY },
   });
   expect(saved.status, saved.text).toBe(200);
+  expect((await call(app, 'POST', '/api/v1/settings', { key, body: { email: 'runner@example.com' } })).status).toBe(200);
   await eventually(
     'the automation service to be ready',
     async () => (await call(app, 'GET', '/api/automation/health', bearer())).body?.status === 'ok',
@@ -55,6 +64,7 @@ beforeAll(async () => {
 }, 6 * 60_000);
 
 afterAll(async () => {
+  await browser?.close();
   await app?.stop();
   await llm?.close();
 });
@@ -83,15 +93,33 @@ const ours = (uuid: unknown) => String(uuid).replace(/-/g, '');
 
 describe('an automation run', () => {
   it(
-    'on a one-minute schedule: runs its prompt in a sandbox of its own, its agent through the gateway, completes, its conversation listed',
+    "set on Canvas's Automations page to run every minute: runs its prompt in a sandbox of its own, its agent through the gateway, completes; Canvas shows the run and opens its conversation",
     { timeout: 15 * 60_000 },
     async () => {
-      const created = await call(app, 'POST', '/api/automation/v1/preset/prompt', {
-        ...bearer(),
-        body: { name: 'say hello', prompt: 'Run echo automation-hello, then finish.', trigger: { type: 'cron', schedule: '* * * * *' } },
+      const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+      page.setDefaultTimeout(30_000);
+      const refused: string[] = []; // what the service refused Canvas, which Canvas shows as an error
+      page.on('response', (r) => {
+        if (r.url().startsWith(`${app.url}/api/`) && r.status() >= 400) refused.push(`${r.status()} ${r.request().method()} ${r.url()}`);
       });
-      expect(created.status, created.text).toBeLessThan(300);
-      const id = created.body.id as string;
+      await page.goto(`${app.url}/signin`);
+      await page.fill('#api-key', key);
+      await Promise.all([page.waitForURL(`${app.url}/`), page.click('button[type=submit]')]);
+      // Canvas's form for a custom automation (its setup route; on a cloud backend its
+      // templates page lists none, and "Create Automation" opens a conversation instead).
+      await page.goto(`${app.url}/automations/new/custom-automation`);
+      await page.getByRole('button', { name: 'Continue' }).click(); // "Before you start": GitHub is optional
+      await page.getByTestId('setup-field-schedule').fill('* * * * *');
+      await page.getByTestId('setup-field-name').fill('say hello');
+      await page.getByTestId('setup-field-prompt').fill('Run echo automation-hello, then finish.');
+      await page.getByTestId('setup-continue-button').click(); // validated by the automation service, then reviewed
+      await page.getByRole('button', { name: 'Confirm and create' }).click();
+      await page.waitForURL(/\/automations\/[0-9a-f-]{36}$/);
+      const id = new URL(page.url()).pathname.split('/').pop()!;
+      await page.getByText('Run echo automation-hello, then finish.').first().waitFor();
+      await page.getByText('runner@example.com').waitFor(); // whom it runs as: its user_id looked up as a member
+      const made = (await call(app, 'GET', `/api/automation/v1/${id}`, bearer())).body;
+      expect(made).toMatchObject({ name: 'say hello', enabled: true, trigger: { type: 'cron', schedule: '* * * * *' } });
       await eventually(
         'the schedule to make a run, and dispatch it',
         async () => {
@@ -126,6 +154,20 @@ describe('an automation run', () => {
         },
         120_000,
       );
+      // Canvas: the automation's activity log shows the run succeeded with the agent's last
+      // word, and opens its conversation (named by its UUID) from the history kept here.
+      await page.reload();
+      await page.getByTestId('run-status-icon-completed').waitFor();
+      await page.getByTestId('automation-activity-log').getByText(FINAL).waitFor();
+      // (Canvas also toasts a generic error on opening any conversation whose sandbox is gone,
+      // with no request of it refused: its own doing, not asserted.)
+      await page.locator(`a[href="/conversations/${run.conversation_id}"]`).click();
+      await page.getByText('Ran echo automation-hello').waitFor();
+      await page.getByText(FINAL).first().waitFor();
+      // …and lists it with the user's conversations, under the automation's name.
+      await page.getByTestId('conversation-card-title').filter({ hasText: 'say hello' }).first().waitFor();
+      await browser.screenshot(page, 'run-conversation');
+      expect(refused).toEqual([]);
     },
   );
 
