@@ -1,8 +1,9 @@
 // The real OpenHands automation service (PyPI, installed into the cache), started by the service
 // itself (AUTOMATIONS=on; AUTOMATION_URL takes one run elsewhere the same way): users reach it
 // through the one origin with whatever credential they hold here, it learns who they are from users/me (UUID aliases, the two permissions) and gets their
-// keys from the service-key route; each user sees their own automations only. Runs (a sandbox per
-// run, the SDK inside) are not covered yet: docs/automation-service-notes.md.
+// keys from the service-key route; each user sees their own automations only; a member removed
+// from a team gets no key there any more. Runs (a sandbox per run, the SDK inside):
+// automation-runs.test.ts.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -39,6 +40,7 @@ beforeAll(async () => {
     AUTOMATION_SERVICE_KEY: SERVICE_KEY,
     AUTOMATION_WEBHOOK_SECRET: WEBHOOK_SECRET,
     AUTOMATION_DISPATCHER_INTERVAL_SECONDS: '3600',
+    ADMIN_USERS: 'alice-automations', // she creates the team below
     SANDBOX_SPECS_FILE: writeSpecsFile(fs.mkdtempSync(path.join(os.tmpdir(), 'acp-automation-specs-')), [FAKE_AGENT_SPEC]),
   });
   [alice, bob] = await Promise.all([app.keyFor('alice-automations'), app.keyFor('bob-automations')]);
@@ -181,6 +183,38 @@ describe('the automation service behind the service', () => {
     expect((await mint(stranger, stranger, SERVICE_KEY)).status).toBe(404);
     expect((await mint(me, crypto.randomUUID(), SERVICE_KEY)).status).toBe(404);
     expect((await mint(me, me, SERVICE_KEY, { name: 'something-else' })).status).toBe(422);
+  });
+
+  it("stops a member's automations in a team when they are removed from it: the key route has no key for them there", async () => {
+    for (const [key, email] of [
+      [alice, 'alice@example.com'],
+      [bob, 'bob@example.com'],
+    ] as const) {
+      await call(app, 'POST', '/api/v1/settings', { ...bearer(key), body: { email } });
+    }
+    const team = (await call(app, 'POST', '/api/organizations', { ...bearer(alice), body: { name: 'Automations Team' } })).body
+      .id as string;
+    const invited = await call(app, 'POST', `/api/organizations/${team}/members/invite`, {
+      ...bearer(alice),
+      body: { emails: ['bob@example.com'], role: 'member' },
+    });
+    const token = new URL(invited.body.successful[0].invite_url).searchParams.get('token')!;
+    expect((await call(app, 'POST', '/api/organizations/members/invite/accept', { ...bearer(bob), body: { token } })).status).toBe(200);
+    // He uses automations there (his key, acting in the team), which makes his automation key there.
+    expect((await call(app, 'POST', `/api/organizations/${team}/switch`, bearer(bob))).status).toBe(200);
+    expect((await call(app, 'GET', '/api/automation/v1', bearer(bob))).status).toBe(200);
+    const ask = () =>
+      call(app, 'POST', `/api/service/users/${userAlias('bob-automations')}/orgs/${team}/api-keys`, {
+        headers: { 'x-service-api-key': SERVICE_KEY },
+        body: { name: 'automation' },
+      });
+    const held = await ask(); // as when the automation service dispatches a run of his there
+    expect(held.status, held.text).toBe(200);
+    expect((await call(app, 'GET', '/api/keys/current', bearer(held.body.key))).status).toBe(200);
+    expect((await call(app, 'DELETE', `/api/organizations/${team}/members/bob-automations`, bearer(alice))).status).toBe(200);
+    // His key there is revoked, and none is made for him: the automation service cannot start his runs.
+    expect((await call(app, 'GET', '/api/keys/current', bearer(held.body.key))).status).toBe(401);
+    expect((await ask()).status).toBe(404);
   });
 
   it('serves CloudClient’s automation methods, unchanged: list, read, update, runs, the tarball, delete, health', async () => {
