@@ -1,5 +1,5 @@
 // An organisation's members and invitations, in OpenHands Cloud's shapes (docs/organizations.md):
-// the members page and count, changing a role and removing a member (roles.ts decides who may
+// the members page and count, one member, changing a role and removing a member (roles.ts decides who may
 // touch whom), inviting by email (the link shown once), the pending invitations, revoking one,
 // and accepting one with its token.
 import { authedProcedure, orgProcedure, ORG_SCOPE_ERRORS } from '../src/trpc/procedures.js';

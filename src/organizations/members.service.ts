@@ -1,5 +1,5 @@
-// An organisation's members (docs/organizations.md): the page and count of members, changing a
-// member's role and removing one, by the rules of roles.ts. An organisation always keeps an
+// An organisation's members (docs/organizations.md): the page and count of members, one member,
+// changing a member's role and removing one, by the rules of roles.ts. An organisation always keeps an
 // owner: a change that leaves none is undone and refused (checked after the write, so two
 // owners demoting each other at once, on any replicas, cannot both succeed).
 import type { Models, OrgMemberRecord } from '../../models/index.js';
