@@ -6,8 +6,8 @@
 // in the sandbox), runs a command, finishes, and reports back through this service. A run made
 // by a one-minute schedule set on Agent Canvas's Automations page (Chromium, Canvas served here)
 // and one made by a provider's signed event complete, their conversations in the user's list,
-// their sandboxes gone, Canvas showing the run and opening its conversation; a run past its
-// user's budget fails with budget_reached.
+// their sandboxes gone, the user's signed lifecycle webhook told, Canvas showing the run and
+// opening its conversation; a run past its user's budget fails with budget_reached.
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { userAlias } from '../../src/automations/automation-access.js';
@@ -18,6 +18,7 @@ import { launchBrowser, type TestBrowser } from '../helpers/browser.js';
 import { eventually } from '../helpers/eventually.js';
 import { deliverGithubEvent, githubPush } from '../helpers/github-event.js';
 import { startToolCallLlm, type ToolCallLlm } from '../helpers/tool-call-llm.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 const WEBHOOK_SECRET = crypto.randomBytes(16).toString('hex');
 const USER_KEY = `sk-user-${crypto.randomBytes(8).toString('hex')}`;
@@ -25,6 +26,7 @@ const FINAL = 'The automation said hello. Done.';
 let app: TestApp;
 let llm: ToolCallLlm;
 let browser: TestBrowser;
+let receiver: WebhookReceiver;
 let key: string;
 const logLines: string[] = [];
 
@@ -45,10 +47,12 @@ beforeAll(async () => {
       AUTOMATION_WEBHOOK_SECRET: WEBHOOK_SECRET,
       WEB_UI: 'canvas',
       AGENT_CANVAS_DIR: agentCanvasBuild(),
+      WEBHOOK_HOSTS: '127.0.0.1', // the user's lifecycle webhook receiver, on loopback: only an operator can allow that
     },
     { logLines },
   );
   browser = await launchBrowser('automation-runs');
+  receiver = await startWebhookReceiver();
   key = await app.keyFor('automation-runner');
   const saved = await call(app, 'POST', '/api/settings', {
     key,
@@ -66,6 +70,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await app?.stop();
+  await receiver?.close();
   await llm?.close();
 });
 
@@ -96,6 +101,10 @@ describe('an automation run', () => {
     "set on Canvas's Automations page to run every minute: runs its prompt in a sandbox of its own, its agent through the gateway, completes; Canvas shows the run and opens its conversation",
     { timeout: 15 * 60_000 },
     async () => {
+      // The user's lifecycle webhook: runs' conversations and sandboxes are told like any other.
+      const endpoint = await call(app, 'POST', '/api/v1/webhook-endpoints', { key, body: { url: `${receiver.url}/in` } });
+      expect(endpoint.status, endpoint.text).toBe(201);
+      receiver.setSecrets(endpoint.body.secret);
       const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
       page.setDefaultTimeout(30_000);
       const refused: string[] = []; // what the service refused Canvas, which Canvas shows as an error
@@ -120,6 +129,8 @@ describe('an automation run', () => {
       await page.getByText('runner@example.com').waitFor(); // whom it runs as: its user_id looked up as a member
       const made = (await call(app, 'GET', `/api/automation/v1/${id}`, bearer())).body;
       expect(made).toMatchObject({ name: 'say hello', enabled: true, trigger: { type: 'cron', schedule: '* * * * *' } });
+      // The user closes the tab while it runs: Canvas's polling and this test's share the user's rate limit.
+      await page.goto('about:blank');
       await eventually(
         'the schedule to make a run, and dispatch it',
         async () => {
@@ -140,8 +151,9 @@ describe('an automation run', () => {
       expect(llm.calls()).toBeGreaterThanOrEqual(2);
       expect(new Set(llm.authorizations())).toEqual(new Set([`Bearer ${USER_KEY}`]));
       // Its conversation is the user's, listed like any other, its cost counted.
-      const listed = (await call(app, 'GET', '/api/v1/app-conversations/search?limit=20', bearer())).body.items as { id: string }[];
-      expect(listed.map((c) => c.id)).toContain(ours(run.conversation_id));
+      const search = await call(app, 'GET', '/api/v1/app-conversations/search?limit=20', bearer());
+      expect(search.status, search.text).toBe(200);
+      expect((search.body.items as { id: string }[]).map((c) => c.id)).toContain(ours(run.conversation_id));
       const [conversation] = (await call(app, 'GET', `/api/v1/app-conversations?ids=${ours(run.conversation_id)}`, bearer())).body;
       expect(conversation.metrics.accumulated_cost).toBeGreaterThan(0);
       // Its sandbox is gone with the run.
@@ -154,9 +166,25 @@ describe('an automation run', () => {
         },
         120_000,
       );
+      // Its signed lifecycle events reached the user's endpoint: the agent finished, the sandbox went.
+      await eventually(
+        "the run's lifecycle events at the user's endpoint",
+        async () => {
+          const told = receiver.uniqueEvents();
+          const finished = told.some(
+            (e) =>
+              e.type === 'conversation.execution_status_changed' &&
+              e.data.id === ours(run.conversation_id) &&
+              e.data.execution_status === 'finished',
+          );
+          return finished && told.some((e) => e.type === 'sandbox.deleted' && e.data.id === run.sandbox_id);
+        },
+        60_000,
+      );
+      expect(receiver.receipts.every((r) => r.verified)).toBe(true);
       // Canvas: the automation's activity log shows the run succeeded with the agent's last
       // word, and opens its conversation (named by its UUID) from the history kept here.
-      await page.reload();
+      await page.goto(`${app.url}/automations/${id}`);
       await page.getByTestId('run-status-icon-completed').waitFor();
       await page.getByTestId('automation-activity-log').getByText(FINAL).waitFor();
       // (Canvas also toasts a generic error on opening any conversation whose sandbox is gone,
