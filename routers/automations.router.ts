@@ -8,17 +8,22 @@ import { AppError } from '../src/errors.js';
 import { orgProcedure, ORG_SCOPE_ERRORS } from '../src/trpc/procedures.js';
 import { router } from '../src/trpc/init.js';
 
+const keyProcedure = orgProcedure
+  .meta({ errors: [...ORG_SCOPE_ERRORS, 'automations_not_available'] })
+  .input(NoInputSchema)
+  .output(z.object({ key: z.string() }))
+  .query(async ({ ctx }) => {
+    if (!ctx.deps.config.automations) {
+      throw new AppError('NOT_FOUND', 'Automations are not available on this server', { reason: 'automations_not_available' });
+    }
+    return { key: await ctx.services.automations.keyFor(ctx.user.id, ctx.org.orgId) };
+  });
+
 export const automationsRouter = router({
-  forwardingKey: orgProcedure
-    .meta({ errors: [...ORG_SCOPE_ERRORS, 'automations_not_available'] })
-    .input(NoInputSchema)
-    .output(z.object({ key: z.string() }))
-    .query(async ({ ctx }) => {
-      if (!ctx.deps.config.automations) {
-        throw new AppError('NOT_FOUND', 'Automations are not available on this server', { reason: 'automations_not_available' });
-      }
-      return { key: await ctx.services.automations.keyFor(ctx.user.id, ctx.org.orgId) };
-    }),
+  forwardingKey: keyProcedure,
+
+  /** The same key, for a run's own reports (/api/automation/v1/runs/…): the one forwarding an automation key may use (automation-key-scope.ts). */
+  runReportKey: keyProcedure,
 
   /**
    * How a run's conversation ended here, for its completion report (automation-routes.ts): the

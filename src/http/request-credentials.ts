@@ -58,7 +58,9 @@ export async function authenticateRequest(deps: Deps, credentials: Credentials):
     const key = credentials.bearer ?? credentials.sessionKey;
     if (key !== undefined) {
       const identity = key ? await deps.services.apiKeys.authenticateApiKey(key) : null;
-      const user = identity ? { id: identity.userId, keyId: identity.keyId, boundOrgId: identity.orgId } : null;
+      const user = identity
+        ? { id: identity.userId, keyId: identity.keyId, boundOrgId: identity.orgId, automationKey: identity.purpose === 'automation' }
+        : null;
       return { user, authVia: user ? 'header' : null, session: null };
     }
     const session = sessionId ? await deps.services.sessions.authenticateSession(sessionId) : null;

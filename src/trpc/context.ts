@@ -26,6 +26,8 @@ export interface User {
   keyId?: string;
   /** The organisation that key is bound to (src/organizations/org-access.ts). */
   boundOrgId?: string | null;
+  /** That key is an automation key: it opens only what runs use (AUTOMATION_KEY_PROCEDURES). */
+  automationKey?: boolean;
 }
 
 export type Transport = 'rest' | 'trpc' | 'internal';

@@ -8,6 +8,7 @@ import { unsafeInputIssue } from '../../contract/common.schema.js';
 import { databaseUnavailable, isDatabaseUnavailable } from '../db/unavailable.js';
 import { AppError, appErrorOf, InputIssuesError, toTRPCError } from '../errors.js';
 import type { AccessClaims } from '../access-token.js';
+import { AUTOMATION_KEY_PROCEDURES } from '../automations/automation-key-scope.js';
 import { assertPermitted } from '../organizations/roles.js';
 import type { OrgMembership } from '../organizations/index.js';
 import type { Context, User } from './context.js';
@@ -135,6 +136,9 @@ export const authedProcedure = observedProcedure.use(async ({ ctx, type, path, g
     throw forbidden();
   }
   if (ctx.transport !== 'internal') ctx.deps.limits.user(ctx.user.id);
+  if (ctx.user.automationKey && !AUTOMATION_KEY_PROCEDURES.has(path)) {
+    throw new TRPCError({ code: 'FORBIDDEN', message: 'An automation key opens only what automation runs use' });
+  }
   const input = await getRawInput();
   rejectUnsafeInput(input);
   // Only narrows ctx.user's type: it is already set, and a ctx given to next() would make tRPC

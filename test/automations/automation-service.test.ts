@@ -136,6 +136,22 @@ describe('the automation service behind the service', () => {
     // That key is Alice's, and users/me answers it as the automation service reads it.
     const seen = await call(app, 'GET', '/api/v1/users/me', bearer(first.body.key));
     expect(seen.body).toMatchObject({ id: me, org_id: me, role: 'owner', permissions: ['view_automations', 'manage_automations'] });
+    // It opens only what runs use (it sits in their sandboxes, beside an agent's code): not her
+    // settings, conversations, keys or automations, over REST or tRPC, and it signs no browser in.
+    const refused = [
+      ['GET', '/api/settings'],
+      ['GET', '/api/v1/app-conversations/search'],
+      ['GET', '/api/keys'],
+      ['POST', '/api/keys'],
+      ['GET', '/api/automation/v1'],
+      ['POST', '/api/automation/v1/preset/prompt'],
+      ['GET', '/trpc/settings.get'],
+    ] as const;
+    for (const [method, path] of refused) {
+      const answer = await call(app, method, path, { ...bearer(first.body.key), ...(method === 'POST' ? { body: { name: 'x' } } : {}) });
+      expect(answer.status, `${method} ${path}: ${answer.text}`).toBe(403);
+    }
+    expect((await call(app, 'POST', '/api/auth/session', { body: { api_key: first.body.key } })).status).toBe(401);
     // It opens no secret (it sits in her runs' sandboxes): beside the key of a run's sandbox (one
     // it started), which opens them for her own key, it gets the LLM gateway and a token for that
     // sandbox instead; beside her other sandboxes' keys, nothing.
@@ -210,10 +226,10 @@ describe('the automation service behind the service', () => {
       });
     const held = await ask(); // as when the automation service dispatches a run of his there
     expect(held.status, held.text).toBe(200);
-    expect((await call(app, 'GET', '/api/keys/current', bearer(held.body.key))).status).toBe(200);
+    expect((await call(app, 'GET', '/api/v1/users/me', bearer(held.body.key))).status).toBe(200);
     expect((await call(app, 'DELETE', `/api/organizations/${team}/members/bob-automations`, bearer(alice))).status).toBe(200);
     // His key there is revoked, and none is made for him: the automation service cannot start his runs.
-    expect((await call(app, 'GET', '/api/keys/current', bearer(held.body.key))).status).toBe(401);
+    expect((await call(app, 'GET', '/api/v1/users/me', bearer(held.body.key))).status).toBe(401);
     expect((await ask()).status).toBe(404);
   });
 

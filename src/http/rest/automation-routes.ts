@@ -38,19 +38,25 @@ const NOT_AVAILABLE = 'Automations are not available on this server';
 
 export function automationRoutes(deps: Deps, caller: Caller): HandlerRoute[] {
   const service = deps.config.automations;
-  const forwarded = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].flatMap((method) =>
-    ['/api/automation/v1', '/api/automation/v1/{rest:path}'].map((path): HandlerRoute => ({
-      method,
-      path,
-      body: 'none',
-      procedurePath: 'automations.forwardingKey',
-      handle: async (call) => {
-        if (!service) return writeNotAvailable(call, NOT_AVAILABLE);
-        const { key } = await (await caller(call, true)).automations.forwardingKey();
-        await forward(deps, service.url, key, call);
-      },
-    })),
-  );
+  // A run's own reports (phase, completion) first: the only forwarding an automation key may use.
+  const forwardedAs = (paths: string[], procedure: 'forwardingKey' | 'runReportKey') =>
+    ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].flatMap((method) =>
+      paths.map((path): HandlerRoute => ({
+        method,
+        path,
+        body: 'none',
+        procedurePath: `automations.${procedure}`,
+        handle: async (call) => {
+          if (!service) return writeNotAvailable(call, NOT_AVAILABLE);
+          const { key } = await (await caller(call, true)).automations[procedure]();
+          await forward(deps, service.url, key, call);
+        },
+      })),
+    );
+  const forwarded = [
+    ...forwardedAs(['/api/automation/v1/runs/{rest:path}'], 'runReportKey'),
+    ...forwardedAs(['/api/automation/v1', '/api/automation/v1/{rest:path}'], 'forwardingKey'),
+  ];
   return [
     {
       // A provider's event: no user credential, its signature checked by the automation service.
@@ -77,7 +83,7 @@ export function automationRoutes(deps: Deps, caller: Caller): HandlerRoute[] {
       handle: async (call) => {
         if (!service) return writeNotAvailable(call, NOT_AVAILABLE);
         const procedures = await caller(call, true);
-        const { key } = await procedures.automations.forwardingKey();
+        const { key } = await procedures.automations.runReportKey();
         const report = call.body as { status?: unknown; conversation_id?: unknown; error?: unknown; cost?: unknown };
         if (typeof report.conversation_id === 'string') {
           const outcome = await procedures.automations.runOutcome({ conversation_id: report.conversation_id });

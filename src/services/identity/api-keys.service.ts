@@ -33,6 +33,8 @@ interface VerifiedKey {
   userId: string;
   expiresAt: Date | null;
   orgId: string | null;
+  /** 'automation': a key the automation service and its runs act with (src/automations/automation-access.ts). */
+  purpose: string | null;
 }
 
 /** A key's last use is written at most this often per process (one write per key and minute, not per request). */
@@ -100,16 +102,18 @@ export class ApiKeysService {
   }
 
   /** The key's user and key id (SESSION_API_KEY has a derived id), or null for a missing, malformed, unknown or revoked key. */
-  async authenticateApiKey(presented: string): Promise<{ userId: string; keyId: string; orgId: string | null } | null> {
+  async authenticateApiKey(
+    presented: string,
+  ): Promise<{ userId: string; keyId: string; orgId: string | null; purpose: string | null } | null> {
     if (this.sessionApiKey && secretsEqual(presented, this.sessionApiKey))
-      return { userId: DEFAULT_USER_ID, keyId: this.environmentKeyId()!, orgId: null };
+      return { userId: DEFAULT_USER_ID, keyId: this.environmentKeyId()!, orgId: null, purpose: null };
     const match = KEY_PATTERN.exec(presented);
     if (!match) return null;
     const key = await this.verified.get(presented, () => this.verify(match[1]!, match[2]!));
     // Checked on every use: a remembered verification must not outlive the key's end.
     if (!key || (key.expiresAt && key.expiresAt.getTime() <= this.now())) return null;
     this.stampUse(key.keyId);
-    return { userId: key.userId, keyId: key.keyId, orgId: key.orgId };
+    return { userId: key.userId, keyId: key.keyId, orgId: key.orgId, purpose: key.purpose };
   }
 
   /** Records the key's use, at most once a minute per process, after the answer's way (a failed write only loses a stamp). */
@@ -124,13 +128,13 @@ export class ApiKeysService {
   private async verify(keyId: string, secret: string): Promise<VerifiedKey | null> {
     const doc = (await this.ApiKey.collection.findOne(
       { _id: keyId as never },
-      { projection: { userId: 1, secretHash: 1, revokedAt: 1, expiresAt: 1, orgId: 1 } },
-    )) as Pick<ApiKeyRecord, 'userId' | 'secretHash' | 'revokedAt' | 'expiresAt' | 'orgId'> | null;
+      { projection: { userId: 1, secretHash: 1, revokedAt: 1, expiresAt: 1, orgId: 1, purpose: 1 } },
+    )) as Pick<ApiKeyRecord, 'userId' | 'secretHash' | 'revokedAt' | 'expiresAt' | 'orgId' | 'purpose'> | null;
     if (!doc || doc.revokedAt) return null;
     const expected = Buffer.from(doc.secretHash, 'hex');
     const actual = sha256(secret);
     return expected.length === actual.length && crypto.timingSafeEqual(expected, actual)
-      ? { keyId, userId: doc.userId, expiresAt: doc.expiresAt ?? null, orgId: doc.orgId ?? null }
+      ? { keyId, userId: doc.userId, expiresAt: doc.expiresAt ?? null, orgId: doc.orgId ?? null, purpose: doc.purpose ?? null }
       : null;
   }
 

@@ -67,7 +67,8 @@ export class SessionsService {
    */
   async open(presentedKey: string | undefined, replacing?: string): Promise<OpenedSession> {
     const identity = presentedKey ? await this.apiKeys.authenticateApiKey(presentedKey) : null;
-    if (!identity) throw unauthorized();
+    // An automation key opens only what runs use (src/automations/automation-key-scope.ts): no session.
+    if (!identity || identity.purpose === 'automation') throw unauthorized();
     // A session ends with its key: at the key's expiry, if that comes first.
     const keyEnds = await this.apiKeys.activeUntil(identity.keyId);
     if (keyEnds === false) throw unauthorized();
