@@ -20,7 +20,12 @@ describe('a user’s own API keys', () => {
   it('mints one without a name or an end, which works until revoked', async () => {
     const created = await carol().apiKeys.create();
     expect(created).toMatchObject({ name: null, expires_at: null, last_used_at: null });
-    expect(await domain.deps.services.apiKeys.authenticateApiKey(created.key)).toEqual({ userId: 'carol', keyId: created.id, orgId: null });
+    expect(await domain.deps.services.apiKeys.authenticateApiKey(created.key)).toEqual({
+      userId: 'carol',
+      keyId: created.id,
+      orgId: null,
+      purpose: null,
+    });
     await carol().apiKeys.delete({ key_id: created.id });
     expect(await domain.deps.services.apiKeys.authenticateApiKey(created.key)).toBeNull();
     expect(await refusal(carol().apiKeys.delete({ key_id: created.id }))).toMatchObject({ code: 'NOT_FOUND', reason: 'api_key_not_found' });
