@@ -236,9 +236,16 @@ describe('an automation run', () => {
       const dispatched = await call(app, 'POST', `/api/automation/v1/${created.body.id}/dispatch`, bearer());
       expect(dispatched.status, dispatched.text).toBe(201);
       const run = await endedRun(created.body.id, dispatched.body.id);
-      if (run.status !== 'FAILED') {
+      if (run.status !== 'FAILED' || !JSON.stringify(run.error_detail).includes('budget_reached')) {
+        // What went otherwise: the run as the automation service tells it (its status_detail names the failing step), the conversation, the calls.
+        console.log(JSON.stringify(run, null, 2));
         console.log(JSON.stringify((await call(app, 'GET', `/api/v1/app-conversations?ids=${ours(run.conversation_id)}`, bearer())).body));
-        console.log(logLines.filter((l) => /llm\/v1|budget/i.test(l)).join('\n'));
+        console.log(
+          logLines
+            .filter((l) => /llm\/v1|budget|sandboxes|status":(4|5)\d\d/i.test(l))
+            .slice(-60)
+            .join('\n'),
+        );
       }
       // Upstream's script reports an agent that was paused as done: the report, through this
       // service, says the budget cut it short; no call past the budget reached the LLM.
