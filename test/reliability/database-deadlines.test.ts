@@ -81,7 +81,7 @@ describe('a FerretDB killed under reads (real processes)', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('settles every read within the bound and its margin, and works again once the server is back', { timeout: 90_000 }, async () => {
+  it('settles every read within the bound and its margin, and works again once the server is back', { timeout: 5 * 60_000 }, async () => {
     const secrets = probes();
     for (let round = 0; round < 4; round++) {
       await Promise.all(Array.from({ length: READS }, () => secrets.find({ userId: 'u' }).toArray()));
@@ -102,7 +102,8 @@ describe('a FerretDB killed under reads (real processes)', () => {
       expect(Date.now() - started).toBeLessThan(BOUND_MS + MARGIN_MS + 1_000);
       expect(outcomes).toEqual(Array(READS).fill('unavailable'));
       await start();
-      await eventually('reads to work again', async () => (await secrets.findOne({ _id: 's1' }).catch(() => null)) !== null, 15_000);
+      // Recovery, not its speed, is the claim: the driver reconnects on its own schedule, slower under CI's load (15 s once fell short).
+      await eventually('reads to work again', async () => (await secrets.findOne({ _id: 's1' }).catch(() => null)) !== null, 60_000);
     }
   });
 });
