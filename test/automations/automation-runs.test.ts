@@ -16,7 +16,7 @@ import { agentCanvasBuild } from '../helpers/agent-canvas.js';
 import { call, startTestApp, type TestApp } from '../helpers/app.js';
 import { launchBrowser, type TestBrowser } from '../helpers/browser.js';
 import { eventually } from '../helpers/eventually.js';
-import { deliverGithubEvent, githubPush } from '../helpers/github-event.js';
+import { deliverGithubEvent, githubPush, onGithubPush } from '../helpers/github-event.js';
 import { startToolCallLlm, type ToolCallLlm } from '../helpers/tool-call-llm.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
 
@@ -205,7 +205,7 @@ describe('an automation run', () => {
       body: {
         name: 'on push',
         prompt: 'Run echo automation-hello, then finish.',
-        trigger: { type: 'event', source: 'github', on: 'push', filter: "glob(repository.full_name, 'acme/*')" },
+        trigger: onGithubPush('acme/*'),
       },
     });
     expect(created.status, created.text).toBeLessThan(300);

@@ -15,7 +15,7 @@ import { call, startTestApp, type TestApp } from '../helpers/app.js';
 import { signIn } from '../helpers/session.js';
 import { FAKE_AGENT_SPEC, writeSpecsFile } from '../helpers/specs.js';
 import { eventually } from '../helpers/eventually.js';
-import { deliverGithubEvent, githubPush } from '../helpers/github-event.js';
+import { deliverGithubEvent, githubPush, onGithubPush } from '../helpers/github-event.js';
 import { sandboxRunning } from '../helpers/real-sandbox.js';
 import { loadTsClient } from '../helpers/ts-client.js';
 
@@ -262,7 +262,7 @@ describe('the automation service behind the service', () => {
       body: {
         name: 'on push',
         prompt: 'Review the push',
-        trigger: { type: 'event', source: 'github', on: 'push', filter: "glob(repository.full_name, 'acme/*')" },
+        trigger: onGithubPush('acme/*'),
       },
     });
     expect(created.status, created.text).toBeLessThan(300);

@@ -3,6 +3,11 @@
 // needs the push's `before`.
 import crypto from 'node:crypto';
 
+/** An automation trigger on a push to a repository whose full name matches `glob` (what githubPush sends). */
+export function onGithubPush(glob: string) {
+  return { type: 'event', source: 'github', on: 'push', filter: `glob(repository.full_name, '${glob}')` };
+}
+
 export function githubPush(fullName: string): string {
   return JSON.stringify({
     payload: {
