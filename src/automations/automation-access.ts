@@ -59,11 +59,11 @@ export class AutomationAccess {
 
   /** Back from the automation service's ids; null for an unknown user or an organisation they are not in. */
   async fromAliases(userAliasId: string, orgAliasId: string): Promise<{ userId: string; orgId: string } | null> {
-    if (!UUID.test(userAliasId) || !UUID.test(orgAliasId)) return null;
-    const record = await this.models.AutomationUser.findById(userAliasId, { userId: 1 }).lean();
-    if (!record) return null;
-    const orgId = orgAliasId === userAliasId ? record.userId : orgAliasId;
-    return (await this.orgAccess.membership(record.userId, orgId)) ? { userId: record.userId, orgId } : null;
+    if (!UUID.test(orgAliasId)) return null;
+    const userId = await this.userOf(userAliasId);
+    if (!userId) return null;
+    const orgId = orgAliasId === userAliasId ? userId : orgAliasId;
+    return (await this.orgAccess.membership(userId, orgId)) ? { userId, orgId } : null;
   }
 
   /**
